@@ -1,0 +1,122 @@
+#include "core/config.hpp"
+
+#include <fmt/format.h>
+
+#include <boost/program_options/parsers.hpp>
+#include <boost/program_options/positional_options.hpp>
+#include <boost/program_options/value_semantic.hpp>
+#include <cstdlib>
+#include <optional>
+#include <sstream>
+
+namespace pushonce {
+namespace po = boost::program_options;
+namespace {
+
+constexpr const char* positional_name = "args";
+
+po::options_description common_description() {
+  po::options_description d("Common options");
+  // clang-format off
+  d.add_options()
+      ("redis", po::value<std::string>()->value_name("URL"),
+       "redis://[[user]:password@]host:port[/db] (env PUSHONCE_REDIS, "
+       "default redis://127.0.0.1:6379)")
+      ("namespace", po::value<std::string>()->value_name("NS"),
+       "prefix of every key and channel (env PUSHONCE_NAMESPACE, default pushonce)")
+      ("log-level", po::value<std::string>()->value_name("L"),
+       "debug, info, warn or error (env PUSHONCE_LOG_LEVEL, default info)")
+      ("help,h", po::bool_switch(), "print this help and exit")
+      ("version", po::bool_switch(), "print the version and exit");
+  // clang-format on
+  return d;
+}
+
+// The command-line value when given, else the environment variable when set and non-empty.
+// `source` names where the value came from, for error messages.
+std::optional<std::string> lookup(const po::variables_map& vm, const char* option, const char* env,
+                                  std::string& source) {
+  if (vm.count(option) != 0) {
+    source = fmt::format("--{}", option);
+    return vm[option].as<std::string>();
+  }
+  const char* value = std::getenv(env);
+  if (value != nullptr && *value != '\0') {
+    source = env;
+    return std::string(value);
+  }
+  return std::nullopt;
+}
+
+void check_namespace(const std::string& ns, const std::string& source) {
+  if (ns.empty()) throw usage_error(fmt::format("{}: the namespace must not be empty", source));
+  for (char c : ns) {
+    if (c == '{' || c == '}' || c == ' ' || c == '\t' || c == '\n' || c == '\r' ||
+        static_cast<unsigned char>(c) < 0x20)
+      throw usage_error(fmt::format(
+          "{}: bad namespace '{}' (no spaces, control characters, '{{' or '}}')", source, ns));
+  }
+}
+
+void fill_common(const po::variables_map& vm, common_options& common) {
+  std::string source;
+  if (auto url = lookup(vm, "redis", "PUSHONCE_REDIS", source)) common.redis_url = *url;
+  try {
+    common.redis = redis::endpoint::parse(common.redis_url);
+  } catch (const std::invalid_argument& e) {
+    throw usage_error(source.empty() ? std::string(e.what())
+                                     : fmt::format("{}: {}", source, e.what()));
+  }
+
+  source = "namespace";
+  if (auto ns = lookup(vm, "namespace", "PUSHONCE_NAMESPACE", source)) common.ns = *ns;
+  check_namespace(common.ns, source);
+
+  if (auto level = lookup(vm, "log-level", "PUSHONCE_LOG_LEVEL", source)) {
+    try {
+      common.log_level = log::parse_level(*level);
+    } catch (const std::invalid_argument& e) {
+      throw usage_error(fmt::format("{}: {}", source, e.what()));
+    }
+  }
+}
+
+}  // namespace
+
+command_line parse_command_line(int argc, const char* const* argv,
+                                const po::options_description& own) {
+  po::options_description all;
+  all.add(common_description()).add(own);
+  all.add_options()(positional_name, po::value<std::vector<std::string>>());
+  po::positional_options_description positional;
+  positional.add(positional_name, -1);
+
+  command_line result;
+  try {
+    auto style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+    po::store(
+        po::command_line_parser(argc, argv).options(all).positional(positional).style(style).run(),
+        result.vm);
+    result.help = result.vm["help"].as<bool>();
+    result.version = result.vm["version"].as<bool>();
+    if (result.vm.count(positional_name) != 0)
+      result.positional = result.vm[positional_name].as<std::vector<std::string>>();
+    if (result.help || result.version) return result;
+    po::notify(result.vm);
+  } catch (const po::error& e) {
+    throw usage_error(e.what());
+  }
+  fill_common(result.vm, result.common);
+  return result;
+}
+
+std::string help_text(std::string_view usage, const po::options_description& own) {
+  std::ostringstream out;
+  out << usage;
+  if (!usage.empty() && usage.back() != '\n') out << '\n';
+  if (!own.options().empty()) out << '\n' << own;
+  out << '\n' << common_description();
+  return out.str();
+}
+
+}  // namespace pushonce

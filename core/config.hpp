@@ -1,0 +1,51 @@
+#pragma once
+// Command-line and environment options common to every program (PROTOCOL.md "Programs and
+// common options"): --redis / PUSHONCE_REDIS, --namespace / PUSHONCE_NAMESPACE,
+// --log-level / PUSHONCE_LOG_LEVEL, --help, --version. Common options may stand anywhere
+// on the command line. Parsing uses Boost.Program_options.
+
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/variables_map.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/log.hpp"
+#include "core/redis/endpoint.hpp"
+
+namespace pushonce {
+
+/// Exit codes of every program.
+enum exit_code : int { exit_ok = 0, exit_failure = 1, exit_usage = 2 };
+
+/// A bad command line: printed as "error: <what>", exit code 2.
+struct usage_error : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+struct common_options {
+  std::string redis_url = "redis://127.0.0.1:6379";
+  redis::endpoint redis;
+  std::string ns = "pushonce";
+  log::level log_level = log::level::info;
+};
+
+struct command_line {
+  common_options common;
+  boost::program_options::variables_map vm;  // the program's own options
+  std::vector<std::string> positional;       // words that are not options, in order
+  bool help = false;
+  bool version = false;
+};
+
+/// Parses argv with the program's own options added to the common ones; environment
+/// variables fill what the command line does not give. Throws usage_error on unknown
+/// options, missing values, a bad URL, a bad log level or a bad namespace.
+command_line parse_command_line(int argc, const char* const* argv,
+                                const boost::program_options::options_description& own);
+
+/// The text printed by --help: `usage` then every option with its help line.
+std::string help_text(std::string_view usage,
+                      const boost::program_options::options_description& own);
+
+}  // namespace pushonce

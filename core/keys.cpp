@@ -1,0 +1,79 @@
+#include "core/keys.hpp"
+
+#include <cstdint>
+
+namespace pushonce {
+namespace {
+
+// CRC-32/IEEE (reflected, polynomial 0xEDB88320), bitwise: names are short.
+std::uint32_t crc32(std::string_view data) {
+  std::uint32_t crc = 0xFFFFFFFFu;
+  for (unsigned char byte : data) {
+    crc ^= byte;
+    for (int bit = 0; bit < 8; ++bit) crc = (crc >> 1) ^ (0xEDB88320u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+}
+
+std::string tagged(const std::string& ns, std::string_view kind, std::string_view name,
+                   std::string_view suffix) {
+  std::string key;
+  key.reserve(ns.size() + kind.size() + name.size() + suffix.size() + 5);
+  key += ns;
+  key += ":{";
+  key += kind;
+  key += ':';
+  key += name;
+  key += '}';
+  if (!suffix.empty()) {
+    key += ':';
+    key += suffix;
+  }
+  return key;
+}
+
+}  // namespace
+
+std::string keys::queue(std::string_view q, std::string_view suffix) const {
+  return tagged(ns_, "q", q, suffix);
+}
+
+std::string keys::user(std::string_view u, std::string_view suffix) const {
+  return tagged(ns_, "u", u, suffix);
+}
+
+std::string keys::claim(std::string_view u, std::string_view id) const {
+  std::string suffix = "claim:";
+  suffix += id;
+  return user(u, suffix);
+}
+
+std::string keys::user_channel(std::string_view u) const {
+  return user(u, "ch");
+}
+
+std::string keys::bus(unsigned shard, std::string_view suffix) const {
+  return tagged(ns_, "bus", std::to_string(shard), suffix);
+}
+
+std::string keys::idem(unsigned shard, std::string_view user, std::string_view key) const {
+  std::string suffix = "idem:";
+  suffix += user;
+  suffix += ':';
+  suffix += key;
+  return bus(shard, suffix);
+}
+
+unsigned keys::shard_of(std::string_view user, unsigned shards) {
+  if (shards <= 1) return 0;
+  return static_cast<unsigned>(crc32(user) % shards);
+}
+
+std::string keys::plain(std::string_view suffix) const {
+  std::string key = ns_;
+  key += ':';
+  key += suffix;
+  return key;
+}
+
+}  // namespace pushonce

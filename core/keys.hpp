@@ -1,0 +1,33 @@
+#pragma once
+// Every Redis key and channel name of docs/data-model.md, built from the namespace.
+
+#include <string>
+#include <string_view>
+
+namespace pushonce {
+
+class keys {
+ public:
+  explicit keys(std::string ns) : ns_(std::move(ns)) {}
+  const std::string& ns() const { return ns_; }
+
+  // {q:Q}: queue state and its outbox. suffix e.g. "waiting", "res:meta", "outbox".
+  std::string queue(std::string_view q, std::string_view suffix) const;
+  // {u:U}: per-user claims, meta, inbox, channel.
+  std::string user(std::string_view u, std::string_view suffix) const;
+  std::string claim(std::string_view u, std::string_view id) const;  // NS:{u:U}:claim:ID
+  std::string user_channel(std::string_view u) const;                // NS:{u:U}:ch
+  // {bus:N}: custom-publish shard.
+  std::string bus(unsigned shard, std::string_view suffix) const;
+  std::string idem(unsigned shard, std::string_view user, std::string_view key) const;
+  static unsigned shard_of(std::string_view user, unsigned shards);  // crc32(user) % shards
+  // Untagged keys and channels.
+  std::string plain(std::string_view suffix) const;  // NS:suffix ("stats", "sources", ...)
+  std::string bus_channel() const { return plain("bus"); }
+  std::string wake_channel() const { return plain("leader:wake"); }
+
+ private:
+  std::string ns_;
+};
+
+}  // namespace pushonce

@@ -1,0 +1,70 @@
+#pragma once
+// One pipelined, reconnecting Redis connection (the Boost.Redis shape): hiredis is used only
+// as the RESP codec over an Asio socket we own; one writer loop and one reader loop on one
+// strand; replies are matched to commands in order. Commands issued while disconnected wait
+// (bounded) for the next connection. Every command has a deadline.
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <functional>
+#include <memory>
+#include <system_error>
+
+#include "core/redis/endpoint.hpp"
+#include "core/redis/reply.hpp"
+
+namespace pushonce::redis {
+
+/// What a command completes with: a transport error, or a reply (which may be a Redis error).
+struct result {
+  std::error_code ec;
+  redis::reply value;
+
+  /// True when the command reached Redis and Redis did not answer with an error.
+  bool ok() const { return !ec && !value.is_error(); }
+};
+
+class connection : public std::enable_shared_from_this<connection> {
+ public:
+  using handler_type = boost::asio::any_completion_handler<void(std::error_code, reply)>;
+
+  static std::shared_ptr<connection> create(boost::asio::any_io_executor ex,
+                                            connection_options opts);
+  ~connection();
+
+  /// Starts connecting (and reconnecting, with backoff) until stop().
+  void start();
+  /// Fails every queued command with error::stopped and closes the socket.
+  void stop();
+
+  /// Called on the connection's strand after each successful (re)connect.
+  void on_connect(std::function<void()> fn);
+
+  /// Sends one command. Thread-safe; the completion runs on the caller's executor.
+  template <typename Token>
+  auto async_exec(command cmd, Token&& token) {
+    return boost::asio::async_initiate<Token, void(std::error_code, reply)>(
+        [this](auto handler, command c) { initiate(std::move(c), handler_type(std::move(handler))); },
+        token, std::move(cmd));
+  }
+
+  /// Coroutine form of async_exec.
+  boost::asio::awaitable<result> exec(command cmd);
+  /// Sends several commands back to back (one pipeline); results in the same order.
+  boost::asio::awaitable<std::vector<result>> exec_all(std::vector<command> cmds);
+
+  bool connected() const;
+  const connection_options& options() const;
+
+ private:
+  struct state;
+  struct batch_initiation;
+  connection(boost::asio::any_io_executor ex, connection_options opts);
+  void initiate(command cmd, handler_type handler);
+
+  std::shared_ptr<state> state_;
+};
+
+}  // namespace pushonce::redis

@@ -1,0 +1,93 @@
+#include "core/redis/endpoint.hpp"
+
+#include <fmt/format.h>
+
+#include <boost/url/parse.hpp>
+#include <boost/url/url_view.hpp>
+#include <cctype>
+#include <charconv>
+#include <stdexcept>
+
+namespace pushonce::redis {
+namespace {
+
+[[noreturn]] void fail(std::string_view url, std::string_view reason) {
+  throw std::invalid_argument(fmt::format("bad redis URL '{}': {}", url, reason));
+}
+
+bool all_digits(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s)
+    if (c < '0' || c > '9') return false;
+  return true;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i])))
+      return false;
+  return true;
+}
+
+std::uint16_t parse_port(std::string_view url, std::string_view text) {
+  unsigned value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (!all_digits(text) || ec != std::errc{} || end != text.data() + text.size() || value == 0 ||
+      value > 65535)
+    fail(url, fmt::format("port '{}' is not a number from 1 to 65535", text));
+  return static_cast<std::uint16_t>(value);
+}
+
+int parse_db(std::string_view url, std::string_view path) {
+  if (path.empty() || path == "/") return 0;
+  std::string_view text = path.substr(1);
+  int value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (!all_digits(text) || ec != std::errc{} || end != text.data() + text.size())
+    fail(url, fmt::format("database '{}' is not a non-negative integer", text));
+  return value;
+}
+
+}  // namespace
+
+endpoint endpoint::parse(std::string_view url) {
+  auto parsed = boost::urls::parse_uri(boost::urls::string_view(url.data(), url.size()));
+  if (!parsed) fail(url, "not a URL of the form redis://[[user]:password@]host:port[/db]");
+  boost::urls::url_view u = *parsed;
+
+  if (!iequals(u.scheme(), "redis"))
+    fail(url, fmt::format("scheme must be 'redis', not '{}'", std::string_view(u.scheme())));
+  if (!u.has_authority()) fail(url, "missing host");
+  if (u.has_query()) fail(url, "query parameters are not supported");
+  if (u.has_fragment()) fail(url, "a fragment is not supported");
+
+  endpoint e;
+  if (u.has_userinfo()) {
+    if (!u.has_password()) fail(url, "credentials need a password: [user]:password@");
+    e.user = u.user();
+    e.password = u.password();
+    if (e.password.empty()) fail(url, "empty password");
+  }
+
+  e.host = u.host_address();
+  if (e.host.empty()) fail(url, "missing host");
+
+  if (u.has_port()) {
+    std::string_view p(u.port().data(), u.port().size());
+    if (p.empty()) fail(url, "empty port");
+    e.port = parse_port(url, p);
+  }
+
+  std::string path = u.path();
+  e.db = parse_db(url, path);
+  return e;
+}
+
+std::string endpoint::display() const {
+  if (host.find(':') != std::string::npos) return fmt::format("[{}]:{}", host, port);
+  return fmt::format("{}:{}", host, port);
+}
+
+}  // namespace pushonce::redis

@@ -1,0 +1,34 @@
+#pragma once
+// Where a Redis server is and how to log in: parsed from redis://[[user]:password@]host:port[/db].
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace pushonce::redis {
+
+struct endpoint {
+  std::string host = "127.0.0.1";
+  std::uint16_t port = 6379;
+  std::string user;      // empty: AUTH with password only
+  std::string password;  // empty: no AUTH
+  int db = 0;
+
+  /// Parses a redis:// URL; throws std::invalid_argument with a readable message.
+  static endpoint parse(std::string_view url);
+  /// host:port (no credentials), for log lines.
+  std::string display() const;
+};
+
+struct connection_options {
+  endpoint where;
+  std::string client_name;  // CLIENT SETNAME, empty: none
+  std::chrono::milliseconds connect_timeout{2000};
+  std::chrono::milliseconds command_timeout{5000};
+  std::chrono::milliseconds backoff_initial{50};
+  std::chrono::milliseconds backoff_max{2000};
+  std::size_t max_queued = 200000;  // commands waiting or in flight; beyond: error::queue_full
+};
+
+}  // namespace pushonce::redis

@@ -1,0 +1,169 @@
+#include "core/redis/resp_stream.hpp"
+
+#include <hiredis/hiredis.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/connect.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <charconv>
+
+#include "core/redis/error.hpp"
+
+namespace pushonce::redis {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using namespace asio::experimental::awaitable_operators;
+
+namespace {
+
+constexpr std::size_t read_chunk = 64 * 1024;
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+reply convert(const redisReply* r) {
+  reply out;
+  switch (r->type) {
+    case REDIS_REPLY_STRING:
+      out.kind = reply::type::string;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_STATUS:
+      out.kind = reply::type::status;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_ERROR:
+      out.kind = reply::type::error;
+      out.str.assign(r->str, r->len);
+      break;
+    case REDIS_REPLY_INTEGER:
+      out.kind = reply::type::integer;
+      out.integer = r->integer;
+      break;
+    case REDIS_REPLY_ARRAY:
+      out.kind = reply::type::array;
+      out.elements.reserve(r->elements);
+      for (std::size_t i = 0; i < r->elements; ++i) out.elements.push_back(convert(r->element[i]));
+      break;
+    default:
+      out.kind = reply::type::nil;
+  }
+  return out;
+}
+
+void append_number(std::string& out, std::size_t n) {
+  char buf[24];
+  auto res = std::to_chars(buf, buf + sizeof buf, n);
+  out.append(buf, res.ptr);
+}
+
+command login_command(const connection_options& opts) {
+  if (opts.where.user.empty()) return {"AUTH", opts.where.password};
+  return {"AUTH", opts.where.user, opts.where.password};
+}
+
+}  // namespace
+
+resp_stream::resp_stream(asio::any_io_executor ex)
+    : socket_(std::move(ex)), buf_(new char[read_chunk]) {
+  reset_reader();
+}
+
+resp_stream::~resp_stream() {
+  if (reader_) redisReaderFree(reader_);
+}
+
+void resp_stream::reset_reader() {
+  if (reader_) redisReaderFree(reader_);
+  reader_ = redisReaderCreate();
+}
+
+void resp_stream::close() {
+  boost::system::error_code ignored;
+  socket_.shutdown(tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+}
+
+void resp_stream::encode(const command& cmd, std::string& out) {
+  out.push_back('*');
+  append_number(out, cmd.size());
+  out.append("\r\n");
+  for (const auto& arg : cmd) {
+    out.push_back('$');
+    append_number(out, arg.size());
+    out.append("\r\n");
+    out.append(arg);
+    out.append("\r\n");
+  }
+}
+
+bool resp_stream::take_reply(reply& out, std::error_code& ec) {
+  void* raw = nullptr;
+  if (redisReaderGetReply(reader_, &raw) != REDIS_OK) {
+    ec = error::protocol;
+    return true;
+  }
+  if (!raw) return false;
+  out = convert(static_cast<redisReply*>(raw));
+  freeReplyObject(raw);
+  return true;
+}
+
+asio::awaitable<std::error_code> resp_stream::read(reply& out) {
+  std::error_code ec;
+  while (!take_reply(out, ec)) {
+    auto [rec, n] = co_await socket_.async_read_some(asio::buffer(buf_.get(), read_chunk), use_tuple);
+    if (rec) co_return rec;
+    if (redisReaderFeed(reader_, buf_.get(), n) != REDIS_OK) co_return error::protocol;
+  }
+  co_return ec;
+}
+
+asio::awaitable<std::error_code> resp_stream::connect(const connection_options& opts) {
+  close();
+  reset_reader();
+  socket_ = tcp::socket(socket_.get_executor());
+
+  auto handshake = [&]() -> asio::awaitable<std::error_code> {
+    tcp::resolver resolver(socket_.get_executor());
+    auto [rec, endpoints] = co_await resolver.async_resolve(
+        opts.where.host, std::to_string(opts.where.port), use_tuple);
+    if (rec) co_return rec;
+    auto [cec, ep] = co_await asio::async_connect(socket_, endpoints, use_tuple);
+    if (cec) co_return cec;
+    socket_.set_option(tcp::no_delay(true));
+
+    std::vector<command> hello;
+    if (!opts.where.password.empty()) hello.push_back(login_command(opts));
+    if (opts.where.db != 0) hello.push_back({"SELECT", std::to_string(opts.where.db)});
+    if (!opts.client_name.empty()) hello.push_back({"CLIENT", "SETNAME", opts.client_name});
+    if (hello.empty()) co_return std::error_code{};
+    std::string wire;
+    for (const auto& c : hello) encode(c, wire);
+    auto [wec, wn] = co_await asio::async_write(socket_, asio::buffer(wire), use_tuple);
+    if (wec) co_return wec;
+    for (std::size_t i = 0; i < hello.size(); ++i) {
+      reply r;
+      if (auto e = co_await read(r)) co_return e;
+      // A wrong password or db is not a transport fault, but retrying will not fix it
+      // either; report it as a refused connection so the caller backs off and logs.
+      if (r.is_error()) co_return std::make_error_code(std::errc::permission_denied);
+    }
+    co_return std::error_code{};
+  };
+
+  asio::steady_timer timer(socket_.get_executor(), opts.connect_timeout);
+  auto outcome = co_await (handshake() || timer.async_wait(use_tuple));
+  if (outcome.index() == 1) {
+    close();
+    co_return error::timeout;
+  }
+  auto ec = std::get<0>(outcome);
+  if (ec) close();
+  co_return ec;
+}
+
+}  // namespace pushonce::redis

@@ -1,0 +1,50 @@
+#pragma once
+// A Pub/Sub connection: SUBSCRIBE (or SSUBSCRIBE for sharded channels) with every channel
+// re-subscribed after a reconnect. Messages are handed to one callback on the
+// subscriber's strand; the callback must not block.
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+#include <system_error>
+
+#include "core/redis/endpoint.hpp"
+
+namespace pushonce::redis {
+
+class subscriber : public std::enable_shared_from_this<subscriber> {
+ public:
+  using message_fn = std::function<void(const std::string& channel, std::string payload)>;
+
+  static std::shared_ptr<subscriber> create(boost::asio::any_io_executor ex,
+                                            connection_options opts, message_fn on_message,
+                                            bool sharded = false);
+  ~subscriber();
+
+  void start();
+  void stop();
+
+  /// Called on the strand after each (re)connect, once every channel is subscribed again.
+  /// Messages published while the connection was down are lost: this is where callers
+  /// re-read what they might have missed.
+  void on_connect(std::function<void()> fn);
+
+  /// Adds a channel; completes when Redis has confirmed the subscription (or with an error
+  /// when not connected within the command timeout; the channel stays in the set and is
+  /// subscribed on the next connect). Thread-safe.
+  boost::asio::awaitable<std::error_code> subscribe(std::string channel);
+  /// Removes a channel (fire and forget). Thread-safe.
+  void unsubscribe(std::string channel);
+
+  bool connected() const;
+
+ private:
+  struct state;
+  subscriber(boost::asio::any_io_executor ex, connection_options opts, message_fn on_message,
+             bool sharded);
+  std::shared_ptr<state> state_;
+};
+
+}  // namespace pushonce::redis

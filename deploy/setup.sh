@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs everything pushonce needs to build, run and test on Debian 12.
+# Idempotent; run as root (or with sudo available). Skips apt when all packages are present.
+set -euo pipefail
+
+packages=(
+  cmake g++ make pkg-config git ca-certificates
+  libhiredis-dev libfmt-dev doctest-dev libssl-dev
+  libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev libboost-program-options1.81-dev
+  redis-server redis-tools
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "setup: installing ${missing[*]}"
+  $sudo apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
+  # Debian starts a system redis-server on 6379; pushonce runs its own private ones.
+  if command -v systemctl >/dev/null && systemctl is-active --quiet redis-server 2>/dev/null; then
+    $sudo systemctl stop redis-server || true
+  fi
+else
+  echo "setup: all packages present"
+fi

@@ -1,0 +1,25 @@
+-- ack.lua: the user has seen everything up to an offset.
+-- KEYS[1] NS:{u:U}:meta
+-- ARGV[1] offset (non-negative integer)
+-- ARGV[2] optional: the epoch the offset belongs to; when given and not the stored epoch,
+--         nothing changes (an offset of an earlier epoch says nothing about this one)
+-- Returns the stored acked offset: max(stored acked, min(offset, stored offset)), so it
+-- never decreases and never passes the last delivered offset.
+-- Error: bad_request (not a non-negative integer).
+local v = ARGV[1]
+if type(v) ~= 'string' or not string.match(v, '^%d+$') or #v > 15 then
+  return redis.error_reply('bad_request offset must be a non-negative integer')
+end
+local want = tonumber(v)
+local m = redis.call('HMGET', KEYS[1], 'epoch', 'offset', 'acked')
+local acked = tonumber(m[3]) or 0
+if ARGV[2] ~= nil and ARGV[2] ~= '' and ARGV[2] ~= m[1] then
+  return acked
+end
+local last = tonumber(m[2]) or 0
+local new = math.min(want, last)
+if new > acked then
+  redis.call('HSET', KEYS[1], 'acked', string.format('%.0f', new))
+  acked = new
+end
+return acked

@@ -1,0 +1,87 @@
+-- assign.lua: one assignment: the first waiting user (lowest ticket) gets the first free
+-- resource (lowest score); the message is written to the queue's outbox and published on
+-- the bus.
+-- KEYS[1] waiting, KEYS[2] assigned, KEYS[3] res:meta, KEYS[4] res:free,
+-- KEYS[5] res:holder, KEYS[6] seq, KEYS[7] outbox, KEYS[8] fence
+-- ARGV[1] queue name, ARGV[2] source index, ARGV[3] fencing token ("0" = none),
+-- ARGV[4] accept timeout ms ("0" = none), ARGV[5] outbox maxlen, ARGV[6] bus channel
+-- Returns nil when nobody waits or nothing is free, else {id, user, resource}.
+-- Errors: fenced (a newer leader has acted on this queue), bad_request (bad number).
+local function uint(v)
+  if type(v) ~= 'string' or not string.match(v, '^%d+$') or #v > 15 then return nil end
+  return tonumber(v)
+end
+
+local queue = ARGV[1]
+local source = uint(ARGV[2])
+local token = uint(ARGV[3])
+local timeout = uint(ARGV[4])
+local maxlen = uint(ARGV[5])
+if not source or source > 4095 then
+  return redis.error_reply('bad_request source must be an integer 0..4095')
+end
+if not token or not timeout or not maxlen then
+  return redis.error_reply('bad_request fencing token, accept timeout and maxlen must be integers')
+end
+
+if token ~= 0 then
+  local stored = tonumber(redis.call('GET', KEYS[8]) or '0') or 0
+  if stored > token then
+    return redis.error_reply('fenced fencing token ' .. ARGV[3] .. ' is older than ' ..
+                             string.format('%.0f', stored))
+  end
+  if token > stored then
+    redis.call('SET', KEYS[8], ARGV[3])
+  end
+end
+
+-- The head of each list. Stale heads (a waiting user who already holds an assignment, a
+-- free resource that is unknown or held) cannot arise through the other scripts; they are
+-- dropped, a bounded number per call.
+local user, resource
+for _ = 1, 8 do
+  local head = redis.call('ZRANGE', KEYS[1], 0, 0)
+  if #head == 0 then return nil end
+  if redis.call('HEXISTS', KEYS[2], head[1]) == 0 then
+    user = head[1]
+    break
+  end
+  redis.call('ZREM', KEYS[1], head[1])
+end
+if not user then return nil end
+for _ = 1, 8 do
+  local head = redis.call('ZRANGE', KEYS[4], 0, 0)
+  if #head == 0 then return nil end
+  if redis.call('HEXISTS', KEYS[3], head[1]) == 1 and
+     redis.call('HEXISTS', KEYS[5], head[1]) == 0 then
+    resource = head[1]
+    break
+  end
+  redis.call('ZREM', KEYS[4], head[1])
+end
+if not resource then return nil end
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+redis.call('ZREM', KEYS[1], user)
+redis.call('ZREM', KEYS[4], resource)
+redis.call('HSET', KEYS[2], user, resource)
+redis.call('HSET', KEYS[5], resource, user)
+
+local seq = redis.call('INCR', KEYS[6])
+local id = string.format('%.0f', seq * 4096 + source)
+local meta = redis.call('HGET', KEYS[3], resource) or 'null'
+if meta == '' then meta = 'null' end
+local accept_by = 'null'
+if timeout > 0 then accept_by = string.format('%.0f', now + timeout) end
+
+local msg = '{"id":"' .. id .. '","user":' .. cjson.encode(user) ..
+  ',"kind":"assignment","data":{"queue":' .. cjson.encode(queue) ..
+  ',"resource":' .. cjson.encode(resource) .. ',"meta":' .. meta ..
+  ',"accept_by":' .. accept_by .. '},"ts":' .. string.format('%.0f', now) ..
+  ',"src":' .. cjson.encode('q:' .. queue) .. '}'
+
+redis.call('XADD', KEYS[7], 'MAXLEN', '~', maxlen, '*', 'id', id, 'user', user, 'm', msg)
+redis.call('PUBLISH', ARGV[6], msg)
+return {id, user, resource}

@@ -1,0 +1,296 @@
+#!/usr/bin/env bash
+# Developer smoke check of every script in lua/ against a private redis-server.
+# Self-contained: starts its own redis-server on a free port in a temp dir, stops it on
+# exit, exits non-zero on any mismatch. Needs redis-server, redis-cli and jq.
+#   tests/integration/lua_smoke.sh [-v]
+set -u
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+LUA=${PUSHONCE_LUA_DIR:-$ROOT/lua}   # override to check another copy of the scripts
+VERBOSE=0
+[ "${1:-}" = "-v" ] && VERBOSE=1
+
+for tool in redis-server redis-cli jq; do
+  command -v "$tool" >/dev/null || { echo "lua_smoke: $tool not found" >&2; exit 2; }
+done
+
+DIR=$(mktemp -d)
+SERVER_PID=""
+SUB_PID=""
+cleanup() {
+  [ -n "$SUB_PID" ] && kill "$SUB_PID" 2>/dev/null
+  [ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
+  rm -rf "$DIR"
+}
+trap cleanup EXIT
+
+# --- start a private redis-server on a free port (never 6379) ---------------------------
+PORT=""
+for _ in $(seq 1 20); do
+  p=$((17000 + RANDOM % 2000))
+  redis-cli -p "$p" PING >/dev/null 2>&1 && continue   # somebody is there
+  redis-server --port "$p" --bind 127.0.0.1 --save '' --appendonly no --dir "$DIR" \
+    --logfile "$DIR/redis.log" >/dev/null 2>&1 &
+  SERVER_PID=$!
+  for _ in $(seq 1 50); do
+    if [ "$(redis-cli -p "$p" PING 2>/dev/null)" = "PONG" ]; then PORT=$p; break; fi
+    kill -0 "$SERVER_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  [ -n "$PORT" ] && break
+  kill "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+done
+[ -n "$PORT" ] || { echo "lua_smoke: could not start redis-server" >&2; exit 2; }
+
+# --- helpers ----------------------------------------------------------------------------
+FAILS=0
+PASSES=0
+# ev SCRIPT NKEYS ARGS... : typed reply, lines joined with " | "
+ev() {
+  local s=$1; shift
+  redis-cli -p "$PORT" --no-raw EVAL "$(cat "$LUA/$s.lua")" "$@" 2>&1 | paste -sd'|' - | sed 's/|/ | /g'
+}
+# rc ARGS... : a plain command, raw reply
+rc() { redis-cli -p "$PORT" --raw "$@" 2>&1; }
+check() {  # check NAME EXPECTED ACTUAL
+  if [ "$2" == "$3" ]; then
+    PASSES=$((PASSES + 1))
+    [ $VERBOSE = 1 ] && echo "ok   $1"
+  else
+    FAILS=$((FAILS + 1))
+    echo "FAIL $1"; echo "     expected: $2"; echo "     actual:   $3"
+  fi
+}
+check_match() {  # check_match NAME REGEX ACTUAL
+  if [[ "$3" =~ $2 ]]; then
+    PASSES=$((PASSES + 1))
+    [ $VERBOSE = 1 ] && echo "ok   $1"
+  else
+    FAILS=$((FAILS + 1))
+    echo "FAIL $1"; echo "     expected /$2/"; echo "     actual:   $3"
+  fi
+}
+now_ms() { rc EVAL "local t=redis.call('TIME') return t[1]*1000+math.floor(t[2]/1000)" 0; }
+
+NS=t
+WAKE=$NS:leader:wake
+BUS=$NS:bus
+Q="$NS:{q:default}"
+W=$Q:waiting; A=$Q:assigned; T=$Q:ticket
+RM=$Q:res:meta; RF=$Q:res:free; RS=$Q:res:seq; RH=$Q:res:holder
+SEQ=$Q:seq; OUT=$Q:outbox; FENCE=$Q:fence
+ASSIGN_KEYS=(8 "$W" "$A" "$RM" "$RF" "$RH" "$SEQ" "$OUT" "$FENCE")
+BSEQ="$NS:{bus:0}:seq"; BOUT="$NS:{bus:0}:outbox"
+U="$NS:{u:alice}"; CH=$U:ch; META=$U:meta; INBOX=$U:inbox
+
+# subscriber on the bus, the wake channel and alice's channel
+redis-cli -p "$PORT" --raw SUBSCRIBE "$BUS" "$WAKE" "$CH" >"$DIR/sub.txt" 2>&1 &
+SUB_PID=$!
+for _ in $(seq 1 50); do
+  [ "$(rc PUBSUB NUMSUB "$CH" | tail -1)" = "1" ] && break
+  sleep 0.1
+done
+
+# --- source.lua -------------------------------------------------------------------------
+check "source: first queue gets 16" "(integer) 16" "$(ev source 1 $NS:sources q:default)"
+check "source: same name, same index" "(integer) 16" "$(ev source 1 $NS:sources q:default)"
+check "source: next queue gets 17" "(integer) 17" "$(ev source 1 $NS:sources q:other)"
+check "source: empty name" "(error) bad_request source name is empty" "$(ev source 1 $NS:sources '')"
+rc HSET $NS:sources next 4094 >/dev/null
+check "source: 4095 is the last" "(integer) 4095" "$(ev source 1 $NS:sources q:last)"
+check_match "source: exhausted past 4095" "^\(error\) exhausted " "$(ev source 1 $NS:sources q:more)"
+check "source: exhausted allocates nothing" "0" "$(rc HEXISTS $NS:sources q:more)"
+
+# --- join.lua / leave.lua ---------------------------------------------------------------
+check "join: alice first" "1) (integer) 1 | 2) (integer) 1" "$(ev join 3 "$W" "$A" "$T" alice "$WAKE" default)"
+check "join: bob second" "1) (integer) 2 | 2) (integer) 2" "$(ev join 3 "$W" "$A" "$T" bob "$WAKE" default)"
+check_match "join: alice again -> already_queued" "^\(error\) already_queued " "$(ev join 3 "$W" "$A" "$T" alice "$WAKE" default)"
+check "join: carol third" "1) (integer) 3 | 2) (integer) 3" "$(ev join 3 "$W" "$A" "$T" carol "$WAKE" default)"
+rc HSET "$A" dave r-old >/dev/null
+check_match "join: assigned user -> already_assigned" "^\(error\) already_assigned " "$(ev join 3 "$W" "$A" "$T" dave "$WAKE" default)"
+rc HDEL "$A" dave >/dev/null
+check "join: failed joins take no ticket" "3" "$(rc GET "$T")"
+check "leave: carol" "(integer) 1" "$(ev leave 1 "$W" carol "$WAKE" default)"
+check_match "leave: carol again -> not_queued" "^\(error\) not_queued " "$(ev leave 1 "$W" carol "$WAKE" default)"
+check "leave: queue is alice, bob" "alice bob" "$(rc ZRANGE "$W" 0 -1 | paste -sd' ' -)"
+
+# --- assign.lua with nothing free / nobody waiting ---------------------------------------
+check "assign: nothing free -> nil" "(nil)" "$(ev assign "${ASSIGN_KEYS[@]}" default 16 0 0 100000 "$BUS")"
+check "assign: nothing free leaves the queue" "2" "$(rc ZCARD "$W")"
+E="$NS:{q:empty}"
+check "assign: empty queue -> nil" "(nil)" "$(ev assign 8 "$E:waiting" "$E:assigned" "$E:res:meta" "$E:res:free" "$E:res:holder" "$E:seq" "$E:outbox" "$E:fence" empty 18 0 0 100000 "$BUS")"
+
+# --- resource_add.lua -------------------------------------------------------------------
+META_JSON='{"gpu":1,"tags":[],"o":{},"big":12345678901234567890}'
+check "resource add: r1 r2" "(integer) 2" "$(ev resource_add 3 "$RM" "$RF" "$RS" "$WAKE" default "$META_JSON" r1 r2)"
+check "resource add: meta verbatim" "$META_JSON" "$(rc HGET "$RM" r1)"
+check "resource add: r2 (exists) r3 -> exists r2" "(error) exists r2" "$(ev resource_add 3 "$RM" "$RF" "$RS" "$WAKE" default "" r3 r2)"
+check "resource add: ... and r3 not added" "0 2" "$(rc HEXISTS "$RM" r3) $(rc ZCARD "$RF")"
+check "resource add: free still r1 r2" "r1 r2" "$(rc ZRANGE "$RF" 0 -1 | paste -sd' ' -)"
+check "resource add: r4 twice -> exists r4" "(error) exists r4" "$(ev resource_add 3 "$RM" "$RF" "$RS" "$WAKE" default "" r4 r4)"
+check "resource add: ... and r4 not added" "0" "$(rc HEXISTS "$RM" r4)"
+check "resource add: r3 without meta" "(integer) 1" "$(ev resource_add 3 "$RM" "$RF" "$RS" "$WAKE" default "" r3)"
+check "resource add: no meta stored as null" "null" "$(rc HGET "$RM" r3)"
+check "resource add: no ids -> 0" "(integer) 0" "$(ev resource_add 3 "$RM" "$RF" "$RS" "$WAKE" default "")"
+
+# --- assign.lua -------------------------------------------------------------------------
+T0=$(now_ms)
+check "assign: alice gets r1, id 1*4096+16" '1) "4112" | 2) "alice" | 3) "r1"' "$(ev assign "${ASSIGN_KEYS[@]}" default 16 5 0 100000 "$BUS")"
+check "assign: fence stored" "5" "$(rc GET "$FENCE")"
+M=$(rc XREVRANGE "$OUT" + - COUNT 1 | sed -n 7p)
+check "assign: outbox fields" "id 4112 user alice m" "$(rc XREVRANGE "$OUT" + - COUNT 1 | sed -n '2p;3p;4p;5p;6p' | paste -sd' ' -)"
+check_match "assign: message text (meta verbatim, accept_by null)" \
+  '^\{"id":"4112","user":"alice","kind":"assignment","data":\{"queue":"default","resource":"r1","meta":\{"gpu":1,"tags":\[\],"o":\{\},"big":12345678901234567890\},"accept_by":null\},"ts":[0-9]+,"src":"q:default"\}$' "$M"
+TS=$(echo "$M" | jq -r .ts)
+T1=$(now_ms)
+check "assign: ts is Redis time" "yes" "$([ "$TS" -ge "$T0" ] && [ "$TS" -le "$T1" ] && echo yes || echo "no ($T0 <= $TS <= $T1)")"
+check "assign: alice holds r1" "r1 alice" "$(rc HGET "$A" alice) $(rc HGET "$RH" r1)"
+check_match "assign: older token -> fenced" "^\(error\) fenced " "$(ev assign "${ASSIGN_KEYS[@]}" default 16 3 0 100000 "$BUS")"
+check "assign: fenced call changed nothing" "bob|r2 r3|5" "$(rc ZRANGE "$W" 0 -1 | paste -sd' ' -)|$(rc ZRANGE "$RF" 0 -1 | paste -sd' ' -)|$(rc GET "$FENCE")"
+check "assign: bob gets r2 (lowest free score), newer token, accept timeout" '1) "8208" | 2) "bob" | 3) "r2"' "$(ev assign "${ASSIGN_KEYS[@]}" default 16 7 30000 100000 "$BUS")"
+check "assign: newer token stored" "7" "$(rc GET "$FENCE")"
+M=$(rc XREVRANGE "$OUT" + - COUNT 1 | sed -n 7p)
+check "assign: accept_by = ts + timeout" "30000" "$(echo "$M" | jq '.data.accept_by - .ts')"
+check "assign: queue empty now -> nil" "(nil)" "$(ev assign "${ASSIGN_KEYS[@]}" default 16 0 0 100000 "$BUS")"
+check_match "assign: alice cannot join while assigned" "^\(error\) already_assigned " "$(ev join 3 "$W" "$A" "$T" alice "$WAKE" default)"
+check_match "assign: bad source -> bad_request" "^\(error\) bad_request " "$(ev assign "${ASSIGN_KEYS[@]}" default x 0 0 100000 "$BUS")"
+check "assign: equal token accepted (same leader)" "(nil)" "$(ev assign "${ASSIGN_KEYS[@]}" default 16 7 0 100000 "$BUS")"
+
+# --- resource_release.lua ---------------------------------------------------------------
+check_match "release: free resource -> not_assigned" "^\(error\) not_assigned " "$(ev resource_release 5 "$RM" "$RF" "$RS" "$RH" "$A" r3 "$WAKE" default)"
+check_match "release: unknown -> not_found" "^\(error\) not_found " "$(ev resource_release 5 "$RM" "$RF" "$RS" "$RH" "$A" nope "$WAKE" default)"
+check "release: r1" "(integer) 1" "$(ev resource_release 5 "$RM" "$RF" "$RS" "$RH" "$A" r1 "$WAKE" default)"
+check "release: alice no longer assigned, r1 free after r3" "0 0 r3 r1" "$(rc HEXISTS "$A" alice) $(rc HEXISTS "$RH" r1) $(rc ZRANGE "$RF" 0 -1 | paste -sd' ' -)"
+check "release: alice may join again" "1) (integer) 1 | 2) (integer) 4" "$(ev join 3 "$W" "$A" "$T" alice "$WAKE" default)"
+check "assign: alice gets r3 (freed first)" '1) "12304" | 2) "alice" | 3) "r3"' "$(ev assign "${ASSIGN_KEYS[@]}" default 16 7 0 100000 "$BUS")"
+M=$(rc XREVRANGE "$OUT" + - COUNT 1 | sed -n 7p)
+check "assign: meta null spliced" "null" "$(echo "$M" | jq -c .data.meta)"
+
+# --- resource_remove.lua ----------------------------------------------------------------
+check "remove: r2 (held by bob)" "(integer) 1" "$(ev resource_remove 4 "$RM" "$RF" "$RH" "$A" r2)"
+check "remove: r2 gone, bob free" "0 0 0" "$(rc HEXISTS "$RM" r2) $(rc HEXISTS "$RH" r2) $(rc HEXISTS "$A" bob)"
+check_match "remove: r2 again -> not_found" "^\(error\) not_found " "$(ev resource_remove 4 "$RM" "$RF" "$RH" "$A" r2)"
+check "remove: r1 (free)" "(integer) 1" "$(ev resource_remove 4 "$RM" "$RF" "$RH" "$A" r1)"
+check "remove: r1 left the free set" "0" "$(rc ZCARD "$RF")"
+check "assign: nothing free after removals -> nil" "(nil)" "$(ev assign "${ASSIGN_KEYS[@]}" default 16 7 0 100000 "$BUS")"
+
+# --- ids across digit boundaries and near 2^52 ------------------------------------------
+rc SET "$SEQ" 8 >/dev/null
+ev resource_add 3 "$RM" "$RF" "$RS" "$WAKE" default "" r5 r6 >/dev/null
+ev join 3 "$W" "$A" "$T" bob "$WAKE" default >/dev/null
+ev join 3 "$W" "$A" "$T" carol "$WAKE" default >/dev/null
+check "ids: seq 9" '1) "36880" | 2) "bob" | 3) "r5"' "$(ev assign "${ASSIGN_KEYS[@]}" default 16 7 0 100000 "$BUS")"
+check "ids: seq 10 (numerically larger, string-smaller than seq 2's 8208)" '1) "40976" | 2) "carol" | 3) "r6"' "$(ev assign "${ASSIGN_KEYS[@]}" default 16 7 0 100000 "$BUS")"
+rc SET "$SEQ" 1099511627776 >/dev/null   # 2^40
+ev resource_add 3 "$RM" "$RF" "$RS" "$WAKE" default "" r7 >/dev/null
+ev join 3 "$W" "$A" "$T" erin "$WAKE" default >/dev/null
+check "ids: seq 2^40+1 -> exact 2^52+4096+16" '1) "4503599627374608" | 2) "erin" | 3) "r7"' "$(ev assign "${ASSIGN_KEYS[@]}" default 16 7 0 100000 "$BUS")"
+check "ids: outbox m id matches" '"4503599627374608"' "$(rc XREVRANGE "$OUT" + - COUNT 1 | sed -n 7p | jq .id)"
+
+# --- publish.lua ------------------------------------------------------------------------
+DATA='{"a":[],"b":{},"n":12345678901234567890,"s":"x\"y"}'
+PUB_NOIDEM=(3 "$BSEQ" "$BOUT" "$BSEQ")
+check "publish: without key" '1) "4096" | 2) (integer) 0' "$(ev publish "${PUB_NOIDEM[@]}" alice "$DATA" 0 0 60000 100000 "$BUS")"
+M=$(rc XREVRANGE "$BOUT" + - COUNT 1 | sed -n 7p)
+check_match "publish: message text (data verbatim)" \
+  '^\{"id":"4096","user":"alice","kind":"message","data":\{"a":\[\],"b":\{\},"n":12345678901234567890,"s":"x\\"y"\},"ts":[0-9]+,"src":"bus:0"\}$' "$M"
+check "publish: outbox fields" "id 4096 user alice m" "$(rc XREVRANGE "$BOUT" + - COUNT 1 | sed -n '2p;3p;4p;5p;6p' | paste -sd' ' -)"
+IDEM="$NS:{bus:0}:idem:alice:order-1"
+check "publish: with key k (seq 2 -> 4 digits)" '1) "8192" | 2) (integer) 0' "$(ev publish 3 "$BSEQ" "$BOUT" "$IDEM" alice '{"k":1}' 0 1 60000 100000 "$BUS")"
+check "publish: same key -> duplicate, first id" '1) "8192" | 2) (integer) 1' "$(ev publish 3 "$BSEQ" "$BOUT" "$IDEM" alice '{"k":2}' 0 1 60000 100000 "$BUS")"
+check "publish: duplicate wrote nothing" "2 2" "$(rc XLEN "$BOUT") $(rc GET "$BSEQ")"
+check_match "publish: idem key has the window" "^(5[0-9]{4}|60000)$" "$(rc PTTL "$IDEM")"
+check "publish: seq 3 -> 5 digits" '1) "12288" | 2) (integer) 0' "$(ev publish "${PUB_NOIDEM[@]}" alice 7 0 0 60000 100000 "$BUS")"
+check "publish: without key the seq key is not touched as idem" "3" "$(rc GET "$BSEQ")"
+check "publish: shard 3 source" '"bus:3"' "$(ev publish 3 "$NS:{bus:3}:seq" "$NS:{bus:3}:outbox" "$NS:{bus:3}:seq" alice null 3 0 60000 100000 "$BUS" >/dev/null; rc XREVRANGE "$NS:{bus:3}:outbox" + - COUNT 1 | sed -n 7p | jq .src)"
+check_match "publish: bad window -> bad_request" "^\(error\) bad_request " "$(ev publish "${PUB_NOIDEM[@]}" alice 1 0 0 x 100000 "$BUS")"
+
+# --- claim.lua / deliver.lua ------------------------------------------------------------
+C1="$U:claim:4096"
+HEAD1='{"type":"message","id":"4096","offset":'
+TAIL1=',"kind":"message","data":{"a":[]},"ts":1}'
+DKEYS1=(4 "$C1" "$META" "$INBOX" "$CH")
+check_match "deliver: never claimed -> fenced" "^\(error\) fenced " "$(ev deliver "${DKEYS1[@]}" w1 "$HEAD1" "$TAIL1" 60000 1000 600000 E1)"
+check "claim: w1 wins" '1) "won" | 2) (integer) 1' "$(ev claim 1 "$C1" w1 300 60000)"
+check "claim: w2 while the lease is live -> taken" '1) "taken" | 2) (integer) 0' "$(ev claim 1 "$C1" w2 300 60000)"
+check_match "claim: has the dedup window" "^(5[0-9]{4}|60000)$" "$(rc PTTL "$C1")"
+sleep 0.4
+check_match "deliver: after lease expiry -> fenced" "^\(error\) fenced " "$(ev deliver "${DKEYS1[@]}" w1 "$HEAD1" "$TAIL1" 60000 1000 600000 E1)"
+check "deliver: fenced wrote nothing" "0 0" "$(rc EXISTS "$META") $(rc EXISTS "$INBOX")"
+check "claim: w2 re-claims after expiry" '1) "won" | 2) (integer) 2' "$(ev claim 1 "$C1" w2 5000 60000)"
+check_match "deliver: by the old owner w1 -> fenced" "^\(error\) fenced " "$(ev deliver "${DKEYS1[@]}" w1 "$HEAD1" "$TAIL1" 60000 1000 600000 E1)"
+check "deliver: w2 -> offset 1" "(integer) 1" "$(ev deliver "${DKEYS1[@]}" w2 "$HEAD1" "$TAIL1" 60000 1000 600000 E1)"
+FRAME1="${HEAD1}1${TAIL1}"
+check "deliver: inbox entry 1-0 f=frame" "1-0|f|$FRAME1" "$(rc XRANGE "$INBOX" - + | paste -sd'|' -)"
+check "deliver: claim delivered, offset 1" "delivered 1 w2 2" "$(rc HMGET "$C1" state offset owner attempts | paste -sd' ' -)"
+check "deliver: epoch created" "E1 1" "$(rc HMGET "$META" epoch offset | paste -sd' ' -)"
+check_match "deliver: meta idle ttl" "^(5[0-9]{5}|600000)$" "$(rc PTTL "$META")"
+check_match "deliver: inbox idle ttl" "^(5[0-9]{5}|600000)$" "$(rc PTTL "$INBOX")"
+check_match "deliver: claim dedup window" "^(5[0-9]{4}|60000)$" "$(rc PTTL "$C1")"
+check "claim: after delivery -> done 1" '1) "done" | 2) (integer) 1' "$(ev claim 1 "$C1" w3 5000 60000)"
+check_match "deliver: twice -> fenced" "^\(error\) fenced " "$(ev deliver "${DKEYS1[@]}" w2 "$HEAD1" "$TAIL1" 60000 1000 600000 E1)"
+check "deliver: twice wrote nothing" "1 1" "$(rc HGET "$META" offset) $(rc XLEN "$INBOX")"
+
+C2="$U:claim:8192"
+HEAD2='{"type":"message","id":"8192","offset":'
+check "claim: second message" '1) "won" | 2) (integer) 1' "$(ev claim 1 "$C2" w9 5000 60000)"
+check "deliver: second message -> offset 2, stored epoch kept" "(integer) 2" "$(ev deliver 4 "$C2" "$META" "$INBOX" "$CH" w9 "$HEAD2" '}' 60000 1000 600000 OTHER)"
+check "deliver: epoch unchanged" "E1" "$(rc HGET "$META" epoch)"
+check "deliver: inbox ids 1-0 2-0" "1-0 2-0" "$(rc XRANGE "$INBOX" - + | grep -- '-0$' | paste -sd' ' -)"
+# meta lost (new epoch) while an inbox of the old epoch is left: offsets restart at 1
+Z="$NS:{u:zed}"
+rc XADD "$Z:inbox" 7-0 f old >/dev/null
+ev claim 1 "$Z:claim:4096" w1 5000 60000 >/dev/null
+check "deliver: new epoch over a stale inbox -> offset 1" "(integer) 1" "$(ev deliver 4 "$Z:claim:4096" "$Z:meta" "$Z:inbox" "$Z:ch" w1 "$HEAD1" '}' 60000 1000 600000 EZ)"
+check "deliver: ... stale entries dropped" "1-0" "$(rc XRANGE "$Z:inbox" - + | head -1)"
+check_match "claim: bad lease -> bad_request" "^\(error\) bad_request " "$(ev claim 1 "$U:claim:1" w1 abc 60000)"
+
+# --- ack.lua / session.lua --------------------------------------------------------------
+check "session: existing epoch kept" '1) "E1" | 2) (integer) 2 | 3) (integer) 0' "$(ev session 1 "$META" E2)"
+check "ack: 1" "(integer) 1" "$(ev ack 1 "$META" 1)"
+check "ack: 0 never decreases" "(integer) 1" "$(ev ack 1 "$META" 0)"
+check "ack: beyond the last offset is clamped" "(integer) 2" "$(ev ack 1 "$META" 99)"
+check "ack: other epoch changes nothing" "(integer) 2" "$(rc HSET "$META" offset 5 >/dev/null; ev ack 1 "$META" 4 E0)"
+check "ack: matching epoch" "(integer) 4" "$(ev ack 1 "$META" 4 E1)"
+check "ack: 10 vs 9 numerically" "(integer) 10" "$(rc HSET "$META" acked 9 offset 10 >/dev/null; ev ack 1 "$META" 10)"
+check_match "ack: -1 -> bad_request" "^\(error\) bad_request " "$(ev ack 1 "$META" -1)"
+check_match "ack: 1.5 -> bad_request" "^\(error\) bad_request " "$(ev ack 1 "$META" 1.5)"
+check_match "ack: abc -> bad_request" "^\(error\) bad_request " "$(ev ack 1 "$META" abc)"
+check_match "ack: empty -> bad_request" "^\(error\) bad_request " "$(ev ack 1 "$META" '')"
+check "session: after acks" '1) "E1" | 2) (integer) 10 | 3) (integer) 10' "$(ev session 1 "$META" E2)"
+check "ack: unknown user -> 0, creates nothing" "(integer) 0 0" "$(ev ack 1 "$NS:{u:nobody}:meta" 3) $(rc EXISTS "$NS:{u:nobody}:meta")"
+check "session: new user" '1) "E5" | 2) (integer) 0 | 3) (integer) 0' "$(ev session 1 "$NS:{u:bob}:meta" E5)"
+check "session: same user again keeps E5" '1) "E5" | 2) (integer) 0 | 3) (integer) 0' "$(ev session 1 "$NS:{u:bob}:meta" E6)"
+check "session: no ttl argument -> no expiry" "-1" "$(rc PTTL "$NS:{u:bob}:meta")"
+check "session: idle ttl given, new user" '1) "E7" | 2) (integer) 0 | 3) (integer) 0' "$(ev session 1 "$NS:{u:carol}:meta" E7 600000)"
+check_match "session: ... gets the idle ttl" "^(5[0-9]{5}|600000)$" "$(rc PTTL "$NS:{u:carol}:meta")"
+rc PEXPIRE "$META" 1000000 >/dev/null
+check "session: existing expiry is not changed" '1) "E1" | 2) (integer) 10 | 3) (integer) 10' "$(ev session 1 "$META" E2 600000)"
+check_match "session: ... still the deliver ttl" "^(9[0-9]{5}|1000000)$" "$(rc PTTL "$META")"
+check_match "session: bad ttl -> bad_request" "^\(error\) bad_request " "$(ev session 1 "$META" E2 x)"
+
+# --- what went over Pub/Sub -------------------------------------------------------------
+sleep 0.2
+kill "$SUB_PID" 2>/dev/null; wait "$SUB_PID" 2>/dev/null; SUB_PID=""
+# raw SUBSCRIBE output: triples "message" CHANNEL PAYLOAD
+payloads() { awk -v ch="$1" 'prev2=="message" && prev1==ch {print} {prev2=prev1; prev1=$0}' "$DIR/sub.txt"; }
+# wakes: 3 joins + 1 leave + 2 resource adds (r1 r2, r3) + 1 release + 1 join
+#        + ids section: 1 add + 2 joins + 1 add + 1 join = 13
+check "pubsub: wake count" "13" "$(payloads "$WAKE" | wc -l | tr -d ' ')"
+check "pubsub: wake payload is the queue" "default" "$(payloads "$WAKE" | sort -u | paste -sd' ' -)"
+# bus: assigns 4112 8208 12304 36880 40976 4503599627374608, publishes 4096 8192 12288
+# and the bus:3 one (4099)
+check "pubsub: bus ids" "4112 8208 12304 36880 40976 4503599627374608 4096 8192 12288 4099" \
+  "$(payloads "$BUS" | jq -r .id | paste -sd' ' -)"
+check "pubsub: bus equals outbox m" "$(rc XRANGE "$OUT" - + | awk 'p=="m"{print} {p=$0}' | head -1)" "$(payloads "$BUS" | head -1)"
+check "pubsub: user channel frames" "$FRAME1|${HEAD2}2}" "$(payloads "$CH" | paste -sd'|' -)"
+
+# --- every script is bounded: no KEYS outside its slot ------------------------------------
+for f in "$LUA"/*.lua; do
+  if grep -nE "redis\.call\('(KEYS|SCAN|HGETALL|SMEMBERS|LRANGE)'" "$f" >/dev/null; then
+    FAILS=$((FAILS + 1)); echo "FAIL $(basename "$f"): unbounded command"
+  fi
+done
+
+echo "lua_smoke: $PASSES passed, $FAILS failed (redis-server on port $PORT)"
+[ "$FAILS" -eq 0 ]

@@ -1,0 +1,252 @@
+#include "core/config.hpp"
+// (the header under test first: it is self-contained)
+
+#include <doctest/doctest.h>
+
+#include <boost/program_options/value_semantic.hpp>
+#include <cstdlib>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace po = boost::program_options;
+using pushonce::command_line;
+using pushonce::parse_command_line;
+using pushonce::usage_error;
+using pushonce::redis::endpoint;
+
+namespace {
+
+// Clears PUSHONCE_REDIS / _NAMESPACE / _LOG_LEVEL for one test and restores them after.
+class clean_env {
+ public:
+  clean_env() {
+    for (const char* name : names_) {
+      const char* v = std::getenv(name);
+      saved_.emplace_back(v ? std::optional<std::string>(v) : std::nullopt);
+      ::unsetenv(name);
+    }
+  }
+  ~clean_env() {
+    for (std::size_t i = 0; i < names_.size(); ++i) {
+      if (saved_[i])
+        ::setenv(names_[i], saved_[i]->c_str(), 1);
+      else
+        ::unsetenv(names_[i]);
+    }
+  }
+  void set(const char* name, const char* value) { ::setenv(name, value, 1); }
+
+ private:
+  std::vector<const char*> names_ = {"PUSHONCE_REDIS", "PUSHONCE_NAMESPACE", "PUSHONCE_LOG_LEVEL"};
+  std::vector<std::optional<std::string>> saved_;
+};
+
+po::options_description own_options() {
+  po::options_description d("Leader options");
+  // clang-format off
+  d.add_options()
+      ("queue", po::value<std::vector<std::string>>(), "queue name")
+      ("json", po::bool_switch(), "JSON output")
+      ("limit", po::value<int>()->default_value(100), "at most N");
+  // clang-format on
+  return d;
+}
+
+command_line parse(std::initializer_list<const char*> words) {
+  std::vector<const char*> argv = {"pushonce-test"};
+  argv.insert(argv.end(), words.begin(), words.end());
+  return parse_command_line(static_cast<int>(argv.size()), argv.data(), own_options());
+}
+
+}  // namespace
+
+TEST_CASE("defaults") {
+  clean_env env;
+  auto cl = parse({});
+  CHECK(cl.common.redis_url == "redis://127.0.0.1:6379");
+  CHECK(cl.common.redis.host == "127.0.0.1");
+  CHECK(cl.common.redis.port == 6379);
+  CHECK(cl.common.ns == "pushonce");
+  CHECK(cl.common.log_level == pushonce::log::level::info);
+  CHECK(cl.positional.empty());
+  CHECK_FALSE(cl.help);
+  CHECK_FALSE(cl.version);
+  CHECK(cl.vm["limit"].as<int>() == 100);
+  CHECK_FALSE(cl.vm["json"].as<bool>());
+}
+
+TEST_CASE("common options before, between and after positional words") {
+  clean_env env;
+  auto before = parse({"--redis", "redis://h1:7000", "--namespace", "ns1", "join", "alice"});
+  CHECK(before.positional == std::vector<std::string>{"join", "alice"});
+  CHECK(before.common.redis.host == "h1");
+  CHECK(before.common.redis.port == 7000);
+  CHECK(before.common.ns == "ns1");
+
+  auto after = parse({"join", "alice", "--log-level", "debug", "--redis=redis://h2:7001"});
+  CHECK(after.positional == std::vector<std::string>{"join", "alice"});
+  CHECK(after.common.log_level == pushonce::log::level::debug);
+  CHECK(after.common.redis.host == "h2");
+  CHECK(after.common.redis.port == 7001);
+
+  auto mixed = parse({"resource", "--namespace=x", "add", "--queue", "q1", "r1", "--json", "r2",
+                      "--queue=q2", "--limit", "5"});
+  CHECK(mixed.positional == std::vector<std::string>{"resource", "add", "r1", "r2"});
+  CHECK(mixed.common.ns == "x");
+  CHECK(mixed.vm["queue"].as<std::vector<std::string>>() == std::vector<std::string>{"q1", "q2"});
+  CHECK(mixed.vm["json"].as<bool>());
+  CHECK(mixed.vm["limit"].as<int>() == 5);
+}
+
+TEST_CASE("positional words that look like JSON stay words") {
+  clean_env env;
+  auto cl = parse({"publish", "alice", R"({"text":"hi there"})", "--json"});
+  CHECK(cl.positional == std::vector<std::string>{"publish", "alice", R"({"text":"hi there"})"});
+}
+
+TEST_CASE("-- ends the options") {
+  clean_env env;
+  auto cl = parse({"publish", "--", "--not-an-option"});
+  CHECK(cl.positional == std::vector<std::string>{"publish", "--not-an-option"});
+}
+
+TEST_CASE("--help, -h and --version") {
+  clean_env env;
+  CHECK(parse({"--help"}).help);
+  CHECK(parse({"join", "-h"}).help);
+  CHECK(parse({"--version"}).version);
+  // --help wins over an otherwise bad command line value
+  CHECK(parse({"--help", "--log-level", "loud"}).help);
+}
+
+TEST_CASE("environment fills what the command line does not give") {
+  clean_env env;
+  env.set("PUSHONCE_REDIS", "redis://envhost:6390/2");
+  env.set("PUSHONCE_NAMESPACE", "envns");
+  env.set("PUSHONCE_LOG_LEVEL", "warn");
+  auto cl = parse({"status"});
+  CHECK(cl.common.redis_url == "redis://envhost:6390/2");
+  CHECK(cl.common.redis.host == "envhost");
+  CHECK(cl.common.redis.port == 6390);
+  CHECK(cl.common.redis.db == 2);
+  CHECK(cl.common.ns == "envns");
+  CHECK(cl.common.log_level == pushonce::log::level::warn);
+}
+
+TEST_CASE("the command line wins over the environment") {
+  clean_env env;
+  env.set("PUSHONCE_REDIS", "redis://envhost:6390");
+  env.set("PUSHONCE_NAMESPACE", "envns");
+  env.set("PUSHONCE_LOG_LEVEL", "warn");
+  auto cl = parse(
+      {"status", "--redis", "redis://cli:1234", "--namespace", "clins", "--log-level", "error"});
+  CHECK(cl.common.redis.host == "cli");
+  CHECK(cl.common.redis.port == 1234);
+  CHECK(cl.common.ns == "clins");
+  CHECK(cl.common.log_level == pushonce::log::level::error);
+
+  auto partial = parse({"--namespace", "clins"});
+  CHECK(partial.common.redis.host == "envhost");
+  CHECK(partial.common.ns == "clins");
+  CHECK(partial.common.log_level == pushonce::log::level::warn);
+}
+
+TEST_CASE("bad values are usage errors") {
+  clean_env env;
+  CHECK_THROWS_AS(parse({"--log-level", "loud"}), usage_error);
+  CHECK_THROWS_AS(parse({"--redis", "http://localhost:6379"}), usage_error);
+  CHECK_THROWS_AS(parse({"--redis", "redis://localhost:99999"}), usage_error);
+  CHECK_THROWS_AS(parse({"--redis", "not a url"}), usage_error);
+  CHECK_THROWS_AS(parse({"--namespace", ""}), usage_error);
+  CHECK_THROWS_AS(parse({"--namespace", "a b"}), usage_error);
+  CHECK_THROWS_AS(parse({"--namespace", "a{b"}), usage_error);
+  CHECK_THROWS_AS(parse({"--namespace", "a}b"}), usage_error);
+  CHECK_THROWS_AS(parse({"--no-such-option"}), usage_error);
+  CHECK_THROWS_AS(parse({"--redis"}), usage_error);          // missing value
+  CHECK_THROWS_AS(parse({"--limit", "many"}), usage_error);  // own option, bad value
+  CHECK_THROWS_AS(parse({"--name", "x"}), usage_error);      // no guessing of prefixes
+
+  env.set("PUSHONCE_LOG_LEVEL", "chatty");
+  CHECK_THROWS_AS(parse({}), usage_error);
+  CHECK_NOTHROW(parse({"--log-level", "info"}));  // the command line wins
+}
+
+TEST_CASE("usage error messages are readable") {
+  clean_env env;
+  try {
+    parse({"--redis", "http://h:1"});
+    FAIL("no exception");
+  } catch (const usage_error& e) {
+    std::string what = e.what();
+    CHECK(what.find("http://h:1") != std::string::npos);
+    CHECK(what.find("redis") != std::string::npos);
+  }
+  try {
+    parse({"--log-level", "loud"});
+    FAIL("no exception");
+  } catch (const usage_error& e) {
+    CHECK(std::string(e.what()).find("loud") != std::string::npos);
+  }
+}
+
+TEST_CASE("help_text lists the program's and the common options") {
+  std::string text = pushonce::help_text("usage: pushonce-leader COMMAND", own_options());
+  CHECK(text.rfind("usage: pushonce-leader COMMAND\n", 0) == 0);
+  for (const char* word : {"--queue", "--json", "--limit", "--redis", "--namespace", "--log-level",
+                           "--help", "--version"})
+    CHECK_MESSAGE(text.find(word) != std::string::npos, word);
+  CHECK(text.find("args") == std::string::npos);
+}
+
+TEST_CASE("redis URL forms") {
+  auto plain = endpoint::parse("redis://example.com");
+  CHECK(plain.host == "example.com");
+  CHECK(plain.port == 6379);
+  CHECK(plain.db == 0);
+  CHECK(plain.user.empty());
+  CHECK(plain.password.empty());
+  CHECK(plain.display() == "example.com:6379");
+
+  auto full = endpoint::parse("redis://bob:s3cret@10.0.0.5:6380/3");
+  CHECK(full.host == "10.0.0.5");
+  CHECK(full.port == 6380);
+  CHECK(full.user == "bob");
+  CHECK(full.password == "s3cret");
+  CHECK(full.db == 3);
+  CHECK(full.display() == "10.0.0.5:6380");
+
+  auto password_only = endpoint::parse("redis://:pw@localhost:6379");
+  CHECK(password_only.user.empty());
+  CHECK(password_only.password == "pw");
+
+  auto encoded = endpoint::parse("redis://us%40er:p%3Aw%2Fd%40@h:1/0");
+  CHECK(encoded.user == "us@er");
+  CHECK(encoded.password == "p:w/d@");
+
+  CHECK(endpoint::parse("redis://h:1/").db == 0);
+  CHECK(endpoint::parse("REDIS://h:1").port == 1);
+  CHECK(endpoint::parse("redis://h:65535").port == 65535);
+
+  auto v6 = endpoint::parse("redis://[::1]:7000");
+  CHECK(v6.host == "::1");
+  CHECK(v6.display() == "[::1]:7000");
+}
+
+TEST_CASE("bad redis URLs") {
+  for (const char* bad :
+       {"", "localhost:6379", "http://h:6379", "rediss://h:6379", "redis://", "redis://h:0",
+        "redis://h:65536", "redis://h:abc", "redis://h:", "redis://h:6379/x", "redis://h:6379/-1",
+        "redis://h:6379/1/2", "redis://h:6379/99999999999", "redis://h:6379?db=1",
+        "redis://h:6379#x", "redis://user@h:6379"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_AS(endpoint::parse(bad), std::invalid_argument);
+  }
+  try {
+    endpoint::parse("http://h:1");
+    FAIL("no exception");
+  } catch (const std::invalid_argument& e) {
+    CHECK(std::string(e.what()).rfind("bad redis URL 'http://h:1': ", 0) == 0);
+  }
+}
