@@ -1,0 +1,40 @@
+#pragma once
+// The result of an operation that can be refused: a value, or a failure with a contract
+// error code ("already_queued", "not_found", "redis_unavailable", ...) and a message.
+
+#include <string>
+#include <utility>
+#include <variant>
+
+#include "core/redis/connection.hpp"
+
+namespace pushonce {
+
+struct failure {
+  std::string code;
+  std::string message;
+};
+
+struct none {};
+
+template <typename T>
+class outcome {
+ public:
+  outcome(T value) : v_(std::move(value)) {}
+  outcome(failure f) : v_(std::move(f)) {}
+
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+  T& value() { return std::get<0>(v_); }
+  const T& value() const { return std::get<0>(v_); }
+  const failure& error() const { return std::get<1>(v_); }
+
+ private:
+  std::variant<T, failure> v_;
+};
+
+/// The failure a Redis result stands for: a transport error → redis_unavailable; an error
+/// reply → its first word as the code (scripts answer "<code> <message>").
+failure failure_of(const redis::result& r);
+
+}  // namespace pushonce

@@ -1,0 +1,67 @@
+#pragma once
+// The queue and resource operations (PROTOCOL.md admin commands, gateway ops), each one
+// Lua script run atomically in the queue's slot. Names are validated before Redis is asked.
+
+#include <boost/asio/awaitable.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/keys.hpp"
+#include "core/outcome.hpp"
+
+namespace pushonce {
+
+struct join_result {
+  long long position = 0;
+  long long ticket = 0;
+};
+struct queue_listing {
+  long long length = 0;
+  std::vector<std::string> users;
+};
+struct resource_info {
+  std::string id;
+  bool assigned = false;
+  std::string user;       // when assigned
+  std::string meta_json;  // "null" when none
+};
+struct assignment {
+  std::string id;
+  std::string user;
+  std::string resource;
+};
+
+class queue_api {
+ public:
+  queue_api(std::shared_ptr<redis::connection> conn, keys k);
+
+  boost::asio::awaitable<outcome<join_result>> join(std::string queue, std::string user);
+  boost::asio::awaitable<outcome<none>> leave(std::string queue, std::string user);
+  boost::asio::awaitable<outcome<long long>> position(std::string queue, std::string user);
+  boost::asio::awaitable<outcome<queue_listing>> list(std::string queue, long long limit);
+
+  /// meta_json: validated JSON text, or empty for none.
+  boost::asio::awaitable<outcome<std::vector<std::string>>> add_resources(
+      std::string queue, std::vector<std::string> ids, std::string meta_json);
+  boost::asio::awaitable<outcome<none>> release_resource(std::string queue, std::string id);
+  boost::asio::awaitable<outcome<none>> remove_resource(std::string queue, std::string id);
+  boost::asio::awaitable<outcome<std::vector<resource_info>>> list_resources(std::string queue);
+  /// Counts of free and assigned resources.
+  boost::asio::awaitable<outcome<std::pair<long long, long long>>> resource_counts(std::string queue);
+
+  /// The queue's source index for message ids (allocated once per queue name).
+  boost::asio::awaitable<outcome<long long>> source_index(std::string queue);
+  /// One assignment, or std::nullopt when nobody waits or nothing is free.
+  boost::asio::awaitable<outcome<std::optional<assignment>>> assign_one(
+      std::string queue, long long source, long long fencing_token, long long accept_timeout_ms);
+
+  static constexpr long long outbox_maxlen = 100000;
+
+ private:
+  std::shared_ptr<redis::connection> conn_;
+  keys keys_;
+};
+
+}  // namespace pushonce
