@@ -1,0 +1,68 @@
+#pragma once
+// A worker replica: hears every bus message, claims it, and when it wins, delivers it to
+// the user's inbox. Up to `concurrency` messages are in flight at once on one pipelined
+// connection; the rest wait in a bounded queue.
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+
+#include "core/heartbeat.hpp"
+#include "core/keys.hpp"
+#include "core/redis/subscriber.hpp"
+#include "worker/claim_client.hpp"
+
+namespace pushonce::worker {
+
+struct worker_options {
+  std::string id;
+  std::size_t concurrency = 64;
+  std::size_t max_queued = 100000;  // bus messages waiting for a slot; beyond: dropped
+  claim_options claim;
+};
+
+struct worker_counters {
+  std::uint64_t received = 0, won = 0, lost = 0, delivered = 0, fenced = 0, failed = 0,
+                dropped = 0;
+};
+
+class bus_worker {
+ public:
+  bus_worker(boost::asio::any_io_executor ex, redis::connection_options redis, keys k,
+             worker_options opts);
+
+  void start();
+  /// Stops hearing the bus, waits (up to `drain`) for messages in flight, flushes counters
+  /// and removes the heartbeat.
+  boost::asio::awaitable<void> stop(std::chrono::milliseconds drain);
+
+  const worker_counters& counters() const { return counters_; }
+
+ private:
+  void on_bus_message(std::string payload);
+  void pump();
+  boost::asio::awaitable<void> process(bus_message m);
+  boost::asio::awaitable<void> flush_stats_loop();
+  boost::asio::awaitable<void> flush_stats();
+  std::string next_owner();
+
+  boost::asio::any_io_executor ex_;
+  keys keys_;
+  worker_options opts_;
+  std::shared_ptr<redis::connection> conn_;
+  std::shared_ptr<redis::subscriber> bus_;
+  claim_client claims_;
+  heartbeat heartbeat_;
+  std::deque<bus_message> queued_;
+  std::size_t inflight_ = 0;
+  std::uint64_t owner_seq_ = 0;
+  bool stopping_ = false;
+  worker_counters counters_;
+  std::uint64_t flushed_delivered_ = 0, flushed_lost_ = 0;
+};
+
+}  // namespace pushonce::worker

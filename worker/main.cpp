@@ -1,0 +1,76 @@
+// pushonce-worker: claims bus messages and delivers the ones it wins (PROTOCOL.md).
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/program_options.hpp>
+
+#include "core/heartbeat.hpp"
+#include "core/log.hpp"
+#include "core/names.hpp"
+#include "core/program.hpp"
+#include "worker/bus_worker.hpp"
+
+namespace po = boost::program_options;
+namespace asio = boost::asio;
+using namespace pushonce;
+
+int main(int argc, char** argv) {
+  po::options_description own("worker options");
+  own.add_options()
+      ("id", po::value<std::string>(), "worker name (default: <host>-<pid>-<random>)")
+      ("concurrency", po::value<std::size_t>()->default_value(64), "messages in flight at once")
+      ("lease-ms", po::value<long long>()->default_value(5000), "how long a claim is held (ms)")
+      ("dedup-window-ms", po::value<long long>()->default_value(24LL * 3600 * 1000),
+       "how long a delivered id is remembered (ms)")
+      ("inbox-maxlen", po::value<long long>()->default_value(1000), "messages kept per user inbox")
+      ("inbox-idle-ms", po::value<long long>()->default_value(7LL * 24 * 3600 * 1000),
+       "an inbox untouched this long expires (ms)");
+  program_info info{"pushonce-worker",
+                    "usage: pushonce-worker [--id NAME] [--concurrency N] [--lease-ms MS] "
+                    "[--redis URL] [--namespace NS] [--log-level L]\n"};
+
+  return run_program(argc, argv, info, own, [&](command_line& cl) {
+    worker::worker_options opts;
+    opts.id = cl.vm.count("id") ? cl.vm["id"].as<std::string>() : make_process_id("w");
+    if (!valid_name(opts.id)) throw usage_error("--id: use 1-128 characters of A-Z a-z 0-9 . _ @ -");
+    opts.concurrency = cl.vm["concurrency"].as<std::size_t>();
+    auto lease = cl.vm["lease-ms"].as<long long>();
+    auto window = cl.vm["dedup-window-ms"].as<long long>();
+    auto maxlen = cl.vm["inbox-maxlen"].as<long long>();
+    auto idle = cl.vm["inbox-idle-ms"].as<long long>();
+    if (opts.concurrency == 0 || lease <= 0 || window <= lease || maxlen <= 0 || idle <= 0)
+      throw usage_error("--concurrency, --lease-ms, --inbox-* must be positive and "
+                        "--dedup-window-ms longer than the lease");
+    if (!cl.positional.empty()) throw usage_error("unexpected argument '" + cl.positional[0] + "'");
+    opts.claim.lease = std::chrono::milliseconds(lease);
+    opts.claim.dedup_window = std::chrono::milliseconds(window);
+    opts.claim.inbox_maxlen = maxlen;
+    opts.claim.inbox_idle = std::chrono::milliseconds(idle);
+    log::set_tag("worker[" + opts.id + "]");
+
+    asio::io_context io;
+    worker::bus_worker w(io.get_executor(),
+                         redis_options(cl.common, "pushonce-worker:" + opts.id),
+                         keys(cl.common.ns), opts);
+    w.start();
+    log::info("started (concurrency {}, lease {} ms, redis {}, namespace {})", opts.concurrency,
+              lease, cl.common.redis.display(), cl.common.ns);
+
+    asio::signal_set signals(io, SIGTERM, SIGINT);
+    signals.async_wait([&](auto ec, int sig) {
+      if (ec) return;
+      log::info("signal {}: draining", sig);
+      asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+        co_await w.stop(std::chrono::milliseconds(5000));
+        io.stop();
+      }, asio::detached);
+    });
+    io.run();
+    const auto& c = w.counters();
+    log::info("stopped: received {} won {} lost {} delivered {} fenced {} failed {}", c.received,
+              c.won, c.lost, c.delivered, c.fenced, c.failed);
+    return exit_ok;
+  });
+}
