@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <exception>
 
+#include <boost/json.hpp>
+
 #include "core/log.hpp"
 
 namespace pushonce {
@@ -14,7 +16,11 @@ int run_program(int argc, const char* const* argv, const program_info& info,
   try {
     cl = parse_command_line(argc, argv, own);
   } catch (const usage_error& e) {
-    std::fprintf(stderr, "error: %s\n(see %s --help)\n", e.what(), std::string(info.name).c_str());
+    std::fprintf(stderr, "error: %s (see %s --help)\n", e.what(), std::string(info.name).c_str());
+    if (info.json_errors) {
+      boost::json::object o{{"error", "usage"}, {"message", e.what()}};
+      std::printf("%s\n", boost::json::serialize(o).c_str());
+    }
     return exit_usage;
   }
   if (cl.help) {

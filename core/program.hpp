@@ -12,6 +12,7 @@ namespace pushonce {
 struct program_info {
   std::string_view name;   // "pushonce-worker"
   std::string_view usage;  // first lines of --help
+  bool json_errors = false;  // usage errors also as {"error":"usage","message"} on stdout
 };
 
 /// Calls body(cl) and returns its exit code; exceptions from body become exit 1.

@@ -76,4 +76,29 @@ boost::asio::awaitable<bool> wait_until(Pred pred, std::chrono::milliseconds lim
   co_return true;
 }
 
+/// Counts down from n; wait() completes once it reaches zero. For one io_context driven
+/// by a single thread (as run_async does): every count_down and wait run on that thread.
+class async_latch {
+ public:
+  async_latch(boost::asio::any_io_executor ex, std::size_t n)
+      : timer_(std::move(ex), std::chrono::steady_clock::time_point::max()), n_(n) {}
+  void count_down() {
+    if (n_ > 0 && --n_ == 0) timer_.cancel();
+  }
+  std::size_t remaining() const { return n_; }
+  boost::asio::awaitable<void> wait() {
+    while (n_ > 0) {
+      try {
+        co_await timer_.async_wait(boost::asio::use_awaitable);
+      } catch (const boost::system::system_error&) {
+        // cancelled: n_ reached zero (checked again above)
+      }
+    }
+  }
+
+ private:
+  boost::asio::steady_timer timer_;
+  std::size_t n_;
+};
+
 }  // namespace pushonce::test

@@ -1,0 +1,66 @@
+#pragma once
+// The WebSocket protocol of PROTOCOL.md "WebSocket protocol" as plain data: parsing of
+// client frames (one JSON object each) and rendering of the gateway's own frames. No
+// sockets, no Redis: tested directly (tests/unit/test_gateway_protocol.cpp).
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+namespace pushonce::gateway {
+
+struct since_position {
+  std::string epoch;
+  long long offset = 0;
+};
+
+struct hello_op {
+  std::optional<std::string> token;  // JWT
+  std::optional<std::string> user;   // --dev-auth only
+  std::optional<since_position> since;
+};
+struct join_op { std::string queue; };
+struct leave_op { std::string queue; };
+struct position_op { std::string queue; };
+struct accept_op { std::string id; };
+struct ack_op { long long offset = 0; };
+struct ping_op {};
+
+using client_op =
+    std::variant<hello_op, join_op, leave_op, position_op, accept_op, ack_op, ping_op>;
+
+/// Why a frame could not be understood; sent back as an error frame.
+struct protocol_error {
+  std::string code;     // "bad_request" | "unknown_op"
+  std::string message;
+  std::string op;       // the op as given ("" when there is none)
+};
+
+using parse_result = std::variant<client_op, protocol_error>;
+
+inline constexpr std::string_view default_queue = "default";
+
+/// Parses one client frame. Queue names default to "default"; names are not validated here
+/// (queue_api answers bad_request for a bad one).
+parse_result parse_client_frame(std::string_view text);
+
+/// The op name of a parsed frame ("hello", "join", ...).
+std::string_view op_name(const client_op& op);
+
+// Gateway → client frames.
+std::string render_welcome(std::string_view user, std::string_view session,
+                           std::string_view epoch, long long offset, bool recovered);
+std::string render_error(std::string_view code, std::string_view message, std::string_view op);
+std::string render_joined(std::string_view queue, long long position, long long ticket);
+std::string render_left(std::string_view queue);
+std::string render_position(std::string_view queue, long long position);
+std::string render_accepted(std::string_view id);
+std::string render_pong();
+
+/// The error code of an error frame for a queue_api failure code: already_queued /
+/// already_assigned → conflict, not_queued / not_found → not_found, bad_request →
+/// bad_request, anything else (redis_unavailable, internal, ...) → internal.
+std::string_view client_error_code(std::string_view failure_code);
+
+}  // namespace pushonce::gateway

@@ -1,0 +1,93 @@
+#include "gateway/publish_api.hpp"
+
+#include <boost/json.hpp>
+
+namespace pushonce::gateway {
+
+namespace json = boost::json;
+
+namespace {
+
+failure bad(std::string message) { return failure{"bad_request", std::move(message)}; }
+
+outcome<publish_request> parse_message(const json::value& v, const std::string& where) {
+  if (!v.is_object()) return bad(where + " must be an object {\"user\",\"data\",\"id\"?}");
+  const auto& o = v.get_object();
+  auto* user = o.if_contains("user");
+  auto* data = o.if_contains("data");
+  auto* id = o.if_contains("id");
+  if (!user || !user->is_string()) return bad(where + ": \"user\" must be a string");
+  if (!data) return bad(where + ": \"data\" is missing");
+  publish_request r;
+  r.user = std::string(user->get_string());
+  r.data_json = json::serialize(*data);
+  if (id && !id->is_null()) {
+    if (!id->is_string()) return bad(where + ": \"id\" must be a string of 1-200 characters");
+    r.idempotency_key = std::string(id->get_string());
+  }
+  if (auto f = publisher::validate(r)) return bad(where + ": " + f->message);
+  return r;
+}
+
+}  // namespace
+
+outcome<publish_body> parse_publish_body(std::string_view text) {
+  boost::system::error_code ec;
+  auto v = json::parse(text, ec);
+  if (ec) return bad("the body is not valid JSON: " + ec.message());
+  if (!v.is_object()) return bad("the body must be a JSON object");
+  publish_body out;
+  const auto& o = v.get_object();
+  if (auto* msgs = o.if_contains("messages")) {
+    out.batch = true;
+    if (!msgs->is_array()) return bad("\"messages\" must be an array");
+    const auto& a = msgs->get_array();
+    if (a.empty()) return bad("\"messages\" is empty");
+    if (a.size() > max_publish_batch)
+      return bad("a batch holds at most " + std::to_string(max_publish_batch) + " messages");
+    out.requests.reserve(a.size());
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      auto r = parse_message(a[i], "messages[" + std::to_string(i) + "]");
+      if (!r) return r.error();
+      out.requests.push_back(std::move(r.value()));
+    }
+    return out;
+  }
+  auto r = parse_message(v, "the message");
+  if (!r) return r.error();
+  out.requests.push_back(std::move(r.value()));
+  return out;
+}
+
+std::string error_json(std::string_view code, std::string_view message) {
+  json::object o;
+  o["error"] = code;
+  o["message"] = message;
+  return json::serialize(o);
+}
+
+http_answer render_publish_results(const publish_body& body,
+                                   const std::vector<outcome<published>>& results) {
+  for (const auto& r : results) {
+    if (r) continue;
+    if (r.error().code == "redis_unavailable")
+      return {503, R"({"error":"unavailable","message":"Redis did not answer"})"};
+    if (r.error().code == "bad_request") return {400, error_json("bad_request", r.error().message)};
+    return {500, error_json("internal", r.error().message)};
+  }
+  auto one = [](const published& p) {
+    json::object o;
+    o["id"] = p.id;
+    o["duplicate"] = p.duplicate;
+    return o;
+  };
+  if (!body.batch && results.size() == 1) return {200, json::serialize(one(results[0].value()))};
+  json::array a;
+  a.reserve(results.size());
+  for (const auto& r : results) a.push_back(one(r.value()));
+  json::object o;
+  o["results"] = std::move(a);
+  return {200, json::serialize(o)};
+}
+
+}  // namespace pushonce::gateway

@@ -1,0 +1,100 @@
+#include "gateway/resume_state.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+namespace pushonce::gateway {
+
+resume_plan plan_resume(const std::optional<std::pair<std::string, long long>>& since,
+                        std::string_view epoch, long long latest, long long acked) {
+  resume_plan p;
+  p.start = std::min(acked, latest);
+  if (!since) return p;
+  if (since->first != epoch) {
+    p.recovered = false;  // offsets of another epoch say nothing about this one
+    return p;
+  }
+  if (since->second > latest) {
+    p.start = latest;  // the client claims more than was ever delivered: re-sync
+    p.recovered = false;
+    return p;
+  }
+  p.start = since->second;
+  return p;
+}
+
+std::optional<long long> frame_offset(std::string_view frame) {
+  // Frames are rendered by the worker; "offset" comes right after the id, whose value is
+  // digits, so the first occurrence of the key within the head is the message's offset.
+  static constexpr std::string_view key = "\"offset\":";
+  auto head = frame.substr(0, std::min<std::size_t>(frame.size(), 96));
+  if (head.find("\"type\":\"message\"") == std::string_view::npos) return std::nullopt;
+  auto at = head.find(key);
+  if (at == std::string_view::npos) return std::nullopt;
+  const char* b = frame.data() + at + key.size();
+  const char* e = frame.data() + frame.size();
+  while (b != e && *b == ' ') ++b;
+  long long v = 0;
+  auto [p, ec] = std::from_chars(b, e, v);
+  if (ec != std::errc{} || p == b || v < 0) return std::nullopt;
+  return v;
+}
+
+void resume_state::begin(long long start) {
+  last_sent_ = start;
+  catching_up_ = true;
+  buffer_.clear();
+  buffer_bytes_ = 0;
+}
+
+resume_state::live_result resume_state::on_live(const frame_ptr& f) {
+  auto off = frame_offset(*f);
+  bool gap = false;
+  if (!catching_up_) {
+    if (!off) return live_result::send;
+    if (*off <= last_sent_) return live_result::drop;
+    if (*off == last_sent_ + 1) {
+      last_sent_ = *off;
+      return live_result::send;
+    }
+    gap = true;  // what is missing is in the inbox: catch up, keeping this frame
+  } else if (off && *off <= last_sent_) {
+    return live_result::drop;
+  }
+  if (buffer_.size() >= limits_.max_buffered_frames ||
+      buffer_bytes_ + f->size() > limits_.max_buffered_bytes)
+    return live_result::overflow;
+  buffer_.push_back(f);
+  buffer_bytes_ += f->size();
+  if (gap) {
+    catching_up_ = true;
+    return live_result::gap;
+  }
+  return live_result::buffered;
+}
+
+bool resume_state::on_replay(long long offset) {
+  if (offset <= last_sent_) return false;
+  last_sent_ = offset;
+  return true;
+}
+
+std::vector<resume_state::frame_ptr> resume_state::finish_catch_up() {
+  std::vector<frame_ptr> out;
+  out.reserve(buffer_.size());
+  for (auto& f : buffer_) {
+    auto off = frame_offset(*f);
+    if (!off) {
+      out.push_back(std::move(f));
+    } else if (*off > last_sent_) {
+      last_sent_ = *off;
+      out.push_back(std::move(f));
+    }
+  }
+  buffer_.clear();
+  buffer_bytes_ = 0;
+  catching_up_ = false;
+  return out;
+}
+
+}  // namespace pushonce::gateway

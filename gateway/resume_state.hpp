@@ -1,0 +1,79 @@
+#pragma once
+// Resume bookkeeping of one session (PROTOCOL.md "Guarantees"): no gap and no duplicate
+// between the inbox replay and the live stream. Plain logic, no sockets, no Redis.
+//
+// A catch-up reads the inbox after last_sent(); while it runs, live frames are buffered.
+// Replayed frames are sent in order, then the buffered ones, each only when its offset is
+// beyond the last offset sent. In the live phase a frame whose offset skips one (a message
+// lost by Pub/Sub) starts a new catch-up. Frames without an offset (state frames such as
+// position updates) always pass, in arrival order.
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pushonce::gateway {
+
+/// Where a new session starts reading the inbox, and whether it can honour the request.
+struct resume_plan {
+  long long start = 0;     // replay offsets > start
+  bool recovered = true;   // false: different epoch or a start beyond the latest offset
+};
+
+/// since: the client's {epoch, offset} if given; epoch/latest/acked: from session.lua.
+resume_plan plan_resume(const std::optional<std::pair<std::string, long long>>& since,
+                        std::string_view epoch, long long latest, long long acked);
+
+/// The "offset" of a message frame rendered by the worker
+/// ({"type":"message","id":"ID","offset":N,...}); std::nullopt for frames without one.
+std::optional<long long> frame_offset(std::string_view frame);
+
+class resume_state {
+ public:
+  using frame_ptr = std::shared_ptr<const std::string>;
+
+  struct limits {
+    std::size_t max_buffered_frames = 4096;
+    std::size_t max_buffered_bytes = 8u << 20;
+  };
+
+  enum class live_result {
+    send,      // send it now
+    drop,      // already sent (offset <= last sent)
+    buffered,  // a catch-up runs: kept until finish_catch_up()
+    gap,       // offsets skipped: buffered, and a catch-up must be started
+    overflow,  // the buffer is over its limits: the session must be closed (1013)
+  };
+
+  resume_state() : resume_state(limits{}) {}
+  explicit resume_state(limits l) : limits_(l) {}
+
+  /// The first catch-up of a session: offsets <= start count as sent.
+  void begin(long long start);
+  /// A later catch-up (reconnect, gap): reads after last_sent(). Idempotent.
+  void begin_catch_up() { catching_up_ = true; }
+
+  bool catching_up() const { return catching_up_; }
+  long long last_sent() const { return last_sent_; }
+  std::size_t buffered() const { return buffer_.size(); }
+
+  /// A frame from the user channel.
+  live_result on_live(const frame_ptr& f);
+  /// A frame read from the inbox with its offset (in increasing order): true when it is
+  /// to be sent (and it then counts as sent).
+  bool on_replay(long long offset);
+  /// Ends the catch-up; returns the buffered frames to send, in order.
+  std::vector<frame_ptr> finish_catch_up();
+
+ private:
+  limits limits_;
+  bool catching_up_ = false;
+  long long last_sent_ = 0;
+  std::vector<frame_ptr> buffer_;
+  std::size_t buffer_bytes_ = 0;
+};
+
+}  // namespace pushonce::gateway

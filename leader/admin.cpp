@@ -1,0 +1,160 @@
+#include "leader/admin.hpp"
+
+#include <boost/json.hpp>
+
+#include "core/publisher.hpp"
+#include "core/queue_api.hpp"
+
+namespace pushonce::leader {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+namespace {
+
+int exit_for(const failure& f) { return f.code == "bad_request" || f.code == "usage" ? 2 : 1; }
+
+int report_failure(admin_context& ctx, const failure& f) { return ctx.out.fail(f, exit_for(f)); }
+
+bool want_args(admin_context& ctx, std::size_t n, const char* usage, int& code) {
+  if (ctx.args.size() == n) return true;
+  code = ctx.out.usage(std::string("usage: pushonce-leader ") + usage);
+  return false;
+}
+
+asio::awaitable<int> join(admin_context& ctx, queue_api& q) {
+  int code = 0;
+  if (!want_args(ctx, 1, "join USER [--queue Q]", code)) co_return code;
+  auto user = ctx.args[0];
+  auto r = co_await q.join(ctx.queue, user);
+  if (!r) co_return report_failure(ctx, r.error());
+  json::object o{{"user", user}, {"queue", ctx.queue}, {"position", r.value().position},
+                 {"ticket", r.value().ticket}};
+  co_return ctx.out.ok(o, user + " joined queue " + ctx.queue + " at position " +
+                              std::to_string(r.value().position) + " (ticket " +
+                              std::to_string(r.value().ticket) + ")");
+}
+
+asio::awaitable<int> leave(admin_context& ctx, queue_api& q) {
+  int code = 0;
+  if (!want_args(ctx, 1, "leave USER [--queue Q]", code)) co_return code;
+  auto user = ctx.args[0];
+  auto r = co_await q.leave(ctx.queue, user);
+  if (!r) co_return report_failure(ctx, r.error());
+  json::object o{{"user", user}, {"queue", ctx.queue}, {"removed", true}};
+  co_return ctx.out.ok(o, user + " left queue " + ctx.queue);
+}
+
+asio::awaitable<int> position(admin_context& ctx, queue_api& q) {
+  int code = 0;
+  if (!want_args(ctx, 1, "position USER [--queue Q]", code)) co_return code;
+  auto user = ctx.args[0];
+  auto r = co_await q.position(ctx.queue, user);
+  if (!r) co_return report_failure(ctx, r.error());
+  json::object o{{"user", user}, {"queue", ctx.queue}, {"position", r.value()}};
+  co_return ctx.out.ok(o, user + " is at position " + std::to_string(r.value()) + " in queue " +
+                              ctx.queue);
+}
+
+asio::awaitable<int> list_queue(admin_context& ctx, queue_api& q) {
+  int code = 0;
+  if (!want_args(ctx, 0, "queue [--queue Q] [--limit N]", code)) co_return code;
+  long long limit = ctx.vm.count("limit") ? ctx.vm["limit"].as<long long>() : 100;
+  if (limit <= 0) co_return ctx.out.usage("--limit must be a positive number");
+  auto r = co_await q.list(ctx.queue, limit);
+  if (!r) co_return report_failure(ctx, r.error());
+  json::array users;
+  std::string text = "queue " + ctx.queue + ": " + std::to_string(r.value().length) + " waiting";
+  long long i = 0;
+  for (auto& u : r.value().users) {
+    users.emplace_back(u);
+    text += "\n" + std::to_string(++i) + ". " + u;
+  }
+  json::object o{{"queue", ctx.queue}, {"length", r.value().length}, {"users", std::move(users)}};
+  co_return ctx.out.ok(o, text);
+}
+
+asio::awaitable<int> resource(admin_context& ctx, queue_api& q) {
+  if (ctx.args.empty())
+    co_return ctx.out.usage("usage: pushonce-leader resource add|release|remove|list ...");
+  auto sub = ctx.args[0];
+  std::vector<std::string> ids(ctx.args.begin() + 1, ctx.args.end());
+  if (sub == "add") {
+    if (ids.empty()) co_return ctx.out.usage("usage: pushonce-leader resource add ID... [--meta JSON]");
+    std::string meta;
+    if (ctx.vm.count("meta")) {
+      boost::system::error_code ec;
+      auto v = json::parse(ctx.vm["meta"].as<std::string>(), ec);
+      if (ec) co_return ctx.out.usage("--meta is not valid JSON: " + ec.message());
+      meta = json::serialize(v);
+    }
+    auto r = co_await q.add_resources(ctx.queue, ids, meta);
+    if (!r) co_return report_failure(ctx, r.error());
+    json::array added(r.value().begin(), r.value().end());
+    std::string text = "added";
+    for (auto& id : r.value()) text += " " + id;
+    co_return ctx.out.ok(json::object{{"added", std::move(added)}}, text);
+  }
+  if (sub == "release" || sub == "remove") {
+    if (ids.size() != 1) co_return ctx.out.usage("usage: pushonce-leader resource " + sub + " ID");
+    outcome<none> r = failure{};
+    if (sub == "release") r = co_await q.release_resource(ctx.queue, ids[0]);
+    else r = co_await q.remove_resource(ctx.queue, ids[0]);
+    if (!r) co_return report_failure(ctx, r.error());
+    auto word = sub == "release" ? "released" : "removed";
+    co_return ctx.out.ok(json::object{{"resource", ids[0]}, {word, true}}, std::string(word) + " " + ids[0]);
+  }
+  if (sub == "list") {
+    if (!ids.empty()) co_return ctx.out.usage("usage: pushonce-leader resource list");
+    auto r = co_await q.list_resources(ctx.queue);
+    if (!r) co_return report_failure(ctx, r.error());
+    json::array arr;
+    std::string text;
+    for (auto& res : r.value()) {
+      json::object o{{"id", res.id}, {"state", res.assigned ? "assigned" : "free"}};
+      if (res.assigned) o["user"] = res.user;
+      if (res.meta_json != "null") o["meta"] = json::parse(res.meta_json);
+      text += res.id + "  " + (res.assigned ? "assigned to " + res.user : "free") +
+              (res.meta_json != "null" ? "  " + res.meta_json : "") + "\n";
+      arr.push_back(std::move(o));
+    }
+    if (text.empty()) text = "no resources in queue " + ctx.queue;
+    co_return ctx.out.ok(json::object{{"resources", std::move(arr)}}, text);
+  }
+  co_return ctx.out.usage("unknown resource command '" + sub + "' (add, release, remove, list)");
+}
+
+asio::awaitable<int> publish(admin_context& ctx) {
+  int code = 0;
+  if (!want_args(ctx, 2, "publish USER JSON [--id KEY]", code)) co_return code;
+  boost::system::error_code ec;
+  auto data = json::parse(ctx.args[1], ec);
+  if (ec) co_return ctx.out.usage("the message is not valid JSON: " + ec.message());
+  publish_request req{ctx.args[0], json::serialize(data), std::nullopt};
+  if (ctx.vm.count("id")) req.idempotency_key = ctx.vm["id"].as<std::string>();
+  if (auto f = publisher::validate(req)) co_return report_failure(ctx, *f);
+  publisher pub(ctx.conn, ctx.k);
+  auto r = co_await pub.publish(std::move(req));
+  if (!r) co_return report_failure(ctx, r.error());
+  json::object o{{"id", r.value().id}, {"duplicate", r.value().duplicate}};
+  co_return ctx.out.ok(o, (r.value().duplicate ? "duplicate of message " : "published message ") +
+                              r.value().id);
+}
+
+}  // namespace
+
+asio::awaitable<int> run_admin(admin_context& ctx, std::string command) {
+  queue_api q(ctx.conn, ctx.k);
+  if (command == "join") co_return co_await join(ctx, q);
+  if (command == "leave") co_return co_await leave(ctx, q);
+  if (command == "position") co_return co_await position(ctx, q);
+  if (command == "queue") co_return co_await list_queue(ctx, q);
+  if (command == "resource") co_return co_await resource(ctx, q);
+  if (command == "publish") co_return co_await publish(ctx);
+  if (command == "status") co_return co_await run_status(ctx);
+  if (command == "token" || command == "trace" || command == "dead-letters")
+    co_return ctx.out.fail({"not_implemented", "'" + command + "' is not available in this version yet"});
+  co_return ctx.out.usage("unknown command '" + command + "' (see pushonce-leader --help)");
+}
+
+}  // namespace pushonce::leader

@@ -1,0 +1,31 @@
+#pragma once
+// The admin commands of `pushonce-leader` (everything but `run`).
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/program_options/variables_map.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/keys.hpp"
+#include "core/redis/connection.hpp"
+#include "leader/reporter.hpp"
+
+namespace pushonce::leader {
+
+struct admin_context {
+  std::shared_ptr<redis::connection> conn;
+  keys k;
+  reporter out;
+  const boost::program_options::variables_map& vm;
+  std::vector<std::string> args;  // positional words after the command name
+  std::string queue;              // --queue (default "default")
+};
+
+/// Runs the command named args[0] (with its words); returns the exit code.
+boost::asio::awaitable<int> run_admin(admin_context& ctx, std::string command);
+
+/// `status`, in its own file.
+boost::asio::awaitable<int> run_status(admin_context& ctx);
+
+}  // namespace pushonce::leader

@@ -1,0 +1,65 @@
+#pragma once
+// `pushonce-leader run`: holds (or waits for) the leader lease and, while it holds it,
+// assigns free resources to waiting users as soon as a queue changes (a wake message from
+// join/leave/resource scripts) and on a periodic tick as a safety net.
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/keys.hpp"
+#include "core/queue_api.hpp"
+#include "core/redis/subscriber.hpp"
+
+namespace pushonce::leader {
+
+struct daemon_options {
+  std::string id;
+  std::vector<std::string> queues{"default"};
+  std::chrono::milliseconds lease{5000};
+  std::chrono::milliseconds accept_timeout{0};  // 0: assignments do not expire
+  std::chrono::milliseconds tick{1000};
+};
+
+class leader_daemon {
+ public:
+  leader_daemon(boost::asio::any_io_executor ex, redis::connection_options redis, keys k,
+                daemon_options opts);
+
+  void start();
+  /// Stops assigning and releases the lease at once so a standby takes over.
+  boost::asio::awaitable<void> stop();
+
+  bool leading() const { return token_ != 0; }
+  unsigned long long assigned() const { return assigned_; }
+
+ private:
+  boost::asio::awaitable<void> lease_loop();
+  boost::asio::awaitable<void> assign_loop();
+  boost::asio::awaitable<long long> lease_call(std::string mode);
+  boost::asio::awaitable<void> assign_queue(const std::string& queue);
+  void on_wake(const std::string& channel, const std::string& payload);
+  void become_leader(long long token);
+  void step_down(const char* why);
+
+  boost::asio::any_io_executor ex_;
+  keys keys_;
+  daemon_options opts_;
+  std::shared_ptr<redis::connection> conn_;
+  std::shared_ptr<redis::subscriber> sub_;
+  queue_api queues_;
+  boost::asio::steady_timer wake_timer_, lease_timer_;
+  std::set<std::string> dirty_;
+  std::map<std::string, long long> sources_;
+  long long token_ = 0;
+  bool stopping_ = false;
+  unsigned long long assigned_ = 0;
+};
+
+}  // namespace pushonce::leader

@@ -1,0 +1,121 @@
+// pushonce-leader: `run` is the queue daemon; every other subcommand is the admin CLI.
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/program_options.hpp>
+#include <cstring>
+
+#include "core/heartbeat.hpp"
+#include "core/log.hpp"
+#include "core/names.hpp"
+#include "core/program.hpp"
+#include "leader/admin.hpp"
+#include "leader/leader_daemon.hpp"
+
+namespace po = boost::program_options;
+namespace asio = boost::asio;
+using namespace pushonce;
+
+namespace {
+
+constexpr const char* usage_text =
+    "usage: pushonce-leader run [--queue Q]... [--accept-timeout S] [--lease-ms MS]\n"
+    "       pushonce-leader join|leave|position USER [--queue Q] [--json]\n"
+    "       pushonce-leader queue [--queue Q] [--limit N] [--json]\n"
+    "       pushonce-leader resource add ID... [--meta JSON] | release ID | remove ID | list\n"
+    "       pushonce-leader publish USER JSON [--id KEY] [--json]\n"
+    "       pushonce-leader status [--queue Q] [--json]\n";
+
+int run_daemon(command_line& cl) {
+  leader::daemon_options opts;
+  opts.id = cl.vm.count("id") ? cl.vm["id"].as<std::string>() : make_process_id("l");
+  if (!valid_name(opts.id)) throw usage_error("--id: use 1-128 characters of A-Z a-z 0-9 . _ @ -");
+  if (cl.vm.count("queue")) opts.queues = cl.vm["queue"].as<std::vector<std::string>>();
+  for (auto& q : opts.queues)
+    if (!valid_name(q)) throw usage_error("--queue: invalid queue name '" + q + "'");
+  auto accept = cl.vm["accept-timeout"].as<double>();
+  auto lease = cl.vm["lease-ms"].as<long long>();
+  if (accept < 0 || lease < 300) throw usage_error("--accept-timeout must be >= 0 and --lease-ms >= 300");
+  if (cl.positional.size() > 1) throw usage_error("unexpected argument '" + cl.positional[1] + "'");
+  opts.accept_timeout = std::chrono::milliseconds(static_cast<long long>(accept * 1000));
+  opts.lease = std::chrono::milliseconds(lease);
+  log::set_tag("leader[" + opts.id + "]");
+
+  asio::io_context io;
+  leader::leader_daemon d(io.get_executor(), redis_options(cl.common, "pushonce-leader:" + opts.id),
+                          keys(cl.common.ns), opts);
+  d.start();
+  log::info("started (queues {}, lease {} ms, accept timeout {} ms, redis {}, namespace {})",
+            fmt::join(opts.queues, ","), lease, opts.accept_timeout.count(),
+            cl.common.redis.display(), cl.common.ns);
+  asio::signal_set signals(io, SIGTERM, SIGINT);
+  signals.async_wait([&](auto ec, int sig) {
+    if (ec) return;
+    log::info("signal {}: releasing the lease", sig);
+    asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+      co_await d.stop();
+      io.stop();
+    }, asio::detached);
+  });
+  io.run();
+  log::info("stopped after {} assignments", d.assigned());
+  return exit_ok;
+}
+
+int run_command(command_line& cl, bool json) {
+  leader::reporter out(json);
+  if (cl.positional.empty()) return out.usage("no command given (see pushonce-leader --help)");
+  auto command = cl.positional[0];
+  std::vector<std::string> args(cl.positional.begin() + 1, cl.positional.end());
+  std::string queue = "default";
+  if (cl.vm.count("queue")) {
+    auto qs = cl.vm["queue"].as<std::vector<std::string>>();
+    if (qs.size() != 1) return out.usage("give --queue once");
+    queue = qs[0];
+  }
+  // One "error:" line on stderr is the contract: the client's reconnect warnings stay
+  // quiet unless debug logging was asked for.
+  if (cl.common.log_level != log::level::debug) log::set_level(log::level::error);
+  // Admin commands give up on an unreachable Redis within 5 s (PROTOCOL.md).
+  auto ro = redis_options(cl.common, "pushonce-leader:admin");
+  ro.connect_timeout = std::chrono::milliseconds(1000);
+  ro.command_timeout = std::chrono::milliseconds(4000);
+  ro.backoff_max = std::chrono::milliseconds(250);
+  asio::io_context io;
+  auto conn = redis::connection::create(io.get_executor(), ro);
+  conn->start();
+  leader::admin_context ctx{conn, keys(cl.common.ns), out, cl.vm, std::move(args), queue};
+  int code = 1;
+  asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+    code = co_await leader::run_admin(ctx, command);
+    conn->stop();
+  }, asio::detached);
+  io.run();
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  log::set_tag("leader");
+  bool json = false;
+  for (int i = 1; i < argc; ++i) json |= std::strcmp(argv[i], "--json") == 0;
+
+  po::options_description own("leader options");
+  own.add_options()
+      ("queue", po::value<std::vector<std::string>>()->composing(), "queue name (default: default)")
+      ("json", po::bool_switch(), "print one JSON object")
+      ("limit", po::value<long long>(), "queue: how many users to list")
+      ("meta", po::value<std::string>(), "resource add: metadata JSON")
+      ("id", po::value<std::string>(), "publish: idempotency key; run: leader name")
+      ("ttl", po::value<long long>(), "token: lifetime in seconds")
+      ("accept-timeout", po::value<double>()->default_value(0), "run: seconds to accept (0: never expire)")
+      ("lease-ms", po::value<long long>()->default_value(5000), "run: leader lease (ms)");
+  program_info info{"pushonce-leader", usage_text, json};
+  return run_program(argc, argv, info, own, [&](command_line& cl) {
+    if (!cl.positional.empty() && cl.positional[0] == "run") return run_daemon(cl);
+    return run_command(cl, json);
+  });
+}

@@ -1,0 +1,347 @@
+// The Redis client itself against a real redis-server: pipelining, error replies,
+// timeouts, reconnects, Pub/Sub resubscription, NOSCRIPT recovery.
+#include "core/redis/connection.hpp"
+// (the header under test first: it is self-contained)
+
+#include <doctest/doctest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <algorithm>
+#include <chrono>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/redis/error.hpp"
+#include "core/redis/scripts.hpp"
+#include "core/redis/subscriber.hpp"
+#include "tests/integration/redis_fixture.hpp"
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using pushonce::redis::result;
+using pushonce::redis::reply;
+using pushonce::test::cmd;
+using pushonce::test::received;
+using pushonce::test::redis_fixture;
+using pushonce::test::sleep_for;
+using pushonce::test::wait_until;
+using clock_type = std::chrono::steady_clock;
+
+namespace {
+
+long long ms_since(clock_type::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - t).count();
+}
+
+}  // namespace
+
+TEST_CASE("connection: 10000 INCR in one exec_all pipeline, replies in order") {
+  redis_fixture fx;
+  fx.run([&]() -> asio::awaitable<void> {
+    std::vector<pushonce::redis::command> cmds;
+    for (int i = 0; i < 10000; ++i) cmds.push_back(cmd({"INCR", "counter"}));
+    CO_LET(auto rs, fx.conn->exec_all(std::move(cmds)));
+    REQUIRE(rs.size() == 10000);
+    int in_order = 0;
+    for (std::size_t i = 0; i < rs.size(); ++i)
+      in_order += rs[i].ok() && rs[i].value.kind == reply::type::integer &&
+                  rs[i].value.integer == static_cast<long long>(i + 1);
+    CHECK(in_order == 10000);
+    auto get = cmd({"GET", "counter"});
+    CO_LET(auto v, fx.conn->exec(std::move(get)));
+    REQUIRE(v.ok());
+    CHECK(v.value.kind == reply::type::string);
+    CHECK(v.value.str == "10000");
+  });
+}
+
+TEST_CASE("connection: 10000 concurrent exec coroutines on one connection") {
+  redis_fixture fx;
+  std::vector<long long> seen;
+  int failed = 0;
+  fx.run([&]() -> asio::awaitable<void> {
+    auto ex = co_await asio::this_coro::executor;
+    for (int i = 0; i < 10000; ++i) {
+      asio::co_spawn(
+          ex,
+          [&, conn = fx.conn]() -> asio::awaitable<void> {
+            auto c = cmd({"INCR", "counter"});
+            CO_LET(auto r, conn->exec(std::move(c)));
+            if (r.ok() && r.value.kind == reply::type::integer)
+              seen.push_back(r.value.integer);
+            else
+              ++failed;
+          },
+          asio::detached);
+    }
+    CO_LET(bool all, wait_until([&] { return seen.size() + failed == 10000; }, 20s));
+    CHECK(all);
+    auto get = cmd({"GET", "counter"});
+    CO_LET(auto v, fx.conn->exec(std::move(get)));
+    REQUIRE(v.ok());
+    CHECK(v.value.str == "10000");
+  });
+  CHECK(failed == 0);
+  REQUIRE(seen.size() == 10000);
+  std::sort(seen.begin(), seen.end());
+  CHECK(seen.front() == 1);
+  CHECK(seen.back() == 10000);
+  CHECK(std::adjacent_find(seen.begin(), seen.end()) == seen.end());  // every value once
+}
+
+TEST_CASE("connection: an error reply is a reply, and the pipeline goes on") {
+  redis_fixture fx;
+  fx.run([&]() -> asio::awaitable<void> {
+    std::vector<pushonce::redis::command> cmds{
+        cmd({"SET", "s", "1"}),
+        cmd({"LPUSH", "s", "x"}),  // WRONGTYPE
+        cmd({"NOSUCHCOMMAND", "a"}),
+        cmd({"INCR", "s"}),
+        cmd({"GET", "s"})};
+    CO_LET(auto rs, fx.conn->exec_all(std::move(cmds)));
+    REQUIRE(rs.size() == 5);
+    CHECK(rs[0].ok());
+    CHECK(rs[0].value.kind == reply::type::status);
+    CHECK(rs[0].value.str == "OK");
+    CHECK_FALSE(rs[1].ec);
+    CHECK_FALSE(rs[1].ok());
+    CHECK(rs[1].value.kind == reply::type::error);
+    CHECK(rs[1].value.error_code() == "WRONGTYPE");
+    CHECK_FALSE(rs[2].ec);
+    CHECK(rs[2].value.kind == reply::type::error);
+    CHECK(rs[2].value.error_code() == "ERR");
+    CHECK(rs[3].ok());
+    CHECK(rs[3].value.integer == 2);
+    CHECK(rs[4].value.str == "2");
+
+    // A single exec answered with an error, then the connection keeps working.
+    auto bad = cmd({"HGET", "s", "f"});
+    CO_LET(auto e, fx.conn->exec(std::move(bad)));
+    CHECK_FALSE(e.ec);
+    CHECK(e.value.is_error());
+    CHECK(e.value.error_code() == "WRONGTYPE");
+    auto ping = cmd({"PING"});
+    CO_LET(auto p, fx.conn->exec(std::move(ping)));
+    CHECK(p.ok());
+    CHECK(p.value.str == "PONG");
+    CHECK(fx.conn->connected());
+  });
+}
+
+TEST_CASE("connection: command timeout while the server is paused, then recovery") {
+  redis_fixture fx;
+  auto o = fx.options();
+  o.command_timeout = 300ms;
+  auto conn = fx.connect(o);
+  fx.run([&]() -> asio::awaitable<void> {
+    auto set = cmd({"SET", "k", "before"});
+    CO_LET(auto r, conn->exec(std::move(set)));
+    CHECK(r.ok());
+  });
+
+  fx.server.pause();
+  long long waited = 0;
+  result paused;
+  fx.run([&]() -> asio::awaitable<void> {
+    auto t0 = clock_type::now();
+    auto get = cmd({"GET", "k"});
+    CO_LET(paused, conn->exec(std::move(get)));
+    waited = ms_since(t0);
+  });
+  fx.server.resume();
+
+  CHECK(paused.ec == pushonce::redis::error::timeout);
+  CHECK(waited >= 280);
+  CHECK(waited < 1000);
+
+  fx.run([&]() -> asio::awaitable<void> {
+    // The client dropped the silent connection; it reconnects with backoff.
+    result r;
+    for (int attempt = 0; attempt < 20; ++attempt) {
+      auto get = cmd({"GET", "k"});
+      CO_LET(r, conn->exec(std::move(get)));
+      if (r.ok()) break;
+      CO_DO(sleep_for(50ms));
+    }
+    REQUIRE(r.ok());
+    CHECK(r.value.str == "before");
+    auto set = cmd({"SET", "k", "after"});
+    auto get = cmd({"GET", "k"});
+    CO_LET(auto s, conn->exec(std::move(set)));
+    CO_LET(auto g, conn->exec(std::move(get)));
+    CHECK(s.ok());
+    CHECK(g.value.str == "after");
+  });
+}
+
+TEST_CASE("connection: reconnects after a server restart and calls on_connect again") {
+  redis_fixture fx;
+  int connects = 0;
+  auto conn = fx.connect();
+  conn->on_connect([&] { ++connects; });
+  // on_connect is posted before start() has connected: both run on the same strand, in
+  // order, so the first connect already counts.
+  fx.run([&]() -> asio::awaitable<void> {
+    auto set = cmd({"SET", "k", "v1"});
+    CO_LET(auto r, conn->exec(std::move(set)));
+    CHECK(r.ok());
+  });
+  CHECK(connects == 1);
+
+  fx.server.restart();  // no AOF: the data is gone, the port is the same
+
+  fx.run([&]() -> asio::awaitable<void> {
+    CO_LET(bool again, wait_until([&] { return connects == 2; }, 5s));
+    CHECK(again);
+    auto get = cmd({"GET", "k"});
+    CO_LET(auto g, conn->exec(std::move(get)));
+    REQUIRE(g.ok());
+    CHECK(g.value.is_nil());
+    std::vector<pushonce::redis::command> cmds;
+    for (int i = 0; i < 100; ++i) cmds.push_back(cmd({"INCR", "n"}));
+    CO_LET(auto rs, conn->exec_all(std::move(cmds)));
+    REQUIRE(rs.size() == 100);
+    CHECK(rs.back().ok());
+    CHECK(rs.back().value.integer == 100);
+  });
+  CHECK(connects == 2);
+  CHECK(conn->connected());
+}
+
+TEST_CASE("connection: a command issued right after a restart succeeds or fails cleanly") {
+  redis_fixture fx;
+  fx.run([&]() -> asio::awaitable<void> {
+    auto ping = cmd({"PING"});
+    CO_LET(auto r, fx.conn->exec(std::move(ping)));
+    CHECK(r.ok());
+  });
+  fx.server.restart();
+  fx.run([&]() -> asio::awaitable<void> {
+    // The first command may have been written to the dead socket: it then fails with a
+    // transport error (never a wrong reply). Everything after the reconnect succeeds.
+    auto first = cmd({"INCR", "x"});
+    CO_LET(auto r, fx.conn->exec(std::move(first)));
+    if (!r.ok()) {
+      CHECK(r.ec == pushonce::redis::error::disconnected);
+    } else {
+      CHECK(r.value.integer == 1);
+    }
+    long long expect = r.ok() ? 2 : 1;
+    result next;
+    for (int attempt = 0; attempt < 20; ++attempt) {
+      auto again = cmd({"INCR", "x"});
+      CO_LET(next, fx.conn->exec(std::move(again)));
+      if (next.ok()) break;
+      CO_DO(sleep_for(50ms));
+    }
+    REQUIRE(next.ok());
+    CHECK(next.value.integer == expect);
+  });
+}
+
+TEST_CASE("subscriber: confirmation, delivery in order, resubscription after a restart") {
+  redis_fixture fx;
+  received rec;
+  auto sub = fx.subscriber(rec);
+  const std::string ch = "t:chan";
+  fx.run([&]() -> asio::awaitable<void> {
+    std::string name = ch;
+    CO_LET(auto ec, sub->subscribe(std::move(name)));
+    CHECK_FALSE(ec);
+    CHECK(sub->connected());
+    CHECK(rec.connects == 1);
+
+    // Confirmed means subscribed: a PUBLISH right now reaches exactly one subscriber.
+    std::vector<pushonce::redis::command> pubs;
+    for (int i = 0; i < 100; ++i) pubs.push_back(cmd({"PUBLISH", ch, "m" + std::to_string(i)}));
+    CO_LET(auto rs, fx.conn->exec_all(std::move(pubs)));
+    int reached = 0;
+    for (auto& r : rs) reached += r.ok() && r.value.integer == 1;
+    CHECK(reached == 100);
+    CO_LET(bool got, wait_until([&] { return rec.count(ch) == 100; }, 3s));
+    CHECK(got);
+    auto p = rec.payloads(ch);
+    int in_order = 0;
+    for (std::size_t i = 0; i < p.size(); ++i) in_order += p[i] == "m" + std::to_string(i);
+    CHECK(in_order == 100);
+
+    // A channel nobody subscribed to is not delivered.
+    auto other = cmd({"PUBLISH", "t:other", "x"});
+    CO_LET(auto o, fx.conn->exec(std::move(other)));
+    CHECK(o.value.integer == 0);
+  });
+
+  fx.server.restart();
+
+  fx.run([&]() -> asio::awaitable<void> {
+    CO_LET(bool again, wait_until([&] { return rec.connects == 2; }, 5s));
+    REQUIRE(again);  // on_connect runs once every channel is subscribed again
+    auto pub = cmd({"PUBLISH", ch, "after-restart"});
+    result r;
+    for (int attempt = 0; attempt < 20; ++attempt) {  // the publisher reconnects too
+      auto p = pub;
+      CO_LET(r, fx.conn->exec(std::move(p)));
+      if (r.ok()) break;
+      CO_DO(sleep_for(50ms));
+    }
+    REQUIRE(r.ok());
+    CHECK(r.value.integer == 1);
+    CO_LET(bool got, wait_until([&] { return rec.count(ch) == 101; }, 3s));
+    CHECK(got);
+    CHECK(rec.messages.back().first == ch);
+    CHECK(rec.messages.back().second == "after-restart");
+  });
+  CHECK(rec.count("t:other") == 0);
+  CHECK(rec.messages.size() == 101);
+}
+
+TEST_CASE("scripts: eval recovers from NOSCRIPT after SCRIPT FLUSH and after a restart") {
+  redis_fixture fx;
+  const auto& s = pushonce::redis::get_script("source");
+  CHECK(s.sha1.size() == 40);
+  CHECK_THROWS_AS(pushonce::redis::get_script("no_such_script"), std::out_of_range);
+  fx.run([&]() -> asio::awaitable<void> {
+    std::vector<std::string> keys{"t:sources"};
+    std::vector<std::string> args{"q:a"};
+    CO_LET(auto r1, pushonce::redis::eval(*fx.conn, s, keys, args));
+    REQUIRE(r1.ok());
+    CHECK(r1.value.integer == 16);
+    auto exists = cmd({"SCRIPT", "EXISTS", s.sha1});
+    CO_LET(auto e1, fx.conn->exec(exists));
+    CHECK(e1.value.at(0).integer == 1);
+
+    auto flush = cmd({"SCRIPT", "FLUSH"});
+    CO_LET(auto f, fx.conn->exec(std::move(flush)));
+    CHECK(f.ok());
+    CO_LET(auto e2, fx.conn->exec(exists));
+    CHECK(e2.value.at(0).integer == 0);
+
+    std::vector<std::string> args_b{"q:b"};
+    CO_LET(auto r2, pushonce::redis::eval(*fx.conn, s, keys, args_b));
+    REQUIRE(r2.ok());
+    CHECK(r2.value.integer == 17);
+    CO_LET(auto e3, fx.conn->exec(exists));
+    CHECK(e3.value.at(0).integer == 1);
+    // Same name again: the stored index, no new one.
+    CO_LET(auto r3, pushonce::redis::eval(*fx.conn, s, keys, args));
+    CHECK(r3.value.integer == 16);
+  });
+
+  fx.server.restart();  // scripts and data gone
+
+  fx.run([&]() -> asio::awaitable<void> {
+    std::vector<std::string> keys{"t:sources"};
+    std::vector<std::string> args{"q:c"};
+    pushonce::redis::result r;
+    for (int attempt = 0; attempt < 20; ++attempt) {
+      CO_LET(r, pushonce::redis::eval(*fx.conn, s, keys, args));
+      if (!r.ec) break;
+      CO_DO(sleep_for(50ms));
+    }
+    REQUIRE(r.ok());
+    CHECK(r.value.integer == 16);
+  });
+}

@@ -1,0 +1,113 @@
+// Why the claim is one script (DESIGN.md "Claim"): a client-side GET-then-SET claim lets
+// two workers both win under an ordinary interleaving; claim.lua under the same
+// interleaving has exactly one winner. The steps are driven explicitly, in order, on two
+// connections, so the interleaving is deterministic.
+#include "core/redis/scripts.hpp"
+// (the header under test first: it is self-contained)
+
+#include <doctest/doctest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/integration/lua_calls.hpp"
+#include "tests/integration/redis_fixture.hpp"
+
+namespace asio = boost::asio;
+using pushonce::redis::result;
+using pushonce::test::async_latch;
+using pushonce::test::cmd;
+using pushonce::test::redis_fixture;
+
+TEST_CASE("naive GET-then-SET claim: both workers believe they won") {
+  redis_fixture fx;
+  auto c1 = fx.connect();
+  auto c2 = fx.connect();
+  const std::string key = fx.k.claim("alice", "4096");
+  bool w1_won = false, w2_won = false;
+  std::string final_owner;
+  fx.run([&]() -> asio::awaitable<void> {
+    // Step 1: worker 1 reads: no claim.
+    auto get1 = cmd({"GET", key});
+    CO_LET(auto g1, c1->exec(std::move(get1)));
+    REQUIRE(g1.ok());
+    // Step 2: worker 2 reads before worker 1 has written: no claim either.
+    auto get2 = cmd({"GET", key});
+    CO_LET(auto g2, c2->exec(std::move(get2)));
+    REQUIRE(g2.ok());
+    // Step 3 and 4: each writes its claim, believing the message is its own.
+    if (g1.value.is_nil()) {
+      auto set1 = cmd({"SET", key, "w1"});
+      CO_LET(auto s1, c1->exec(std::move(set1)));
+      w1_won = s1.ok();
+    }
+    if (g2.value.is_nil()) {
+      auto set2 = cmd({"SET", key, "w2"});
+      CO_LET(auto s2, c2->exec(std::move(set2)));
+      w2_won = s2.ok();
+    }
+    auto get = cmd({"GET", key});
+    CO_LET(auto g, fx.conn->exec(std::move(get)));
+    final_owner = g.value.str;
+  });
+  // The duplicate: two workers process (and would deliver) the same message.
+  CHECK(w1_won);
+  CHECK(w2_won);
+  CHECK(w1_won + w2_won == 2);
+  CHECK(final_owner == "w2");  // worker 1's claim was silently overwritten
+}
+
+TEST_CASE("claim.lua under the same interleaving: exactly one winner") {
+  redis_fixture fx;
+  auto c1 = fx.connect();
+  auto c2 = fx.connect();
+  const std::string user = "alice";
+
+  SUBCASE("worker 1 then worker 2, step by step") {
+    std::string o1, o2;
+    fx.run([&]() -> asio::awaitable<void> {
+      // The check and the set are one step each now: there is no point between them
+      // where the other worker can look.
+      CO_LET(auto r1, pushonce::test::claim(*c1, fx.k, user, "4096", "w1", 30000));
+      CO_LET(auto r2, pushonce::test::claim(*c2, fx.k, user, "4096", "w2", 30000));
+      o1 = r1.value.at(0).str;
+      o2 = r2.value.at(0).str;
+      auto owner = cmd({"HGET", fx.k.claim(user, "4096"), "owner"});
+      CO_LET(auto o, fx.conn->exec(std::move(owner)));
+      CHECK(o.value.str == "w1");
+    });
+    CHECK(o1 == "won");
+    CHECK(o2 == "taken");
+  }
+
+  SUBCASE("both issued before either has an answer") {
+    std::vector<std::string> outcomes(2);
+    fx.run([&]() -> asio::awaitable<void> {
+      auto ex = co_await asio::this_coro::executor;
+      async_latch done(ex, 2);
+      auto start = [&](std::shared_ptr<pushonce::redis::connection> c, std::string owner,
+                       std::size_t slot) {
+        asio::co_spawn(
+            ex,
+            [&, c, owner, slot]() -> asio::awaitable<void> {
+              CO_LET(auto r, pushonce::test::claim(*c, fx.k, user, "8192", owner, 30000));
+              outcomes[slot] = r.ok() ? r.value.at(0).str : "error";
+              done.count_down();
+            },
+            asio::detached);
+      };
+      start(c1, "w1", 0);
+      start(c2, "w2", 1);
+      CO_DO(done.wait());
+      auto owner = cmd({"HGET", fx.k.claim(user, "8192"), "owner"});
+      CO_LET(auto o, fx.conn->exec(std::move(owner)));
+      const std::string winner = outcomes[0] == "won" ? "w1" : "w2";
+      CHECK(o.value.str == winner);
+    });
+    CHECK((outcomes[0] == "won") + (outcomes[1] == "won") == 1);
+    CHECK((outcomes[0] == "taken") + (outcomes[1] == "taken") == 1);
+  }
+}
