@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs the whole system on this machine:
+# a private redis-server (AOF on; unless --redis is given), 1 leader, N workers and M
+# gateways (dev auth). Ctrl-C stops everything.
+#
+#   deploy/run.sh [--redis URL] [--workers N] [--gateways M] [--port P] [--namespace NS]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+redis_url="" workers=3 gateways=1 port=8080 ns=pushonce
+while (($#)); do
+  case "$1" in
+    --redis) redis_url=$2; shift 2 ;;
+    --workers) workers=$2; shift 2 ;;
+    --gateways) gateways=$2; shift 2 ;;
+    --port) port=$2; shift 2 ;;
+    --namespace) ns=$2; shift 2 ;;
+    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
+    *) echo "error: unknown argument $1 (see $0 --help)" >&2; exit 2 ;;
+  esac
+done
+
+bash deploy/setup.sh
+programs=(pushonce-leader pushonce-worker)
+[ -f gateway/CMakeLists.txt ] && programs+=(pushonce-gateway)
+bash deploy/build.sh "${programs[@]}"
+
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+free_port() { local p=$1; while ! port_free "$p"; do p=$((p + 1)); done; echo "$p"; }
+
+state=.run
+mkdir -p "$state/logs"
+pids=()
+cleanup() {
+  trap - INT TERM EXIT
+  echo; echo "stopping..."
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill -TERM "${pids[i]}" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  echo "stopped"
+}
+trap cleanup INT TERM EXIT
+
+if [ -z "$redis_url" ]; then
+  rport=$(free_port 6390)
+  mkdir -p "$state/redis"
+  redis-server --port "$rport" --bind 127.0.0.1 --dir "$PWD/$state/redis" \
+    --appendonly yes --appendfsync everysec --save '' >"$state/logs/redis.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 50); do redis-cli -p "$rport" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  redis_url="redis://127.0.0.1:$rport"
+  echo "redis-server (private, AOF everysec) on $redis_url"
+fi
+export PUSHONCE_REDIS=$redis_url PUSHONCE_NAMESPACE=$ns
+
+bin=build/bin
+"$bin/pushonce-leader" run >"$state/logs/leader.log" 2>&1 &
+pids+=($!)
+for i in $(seq "$workers"); do
+  "$bin/pushonce-worker" --id "worker-$i" >"$state/logs/worker-$i.log" 2>&1 &
+  pids+=($!)
+done
+urls=()
+if [ -x "$bin/pushonce-gateway" ]; then
+  for i in $(seq "$gateways"); do
+    gport=$(free_port "$port")
+    "$bin/pushonce-gateway" --id "gateway-$i" --listen "127.0.0.1:$gport" --dev-auth \
+      >"$state/logs/gateway-$i.log" 2>&1 &
+    pids+=($!)
+    urls+=("http://127.0.0.1:$gport")
+    port=$((gport + 1))
+  done
+fi
+
+cat <<MSG
+
+pushonce is running (namespace $ns, logs in $state/logs/):
+  leader: 1   workers: $workers   gateways: ${#urls[@]}
+MSG
+for u in "${urls[@]}"; do echo "  gateway: $u   WebSocket: ${u/http/ws}/ws"; done
+cat <<MSG
+
+Try, in another shell (PUSHONCE_REDIS=$redis_url):
+  export PUSHONCE_REDIS=$redis_url
+  $bin/pushonce-leader join alice
+  $bin/pushonce-leader resource add room-1 --meta '{"name":"Room 1"}'
+  $bin/pushonce-leader publish alice '{"text":"hello"}' --id greeting-1
+  $bin/pushonce-leader status
+
+Ctrl-C stops everything.
+MSG
+wait
