@@ -39,6 +39,7 @@ std::optional<bus_message> parse_bus_message(std::string_view text, std::string*
   m.data_json = json::serialize(*data);
   m.ts = ts->to_number<std::int64_t>();
   if (auto* src = str("src")) m.src = std::string(*src);
+  m.raw = std::string(text);
   return m;
 }
 

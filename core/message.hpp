@@ -16,6 +16,7 @@ struct bus_message {
   std::string data_json;  // the data value, serialised
   std::int64_t ts = 0;    // ms since the epoch
   std::string src;        // "q:QUEUE" | "bus:N"
+  std::string raw;        // the message text as received (for dead letters, replays)
 };
 
 /// Parses a bus message; std::nullopt (and a reason) when it is not one.

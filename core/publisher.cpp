@@ -2,6 +2,7 @@
 
 #include "core/names.hpp"
 #include "core/redis/scripts.hpp"
+#include "core/trace.hpp"
 
 namespace pushonce {
 
@@ -98,7 +99,11 @@ asio::awaitable<std::vector<outcome<published>>> publisher::publish_batch(
     const auto& idv = r.value.at(0);
     p.id = idv.is_string() ? idv.str : std::to_string(idv.integer);
     p.duplicate = r.value.at(1).integer != 0;
-    if (!p.duplicate) ++fresh;
+    if (!p.duplicate) {
+      ++fresh;
+      tracer(conn_, keys_, opts_.dedup_window)
+          .record(p.id, {{"event", "published"}, {"user", batch[slot[j]].user}, {"kind", "message"}});
+    }
     out[slot[j]] = std::move(p);
   }
   if (fresh > 0) {

@@ -152,7 +152,9 @@ asio::awaitable<int> run_admin(admin_context& ctx, std::string command) {
   if (command == "resource") co_return co_await resource(ctx, q);
   if (command == "publish") co_return co_await publish(ctx);
   if (command == "status") co_return co_await run_status(ctx);
-  if (command == "token" || command == "trace" || command == "dead-letters")
+  if (command == "dead-letters") co_return co_await run_dead_letters(ctx);
+  if (command == "trace") co_return co_await run_trace(ctx);
+  if (command == "token")
     co_return ctx.out.fail({"not_implemented", "'" + command + "' is not available in this version yet"});
   co_return ctx.out.usage("unknown command '" + command + "' (see pushonce-leader --help)");
 }

@@ -25,7 +25,9 @@ struct admin_context {
 /// Runs the command named args[0] (with its words); returns the exit code.
 boost::asio::awaitable<int> run_admin(admin_context& ctx, std::string command);
 
-/// `status`, in its own file.
+/// `status`, `dead-letters`, `trace`: each in its own file.
 boost::asio::awaitable<int> run_status(admin_context& ctx);
+boost::asio::awaitable<int> run_dead_letters(admin_context& ctx);
+boost::asio::awaitable<int> run_trace(admin_context& ctx);
 
 }  // namespace pushonce::leader

@@ -11,6 +11,7 @@
 #include "core/heartbeat.hpp"
 #include "core/log.hpp"
 #include "core/redis/scripts.hpp"
+#include "core/trace.hpp"
 
 namespace pushonce::leader {
 
@@ -134,6 +135,12 @@ asio::awaitable<void> leader_daemon::assign_queue(const std::string& queue) {
     }
     if (!r.value()) break;
     ++n;
+    tracer(conn_, keys_).record(r.value()->id, {{"event", "published"},
+                                                {"kind", "assignment"},
+                                                {"queue", queue},
+                                                {"user", r.value()->user},
+                                                {"resource", r.value()->resource},
+                                                {"leader", opts_.id}});
     log::debug("queue {}: assigned {} to {} (message {})", queue, r.value()->resource,
                r.value()->user, r.value()->id);
     if (i == 999) dirty_.insert(queue);

@@ -26,7 +26,9 @@ constexpr const char* usage_text =
     "       pushonce-leader queue [--queue Q] [--limit N] [--json]\n"
     "       pushonce-leader resource add ID... [--meta JSON] | release ID | remove ID | list\n"
     "       pushonce-leader publish USER JSON [--id KEY] [--json]\n"
-    "       pushonce-leader status [--queue Q] [--json]\n";
+    "       pushonce-leader status [--queue Q] [--json]\n"
+    "       pushonce-leader trace ID [--json]\n"
+    "       pushonce-leader dead-letters list [--limit N] | replay ID | purge [--json]\n";
 
 int run_daemon(command_line& cl) {
   leader::daemon_options opts;

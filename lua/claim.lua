@@ -2,8 +2,9 @@
 -- KEYS[1] NS:{u:U}:claim:<id> (hash: state leased|delivered, owner, until ms, attempts,
 --         offset)
 -- ARGV[1] owner token, ARGV[2] lease ms, ARGV[3] dedup window ms
--- Returns {"done", offset} when already delivered, {"taken", 0} while another lease is
--- live, else takes the lease: {"won", attempts} (attempts counts every lease taken).
+-- Returns {"done", offset} when already delivered, {"dead", 0} when it was dead-lettered,
+-- {"taken", 0} while another lease is live, else takes the lease: {"won", attempts}
+-- (attempts counts every lease taken).
 -- Error: bad_request (bad number, empty owner).
 local function uint(v)
   if type(v) ~= 'string' or not string.match(v, '^%d+$') or #v > 15 then return nil end
@@ -24,6 +25,9 @@ local c = redis.call('HMGET', KEYS[1], 'state', 'until', 'offset')
 local state, till, offset = c[1], tonumber(c[2]), tonumber(c[3])
 if state == 'delivered' then
   return {'done', offset or 0}
+end
+if state == 'dead' then
+  return {'dead', 0}
 end
 
 local t = redis.call('TIME')

@@ -14,7 +14,9 @@
 #include "core/heartbeat.hpp"
 #include "core/keys.hpp"
 #include "core/redis/subscriber.hpp"
+#include "core/trace.hpp"
 #include "worker/claim_client.hpp"
+#include "worker/sweeper.hpp"
 
 namespace pushonce::worker {
 
@@ -22,12 +24,14 @@ struct worker_options {
   std::string id;
   std::size_t concurrency = 64;
   std::size_t max_queued = 100000;  // bus messages waiting for a slot; beyond: dropped
+  long long max_attempts = 5;       // leases a message may take before it is dead-lettered
+  std::chrono::milliseconds sweep_interval{1000};
   claim_options claim;
 };
 
 struct worker_counters {
   std::uint64_t received = 0, won = 0, lost = 0, delivered = 0, fenced = 0, failed = 0,
-                dropped = 0;
+                dropped = 0, redelivered = 0, dead_lettered = 0;
 };
 
 class bus_worker {
@@ -43,9 +47,16 @@ class bus_worker {
   const worker_counters& counters() const { return counters_; }
 
  private:
+  struct job {
+    bus_message m;
+    bool redrive = false;  // found by the sweeper, not heard on the bus
+  };
   void on_bus_message(std::string payload);
+  void enqueue(bus_message m, bool redrive);
   void pump();
-  boost::asio::awaitable<void> process(bus_message m);
+  boost::asio::awaitable<void> process(job j);
+  boost::asio::awaitable<void> deliver_won(const job& j, const std::string& owner, long long attempts);
+  void on_malformed(const std::string& entry_id, const std::string& raw);
   boost::asio::awaitable<void> flush_stats_loop();
   boost::asio::awaitable<void> flush_stats();
   std::string next_owner();
@@ -57,12 +68,14 @@ class bus_worker {
   std::shared_ptr<redis::subscriber> bus_;
   claim_client claims_;
   heartbeat heartbeat_;
-  std::deque<bus_message> queued_;
+  tracer trace_;
+  sweeper sweeper_;
+  std::deque<job> queued_;
   std::size_t inflight_ = 0;
   std::uint64_t owner_seq_ = 0;
   bool stopping_ = false;
   worker_counters counters_;
-  std::uint64_t flushed_delivered_ = 0, flushed_lost_ = 0;
+  worker_counters flushed_;  // what flush_stats() has already added to NS:stats
 };
 
 }  // namespace pushonce::worker

@@ -38,6 +38,8 @@ asio::awaitable<outcome<claim_result>> claim_client::claim(const bus_message& m,
   if (word == "won") {
     out.state = claim_state::won;
     out.attempts = r.value.at(1).as_int().value_or(1);
+  } else if (word == "dead") {
+    out.state = claim_state::dead;
   } else if (word == "done") {
     out.state = claim_state::done;
     out.offset = r.value.at(1).as_int().value_or(0);
@@ -63,6 +65,28 @@ asio::awaitable<outcome<long long>> claim_client::deliver(const bus_message& m,
   auto r = co_await redis::eval(*conn_, script, std::move(k), std::move(a));
   if (!r.ok()) co_return failure_of(r);
   co_return r.value.as_int().value_or(0);
+}
+
+asio::awaitable<outcome<bool>> claim_client::dead_letter(const bus_message& m, std::string owner,
+                                                         std::string reason, long long attempts) {
+  redis::command add{"XADD",    keys_.plain("dead-letters"),
+                     "MAXLEN",  "~",
+                     "10000",   "*",
+                     "id",      m.id,
+                     "user",    m.user,
+                     "src",     m.src,
+                     "reason",  reason,
+                     "attempts", std::to_string(attempts),
+                     "m",       m.raw};
+  auto added = co_await conn_->exec(std::move(add));
+  if (!added.ok()) co_return failure_of(added);
+  std::vector<std::string> k{keys_.claim(m.user, m.id)};
+  std::vector<std::string> a{std::move(owner), std::move(reason),
+                             std::to_string(opts_.dedup_window.count())};
+  const auto& script = redis::get_script("dead_letter");
+  auto r = co_await redis::eval(*conn_, script, std::move(k), std::move(a));
+  if (!r.ok()) co_return failure_of(r);
+  co_return r.value.integer == 1;
 }
 
 }  // namespace pushonce::worker

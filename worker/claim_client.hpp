@@ -13,7 +13,7 @@
 
 namespace pushonce::worker {
 
-enum class claim_state { won, taken, done };
+enum class claim_state { won, taken, done, dead };
 
 struct claim_result {
   claim_state state = claim_state::taken;
@@ -35,6 +35,10 @@ class claim_client {
   boost::asio::awaitable<outcome<claim_result>> claim(const bus_message& m, std::string owner);
   /// The user's offset; failure "fenced" when the lease was lost (nothing written).
   boost::asio::awaitable<outcome<long long>> deliver(const bus_message& m, std::string owner);
+  /// Adds the message to the dead-letter stream, then marks its claim dead (while the
+  /// caller still holds the lease). True when marked.
+  boost::asio::awaitable<outcome<bool>> dead_letter(const bus_message& m, std::string owner,
+                                                    std::string reason, long long attempts);
 
   const claim_options& options() const { return opts_; }
 

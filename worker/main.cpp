@@ -24,6 +24,10 @@ int main(int argc, char** argv) {
       ("lease-ms", po::value<long long>()->default_value(5000), "how long a claim is held (ms)")
       ("dedup-window-ms", po::value<long long>()->default_value(24LL * 3600 * 1000),
        "how long a delivered id is remembered (ms)")
+      ("max-attempts", po::value<long long>()->default_value(5),
+       "leases a message may take before it goes to the dead-letter stream")
+      ("sweep-interval-ms", po::value<long long>()->default_value(1000),
+       "how often the recovery sweeper looks for undelivered outbox entries (ms)")
       ("inbox-maxlen", po::value<long long>()->default_value(1000), "messages kept per user inbox")
       ("inbox-idle-ms", po::value<long long>()->default_value(7LL * 24 * 3600 * 1000),
        "an inbox untouched this long expires (ms)");
@@ -44,6 +48,11 @@ int main(int argc, char** argv) {
       throw usage_error("--concurrency, --lease-ms, --inbox-* must be positive and "
                         "--dedup-window-ms longer than the lease");
     if (!cl.positional.empty()) throw usage_error("unexpected argument '" + cl.positional[0] + "'");
+    opts.max_attempts = cl.vm["max-attempts"].as<long long>();
+    auto sweep = cl.vm["sweep-interval-ms"].as<long long>();
+    if (opts.max_attempts <= 0 || sweep <= 0)
+      throw usage_error("--max-attempts and --sweep-interval-ms must be positive");
+    opts.sweep_interval = std::chrono::milliseconds(sweep);
     opts.claim.lease = std::chrono::milliseconds(lease);
     opts.claim.dedup_window = std::chrono::milliseconds(window);
     opts.claim.inbox_maxlen = maxlen;

@@ -1,0 +1,122 @@
+// `pushonce-leader dead-letters list|replay ID|purge` and `trace ID` (PROTOCOL.md).
+
+#include <boost/json.hpp>
+
+#include "leader/admin.hpp"
+
+namespace pushonce::leader {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+namespace {
+
+constexpr long long scan_limit = 10000;  // the dead-letter stream is trimmed near this
+
+std::string field(const redis::reply& fields, std::string_view name) {
+  for (std::size_t i = 0; i + 1 < fields.elements.size(); i += 2)
+    if (fields.elements[i].str == name) return fields.elements[i + 1].str;
+  return {};
+}
+
+json::value parse_or_string(const std::string& text) {
+  boost::system::error_code ec;
+  auto v = json::parse(text, ec);
+  return ec ? json::value(text) : v;
+}
+
+// The outbox a bus message came from ("q:QUEUE" or "bus:N").
+std::string outbox_of(const keys& k, const std::string& src) {
+  if (src.rfind("q:", 0) == 0) return k.queue(src.substr(2), "outbox");
+  if (src.rfind("bus:", 0) == 0) return k.bus(static_cast<unsigned>(std::stoul(src.substr(4))), "outbox");
+  return {};
+}
+
+asio::awaitable<int> list(admin_context& ctx) {
+  long long limit = ctx.vm.count("limit") ? ctx.vm["limit"].as<long long>() : 100;
+  redis::command range{"XRANGE", ctx.k.plain("dead-letters"), "-", "+", "COUNT",
+                       std::to_string(limit)};
+  auto r = co_await ctx.conn->exec(std::move(range));
+  if (!r.ok()) co_return ctx.out.fail(failure_of(r));
+  json::array items;
+  std::string text;
+  for (auto& e : r.value.elements) {
+    const auto& f = e.at(1);
+    json::object o{{"entry", e.at(0).str},          {"id", field(f, "id")},
+                   {"user", field(f, "user")},      {"reason", field(f, "reason")},
+                   {"attempts", std::stoll("0" + field(f, "attempts"))},
+                   {"message", parse_or_string(field(f, "m"))}};
+    text += field(f, "id") + "  to " + field(f, "user") + "  " + field(f, "reason") + "\n";
+    items.push_back(std::move(o));
+  }
+  if (text.empty()) text = "no dead letters";
+  co_return ctx.out.ok(json::object{{"dead_letters", std::move(items)}}, text);
+}
+
+asio::awaitable<int> replay(admin_context& ctx, std::string id) {
+  redis::command range{"XRANGE", ctx.k.plain("dead-letters"), "-", "+", "COUNT",
+                       std::to_string(scan_limit)};
+  auto r = co_await ctx.conn->exec(std::move(range));
+  if (!r.ok()) co_return ctx.out.fail(failure_of(r));
+  const redis::reply* found = nullptr;
+  for (auto& e : r.value.elements)
+    if (field(e.at(1), "id") == id) found = &e;
+  if (!found) co_return ctx.out.fail({"not_found", "no dead letter with id " + id});
+  const auto& f = found->at(1);
+  auto user = field(f, "user"), src = field(f, "src"), m = field(f, "m");
+  auto outbox = outbox_of(ctx.k, src);
+  if (user.empty() || outbox.empty())
+    co_return ctx.out.fail({"bad_request", "dead letter " + id + " is malformed and cannot be replayed"});
+  // The claim forgets the message (it was marked dead); back into its outbox and onto the
+  // bus, where the normal claim → deliver path takes it; then off the dead-letter list.
+  std::vector<redis::command> cmds{
+      {"HDEL", ctx.k.claim(user, id), "state", "attempts", "reason"},
+      {"XADD", outbox, "MAXLEN", "~", "100000", "*", "id", id, "user", user, "m", m},
+      {"PUBLISH", ctx.k.bus_channel(), m},
+      {"XDEL", ctx.k.plain("dead-letters"), found->at(0).str}};
+  auto rs = co_await ctx.conn->exec_all(std::move(cmds));
+  for (auto& x : rs)
+    if (!x.ok()) co_return ctx.out.fail(failure_of(x));
+  co_return ctx.out.ok(json::object{{"id", id}, {"replayed", true}}, "replayed message " + id);
+}
+
+asio::awaitable<int> purge(admin_context& ctx) {
+  std::vector<redis::command> cmds{{"XLEN", ctx.k.plain("dead-letters")},
+                                   {"DEL", ctx.k.plain("dead-letters")}};
+  auto rs = co_await ctx.conn->exec_all(std::move(cmds));
+  for (auto& x : rs)
+    if (!x.ok()) co_return ctx.out.fail(failure_of(x));
+  auto n = rs[0].value.integer;
+  co_return ctx.out.ok(json::object{{"purged", n}}, "purged " + std::to_string(n) + " dead letters");
+}
+
+}  // namespace
+
+asio::awaitable<int> run_dead_letters(admin_context& ctx) {
+  auto sub = ctx.args.empty() ? std::string() : ctx.args[0];
+  if (sub == "list" && ctx.args.size() == 1) co_return co_await list(ctx);
+  if (sub == "replay" && ctx.args.size() == 2) co_return co_await replay(ctx, ctx.args[1]);
+  if (sub == "purge" && ctx.args.size() == 1) co_return co_await purge(ctx);
+  co_return ctx.out.usage("usage: pushonce-leader dead-letters list | replay ID | purge");
+}
+
+asio::awaitable<int> run_trace(admin_context& ctx) {
+  if (ctx.args.size() != 1) co_return ctx.out.usage("usage: pushonce-leader trace ID");
+  auto id = ctx.args[0];
+  redis::command range{"LRANGE", ctx.k.plain("trace:" + id), "0", "-1"};
+  auto r = co_await ctx.conn->exec(std::move(range));
+  if (!r.ok()) co_return ctx.out.fail(failure_of(r));
+  if (r.value.elements.empty())
+    co_return ctx.out.fail({"not_found", "no history for message " + id +
+                                             " (unknown, or older than the dedup window)"});
+  json::array events;
+  std::string text = "message " + id + "\n";
+  for (auto& e : r.value.elements) {
+    auto v = parse_or_string(e.str);
+    text += "  " + json::serialize(v) + "\n";
+    events.push_back(std::move(v));
+  }
+  co_return ctx.out.ok(json::object{{"id", id}, {"events", std::move(events)}}, text);
+}
+
+}  // namespace pushonce::leader
