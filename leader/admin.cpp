@@ -56,6 +56,19 @@ asio::awaitable<int> position(admin_context& ctx, queue_api& q) {
                               ctx.queue);
 }
 
+asio::awaitable<int> accept(admin_context& ctx, queue_api& q) {
+  int code = 0;
+  if (!want_args(ctx, 1, "accept USER [--queue Q] [--id ASSIGNMENT]", code)) co_return code;
+  auto user = ctx.args[0];
+  std::string id = ctx.vm.count("id") ? ctx.vm["id"].as<std::string>() : "";
+  auto r = co_await q.accept(ctx.queue, user, id);
+  if (!r) co_return report_failure(ctx, r.error());
+  json::object o{{"user", user}, {"queue", ctx.queue}, {"id", r.value().first},
+                 {"resource", r.value().second}, {"accepted", true}};
+  co_return ctx.out.ok(o, user + " accepted " + r.value().second + " (assignment " +
+                              r.value().first + ")");
+}
+
 asio::awaitable<int> list_queue(admin_context& ctx, queue_api& q) {
   int code = 0;
   if (!want_args(ctx, 0, "queue [--queue Q] [--limit N]", code)) co_return code;
@@ -148,6 +161,7 @@ asio::awaitable<int> run_admin(admin_context& ctx, std::string command) {
   if (command == "join") co_return co_await join(ctx, q);
   if (command == "leave") co_return co_await leave(ctx, q);
   if (command == "position") co_return co_await position(ctx, q);
+  if (command == "accept") co_return co_await accept(ctx, q);
   if (command == "queue") co_return co_await list_queue(ctx, q);
   if (command == "resource") co_return co_await resource(ctx, q);
   if (command == "publish") co_return co_await publish(ctx);

@@ -50,6 +50,7 @@ void leader_daemon::start() {
   }, asio::detached);
   asio::co_spawn(ex_, lease_loop(), asio::detached);
   asio::co_spawn(ex_, assign_loop(), asio::detached);
+  asio::co_spawn(ex_, expire_loop(), asio::detached);
 }
 
 void leader_daemon::on_wake(const std::string& channel, const std::string& payload) {
@@ -108,18 +109,55 @@ asio::awaitable<void> leader_daemon::lease_loop() {
   }
 }
 
-asio::awaitable<void> leader_daemon::assign_queue(const std::string& queue) {
-  auto& source = sources_[queue];
-  if (source == 0) {
-    auto idx = co_await queues_.source_index(queue);
-    if (!idx) {
-      log::warn("queue {}: no source index: {}", queue, idx.error().message);
-      sources_.erase(queue);
-      dirty_.insert(queue);
-      co_return;
-    }
-    source = idx.value();
+asio::awaitable<bool> leader_daemon::ensure_source(const std::string& queue) {
+  if (sources_.count(queue)) co_return true;
+  auto idx = co_await queues_.source_index(queue);
+  if (!idx) {
+    log::warn("queue {}: no source index: {}", queue, idx.error().message);
+    co_return false;
   }
+  sources_[queue] = idx.value();
+  co_return true;
+}
+
+// Assignments past their accept deadline expire here (their resource goes back to the
+// free list and the assigner hands it on). Runs whatever this leader's own
+// --accept-timeout is: an earlier leader may have set deadlines.
+asio::awaitable<void> leader_daemon::expire_loop() {
+  asio::steady_timer timer(ex_);
+  while (!stopping_) {
+    timer.expires_after(std::chrono::milliseconds(100));
+    co_await timer.async_wait(use_tuple);
+    if (!leading()) continue;
+    for (const auto& queue : opts_.queues) {
+      if (!co_await ensure_source(queue)) continue;
+      for (int i = 0; i < 1000 && leading(); ++i) {
+        auto r = co_await queues_.expire_one(queue, sources_[queue], token_);
+        if (!r) {
+          if (r.error().code == "fenced") step_down("a newer leader has acted on this queue");
+          break;
+        }
+        if (!r.value()) break;
+        tracer(conn_, keys_).record(r.value()->id, {{"event", "published"}, {"kind", "expired"},
+                                                    {"queue", queue}, {"user", r.value()->user},
+                                                    {"resource", r.value()->resource}});
+        log::info("queue {}: assignment of {} to {} expired", queue, r.value()->resource,
+                  r.value()->user);
+        redis::command stat{"HINCRBY", keys_.plain("stats"), "published", "1"};
+        co_await conn_->exec(std::move(stat));
+        dirty_.insert(queue);
+        wake_timer_.cancel();
+      }
+    }
+  }
+}
+
+asio::awaitable<void> leader_daemon::assign_queue(const std::string& queue) {
+  if (!co_await ensure_source(queue)) {
+    dirty_.insert(queue);
+    co_return;
+  }
+  auto source = sources_[queue];
   long long n = 0;
   // Bounded rounds so one busy queue cannot starve the others or the lease renewal.
   for (int i = 0; i < 1000 && leading() && !stopping_; ++i) {

@@ -44,6 +44,8 @@ class leader_daemon {
   boost::asio::awaitable<void> assign_loop();
   boost::asio::awaitable<long long> lease_call(std::string mode);
   boost::asio::awaitable<void> assign_queue(const std::string& queue);
+  boost::asio::awaitable<void> expire_loop();
+  boost::asio::awaitable<bool> ensure_source(const std::string& queue);
   void on_wake(const std::string& channel, const std::string& payload);
   void become_leader(long long token);
   void step_down(const char* why);

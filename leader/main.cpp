@@ -22,7 +22,7 @@ namespace {
 
 constexpr const char* usage_text =
     "usage: pushonce-leader run [--queue Q]... [--accept-timeout S] [--lease-ms MS]\n"
-    "       pushonce-leader join|leave|position USER [--queue Q] [--json]\n"
+    "       pushonce-leader join|leave|position|accept USER [--queue Q] [--json]\n"
     "       pushonce-leader queue [--queue Q] [--limit N] [--json]\n"
     "       pushonce-leader resource add ID... [--meta JSON] | release ID | remove ID | list\n"
     "       pushonce-leader publish USER JSON [--id KEY] [--json]\n"

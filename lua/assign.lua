@@ -2,7 +2,9 @@
 -- resource (lowest score); the message is written to the queue's outbox and published on
 -- the bus.
 -- KEYS[1] waiting, KEYS[2] assigned, KEYS[3] res:meta, KEYS[4] res:free,
--- KEYS[5] res:holder, KEYS[6] seq, KEYS[7] outbox, KEYS[8] fence
+-- KEYS[5] res:holder, KEYS[6] seq, KEYS[7] outbox, KEYS[8] fence,
+-- KEYS[9] pending (zset user -> accept_by; only with an accept timeout),
+-- KEYS[10] pending:ids (hash user -> assignment id, what `accept` checks)
 -- ARGV[1] queue name, ARGV[2] source index, ARGV[3] fencing token ("0" = none),
 -- ARGV[4] accept timeout ms ("0" = none), ARGV[5] outbox maxlen, ARGV[6] bus channel
 -- Returns nil when nobody waits or nothing is free, else {id, user, resource}.
@@ -84,4 +86,8 @@ local msg = '{"id":"' .. id .. '","user":' .. cjson.encode(user) ..
 
 redis.call('XADD', KEYS[7], 'MAXLEN', '~', maxlen, '*', 'id', id, 'user', user, 'm', msg)
 redis.call('PUBLISH', ARGV[6], msg)
+if KEYS[10] then
+  redis.call('HSET', KEYS[10], user, id)
+  if timeout > 0 then redis.call('ZADD', KEYS[9], now + timeout, user) end
+end
 return {id, user, resource}
