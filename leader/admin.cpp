@@ -2,7 +2,9 @@
 
 #include <boost/json.hpp>
 
+#include "core/jwt.hpp"
 #include "core/publisher.hpp"
+#include "core/names.hpp"
 #include "core/queue_api.hpp"
 
 namespace pushonce::leader {
@@ -67,6 +69,22 @@ asio::awaitable<int> accept(admin_context& ctx, queue_api& q) {
                  {"resource", r.value().second}, {"accepted", true}};
   co_return ctx.out.ok(o, user + " accepted " + r.value().second + " (assignment " +
                               r.value().first + ")");
+}
+
+asio::awaitable<int> token(admin_context& ctx) {
+  int code = 0;
+  if (!want_args(ctx, 1, "token USER [--ttl SECONDS]", code)) co_return code;
+  auto user = ctx.args[0];
+  if (!valid_name(user)) co_return ctx.out.usage("invalid user '" + user + "'");
+  long long ttl = ctx.vm.count("ttl") ? ctx.vm["ttl"].as<long long>() : 3600;
+  if (ttl <= 0) co_return ctx.out.usage("--ttl must be a positive number of seconds");
+  auto secret = jwt::secret_from_env();
+  if (secret.empty())
+    co_return ctx.out.fail({"no_secret", "set PUSHONCE_JWT_SECRET (or PUSHONCE_JWT_SECRET_FILE)"});
+  auto t = jwt::mint(user, std::chrono::seconds(ttl), secret);
+  auto exp = std::chrono::duration_cast<std::chrono::seconds>(
+                 std::chrono::system_clock::now().time_since_epoch()).count() + ttl;
+  co_return ctx.out.ok(json::object{{"user", user}, {"token", t}, {"exp", exp}}, t);
 }
 
 asio::awaitable<int> list_queue(admin_context& ctx, queue_api& q) {
@@ -168,8 +186,7 @@ asio::awaitable<int> run_admin(admin_context& ctx, std::string command) {
   if (command == "status") co_return co_await run_status(ctx);
   if (command == "dead-letters") co_return co_await run_dead_letters(ctx);
   if (command == "trace") co_return co_await run_trace(ctx);
-  if (command == "token")
-    co_return ctx.out.fail({"not_implemented", "'" + command + "' is not available in this version yet"});
+  if (command == "token") co_return co_await token(ctx);
   co_return ctx.out.usage("unknown command '" + command + "' (see pushonce-leader --help)");
 }
 

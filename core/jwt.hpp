@@ -1,0 +1,25 @@
+#pragma once
+// HS256 JSON Web Tokens (PROTOCOL.md auth), through Debian's libjwt: `sub` is the user,
+// `exp` is required. Only HS256 is accepted: `none` and every other algorithm are refused
+// whatever the token's header says.
+
+#include <chrono>
+#include <string>
+#include <string_view>
+
+#include "core/outcome.hpp"
+
+namespace pushonce::jwt {
+
+/// A signed token for `user` valid for `ttl`.
+std::string mint(std::string_view user, std::chrono::seconds ttl, std::string_view secret);
+
+/// The token's user, or a failure: code "unauthorized" and why (bad signature, wrong
+/// algorithm, expired, no sub, malformed).
+outcome<std::string> verify(std::string_view token, std::string_view secret);
+
+/// The secret from PUSHONCE_JWT_SECRET, or the contents of the file named by
+/// PUSHONCE_JWT_SECRET_FILE (trailing newline removed); empty when neither is set.
+std::string secret_from_env();
+
+}  // namespace pushonce::jwt
