@@ -36,6 +36,10 @@ int run_program(int argc, const char* const* argv, const program_info& info,
     return body(cl);
   } catch (const usage_error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
+    if (info.json_errors) {
+      boost::json::object o{{"error", "usage"}, {"message", e.what()}};
+      std::printf("%s\n", boost::json::serialize(o).c_str());
+    }
     return exit_usage;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());

@@ -83,7 +83,7 @@ int run_command(command_line& cl, bool json) {
   // Admin commands give up on an unreachable Redis within 5 s (PROTOCOL.md).
   auto ro = redis_options(cl.common, "pushonce-leader:admin");
   ro.connect_timeout = std::chrono::milliseconds(1000);
-  ro.command_timeout = std::chrono::milliseconds(4000);
+  ro.command_timeout = std::chrono::milliseconds(3000);
   ro.backoff_max = std::chrono::milliseconds(250);
   asio::io_context io;
   auto conn = redis::connection::create(io.get_executor(), ro);

@@ -1,0 +1,101 @@
+#include "core/status.hpp"
+
+#include <boost/json.hpp>
+#include <chrono>
+
+#include "core/queue_api.hpp"
+
+namespace pushonce {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+namespace {
+
+long long now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+json::value number_or_string(const std::string& s) {
+  try {
+    std::size_t used = 0;
+    long long v = std::stoll(s, &used);
+    if (used == s.size()) return v;
+  } catch (...) {
+  }
+  return json::value(s);
+}
+
+json::object hash_to_object(const redis::reply& r) {
+  json::object o;
+  for (std::size_t i = 0; i + 1 < r.elements.size(); i += 2)
+    o[r.elements[i].str] = number_or_string(r.elements[i + 1].str);
+  return o;
+}
+
+// The live members of NS:workers / NS:gateways with their info hashes.
+asio::awaitable<outcome<json::array>> live_members(std::shared_ptr<redis::connection> conn,
+                                                   const keys& k, std::string kind) {
+  redis::command range{"ZRANGEBYSCORE", k.plain(kind + "s"), std::to_string(now_ms() - 3000),
+                       "+inf"};
+  auto ids = co_await conn->exec(std::move(range));
+  if (!ids.ok()) co_return failure_of(ids);
+  std::vector<redis::command> cmds;
+  for (auto& id : ids.value.elements) cmds.push_back({"HGETALL", k.plain(kind + ":" + id.str)});
+  auto infos = co_await conn->exec_all(std::move(cmds));
+  json::array out;
+  for (auto& info : infos) {
+    if (!info.ok()) co_return failure_of(info);
+    if (info.value.elements.empty()) continue;  // expired between the two reads
+    auto o = hash_to_object(info.value);
+    json::object item{{"id", o["id"].is_string() ? o["id"] : json::value(json::serialize(o["id"]))},
+                      {"pid", o["pid"]},
+                      {"host", o["host"]},
+                      {"last_seen", o["last_seen"]}};
+    if (kind == "gateway") item["sessions"] = o.contains("sessions") ? o["sessions"] : json::value(0);
+    out.push_back(std::move(item));
+  }
+  co_return out;
+}
+
+}  // namespace
+
+asio::awaitable<outcome<json::object>> collect_status(std::shared_ptr<redis::connection> conn,
+                                                      keys k, std::string queue) {
+  queue_api q(conn, k);
+  std::vector<redis::command> cmds{{"HGETALL", k.plain("leader")},
+                                   {"ZCARD", k.queue(queue, "waiting")},
+                                   {"HGETALL", k.plain("stats")}};
+  auto rs = co_await conn->exec_all(std::move(cmds));
+  for (auto& r : rs)
+    if (!r.ok()) co_return failure_of(r);
+  auto counts = co_await q.resource_counts(queue);
+  if (!counts) co_return counts.error();
+  auto workers = co_await live_members(conn, k, "worker");
+  if (!workers) co_return workers.error();
+  auto gateways = co_await live_members(conn, k, "gateway");
+  if (!gateways) co_return gateways.error();
+
+  json::value leader = nullptr;
+  if (!rs[0].value.elements.empty()) {
+    auto l = hash_to_object(rs[0].value);
+    leader = json::object{{"id", l["id"].is_string() ? l["id"] : json::value(json::serialize(l["id"]))},
+                          {"pid", l["pid"]}, {"host", l["host"]},
+                          {"fencing_token", l["fencing_token"]}, {"since", l["since"]}};
+  }
+  auto stats = hash_to_object(rs[2].value);
+  json::object counters;
+  for (auto name : {"published", "delivered", "duplicates_suppressed", "redelivered", "dead_lettered"})
+    counters[name] = stats.contains(name) ? stats[name] : json::value(0);
+  co_return json::object{{"leader", leader},
+                         {"queue_length", rs[1].value.integer},
+                         {"resources", json::object{{"free", counts.value().first},
+                                                    {"assigned", counts.value().second}}},
+                         {"counters", std::move(counters)},
+                         {"workers", std::move(workers.value())},
+                         {"gateways", std::move(gateways.value())}};
+}
+
+}  // namespace pushonce

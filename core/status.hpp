@@ -1,0 +1,18 @@
+#pragma once
+// The system's state as `pushonce-leader status --json` prints it (PROTOCOL.md): leader,
+// queue length, resources, counters, live workers and gateways. Shared by the CLI and the
+// gateway's /api/status (the admin dashboard).
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/object.hpp>
+#include <string>
+
+#include "core/keys.hpp"
+#include "core/outcome.hpp"
+
+namespace pushonce {
+
+boost::asio::awaitable<outcome<boost::json::object>> collect_status(
+    std::shared_ptr<redis::connection> conn, keys k, std::string queue);
+
+}  // namespace pushonce

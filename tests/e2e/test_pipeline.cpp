@@ -1,0 +1,554 @@
+// End-to-end: the real pushonce-leader and pushonce-worker programs as processes against a
+// private redis-server (PROTOCOL.md). Every test case uses its own namespace, so the cases
+// share one Redis without seeing each other's keys or channels.
+
+#include <doctest/doctest.h>
+#include <hiredis/hiredis.h>
+
+#include <atomic>
+#include <boost/json.hpp>
+#include <chrono>
+#include <csignal>
+#include <functional>
+#include <future>
+#include <memory>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include "tests/support/process.hpp"
+#include "tests/support/redis_server.hpp"
+
+namespace json = boost::json;
+using namespace std::chrono_literals;
+using pushonce::test::process;
+using pushonce::test::redis_server;
+using pushonce::test::run_capture;
+using pushonce::test::run_result;
+
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+const std::string leader_bin = std::string(PUSHONCE_BIN_DIR) + "/pushonce-leader";
+const std::string worker_bin = std::string(PUSHONCE_BIN_DIR) + "/pushonce-worker";
+
+// One redis-server for the whole file; test cases are kept apart by namespace.
+redis_server& shared_redis() {
+  static redis_server server;
+  return server;
+}
+
+std::string unique_namespace(const std::string& what) {
+  static std::atomic<unsigned> n{0};
+  return "e2e-" + what + "-" + std::to_string(::getpid()) + "-" + std::to_string(++n);
+}
+
+/// Polls `pred` every `every` until it holds or `timeout` passes; true when it held.
+bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds timeout,
+                std::chrono::milliseconds every = 20ms) {
+  auto deadline = clock_type::now() + timeout;
+  for (;;) {
+    if (pred()) return true;
+    if (clock_type::now() >= deadline) return false;
+    std::this_thread::sleep_for(every);
+  }
+}
+
+// --- a synchronous Redis client for looking at the keys (hiredis) ------------------------
+
+struct reply_free {
+  void operator()(redisReply* r) const { freeReplyObject(r); }
+};
+using reply_ptr = std::unique_ptr<redisReply, reply_free>;
+
+class sync_redis {
+ public:
+  explicit sync_redis(std::uint16_t port) {
+    timeval tv{5, 0};
+    ctx_ = redisConnectWithTimeout("127.0.0.1", port, tv);
+    if (ctx_ == nullptr || ctx_->err)
+      throw std::runtime_error("cannot connect to redis: " +
+                               std::string(ctx_ ? ctx_->errstr : "out of memory"));
+    redisSetTimeout(ctx_, tv);
+  }
+  ~sync_redis() { redisFree(ctx_); }
+  sync_redis(const sync_redis&) = delete;
+  sync_redis& operator=(const sync_redis&) = delete;
+
+  reply_ptr cmd(const std::vector<std::string>& words) {
+    std::vector<const char*> argv;
+    std::vector<size_t> lens;
+    for (auto& w : words) {
+      argv.push_back(w.data());
+      lens.push_back(w.size());
+    }
+    auto* r = static_cast<redisReply*>(
+        redisCommandArgv(ctx_, static_cast<int>(argv.size()), argv.data(), lens.data()));
+    if (r == nullptr) throw std::runtime_error("redis: " + std::string(ctx_->errstr));
+    return reply_ptr(r);
+  }
+
+  long long integer(const std::vector<std::string>& words) {
+    auto r = cmd(words);
+    if (r->type != REDIS_REPLY_INTEGER) throw std::runtime_error("redis: not an integer reply");
+    return r->integer;
+  }
+
+  /// Subscribers of one channel (PUBSUB NUMSUB).
+  long long subscribers(const std::string& channel) {
+    auto r = cmd({"PUBSUB", "NUMSUB", channel});
+    return r->type == REDIS_REPLY_ARRAY && r->elements == 2 ? r->element[1]->integer : -1;
+  }
+
+  /// XRANGE key - +: {entry id, field "f"} of every entry.
+  std::vector<std::pair<std::string, std::string>> inbox(const std::string& key) {
+    std::vector<std::pair<std::string, std::string>> out;
+    auto r = cmd({"XRANGE", key, "-", "+"});
+    for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i < r->elements; ++i) {
+      auto* e = r->element[i];
+      std::string id(e->element[0]->str, e->element[0]->len);
+      std::string f;
+      auto* fields = e->element[1];
+      for (size_t j = 0; j + 1 < fields->elements; j += 2)
+        if (std::string(fields->element[j]->str, fields->element[j]->len) == "f")
+          f.assign(fields->element[j + 1]->str, fields->element[j + 1]->len);
+      out.emplace_back(std::move(id), std::move(f));
+    }
+    return out;
+  }
+
+ private:
+  redisContext* ctx_ = nullptr;
+};
+
+// --- the programs --------------------------------------------------------------------------
+
+struct cli_result {
+  run_result run;
+  json::value out;  // stdout parsed (null when it is not one JSON object)
+  std::chrono::milliseconds elapsed{};
+
+  int code() const { return run.exit_code; }
+  std::string error() const {
+    if (!out.is_object() || !out.as_object().contains("error")) return {};
+    auto& e = out.as_object().at("error");
+    return e.is_string() ? std::string(e.as_string()) : json::serialize(e);
+  }
+  /// True when stderr has a line starting with "error:".
+  bool error_line() const {
+    std::istringstream in(run.err);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("error:", 0) == 0) return true;
+    return false;
+  }
+};
+
+std::string describe(const cli_result& r) {
+  return "exit " + std::to_string(r.run.exit_code) + (r.run.timed_out ? " (timed out)" : "") +
+         "\nstdout: " + r.run.out + "\nstderr: " + r.run.err;
+}
+
+cli_result run_cli(const std::string& program, std::vector<std::string> args,
+                   std::chrono::milliseconds timeout = 20s) {
+  cli_result r;
+  auto start = clock_type::now();
+  r.run = run_capture(program, args, {}, timeout);
+  r.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - start);
+  boost::system::error_code ec;
+  auto v = json::parse(r.run.out, ec);
+  if (!ec) r.out = std::move(v);
+  return r;
+}
+
+/// One deployment inside a namespace: the Redis URL, the leader daemon and the workers.
+class deployment {
+ public:
+  explicit deployment(const std::string& what)
+      : url_(shared_redis().url()), ns_(unique_namespace(what)), redis_(shared_redis().port()) {}
+
+  ~deployment() {
+    for (auto& w : workers_) w->kill(SIGKILL);
+    if (leader_) leader_->kill(SIGKILL);
+  }
+
+  const std::string& ns() const { return ns_; }
+  sync_redis& redis() { return redis_; }
+  std::string key(const std::string& suffix) const { return ns_ + ":" + suffix; }
+  std::string inbox_key(const std::string& user) const { return ns_ + ":{u:" + user + "}:inbox"; }
+
+  std::vector<std::string> common() const { return {"--redis", url_, "--namespace", ns_}; }
+
+  process& start_leader() {
+    auto args = std::vector<std::string>{"run", "--log-level", "warn"};
+    for (auto& a : common()) args.push_back(a);
+    leader_ = std::make_unique<process>(leader_bin, std::move(args));
+    return *leader_;
+  }
+
+  process& start_worker(std::vector<std::string> extra = {}) {
+    auto args = std::vector<std::string>{"--log-level", "warn"};
+    for (auto& a : common()) args.push_back(a);
+    for (auto& a : extra) args.push_back(std::move(a));
+    workers_.push_back(std::make_unique<process>(worker_bin, std::move(args)));
+    return *workers_.back();
+  }
+
+  process* leader() { return leader_.get(); }
+  std::vector<std::unique_ptr<process>>& workers() { return workers_; }
+
+  /// The leader holds the lease and listens for wake-ups; every worker hears the bus.
+  bool wait_ready(std::chrono::milliseconds timeout = 10s) {
+    return wait_until(
+        [&] {
+          bool leader_ok = !leader_ ||
+                           (redis_.integer({"EXISTS", key("leader")}) == 1 &&
+                            redis_.subscribers(key("leader:wake")) == 1);
+          return leader_ok &&
+                 redis_.subscribers(key("bus")) == static_cast<long long>(workers_.size());
+        },
+        timeout);
+  }
+
+  /// pushonce-leader with the namespace's --redis/--namespace appended.
+  cli_result admin(std::vector<std::string> args, std::chrono::milliseconds timeout = 20s) {
+    for (auto& a : common()) args.push_back(a);
+    return run_cli(leader_bin, std::move(args), timeout);
+  }
+
+  json::object status() {
+    auto r = admin({"status", "--json"});
+    if (r.code() != 0 || !r.out.is_object()) throw std::runtime_error("status: " + describe(r));
+    return r.out.as_object();
+  }
+
+  /// stderr of every daemon, for failure messages.
+  std::string logs() const {
+    std::string text;
+    if (leader_) text += "--- leader stderr:\n" + leader_->stderr_text();
+    for (std::size_t i = 0; i < workers_.size(); ++i)
+      text += "--- worker " + std::to_string(i + 1) + " stderr:\n" + workers_[i]->stderr_text();
+    return text;
+  }
+
+ private:
+  std::string url_;
+  std::string ns_;
+  sync_redis redis_;
+  std::unique_ptr<process> leader_;
+  std::vector<std::unique_ptr<process>> workers_;
+};
+
+long long counter(const json::object& status, const char* name) {
+  const auto& v = status.at("counters").as_object().at(name);
+  return v.is_int64() ? v.as_int64() : -1;
+}
+
+json::value parse_or_null(const std::string& text) {
+  boost::system::error_code ec;
+  auto v = json::parse(text, ec);
+  return ec ? json::value(nullptr) : v;
+}
+
+}  // namespace
+
+TEST_CASE("pipeline: 100 users, 100 resources, 3 workers: one assignment each, no duplicates") {
+  deployment d("pipeline");
+  d.start_leader();
+  for (int i = 0; i < 3; ++i) d.start_worker();
+  REQUIRE_MESSAGE(d.wait_ready(), d.logs());
+
+  // 100 joins, four CLI processes at a time.
+  constexpr int users = 100;
+  std::vector<cli_result> joins(users);
+  {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t)
+      threads.emplace_back([&, t] {
+        for (int i = t; i < users; i += 4)
+          joins[i] = d.admin({"join", "u" + std::to_string(i + 1), "--json"});
+      });
+    for (auto& t : threads) t.join();
+  }
+  for (int i = 0; i < users; ++i) {
+    INFO("join u", i + 1, ": ", describe(joins[i]));
+    REQUIRE(joins[i].code() == 0);
+    REQUIRE(joins[i].out.is_object());
+    CHECK(joins[i].out.at("user").as_string() == ("u" + std::to_string(i + 1)).c_str());
+    CHECK(joins[i].out.at("queue").as_string() == "default");
+    CHECK(joins[i].out.at("position").as_int64() >= 1);
+  }
+
+  std::vector<std::string> add{"resource", "add"};
+  for (int i = 1; i <= 100; ++i) add.push_back("r" + std::to_string(i));
+  add.push_back("--json");
+  auto added = d.admin(add);
+  INFO(describe(added));
+  REQUIRE(added.code() == 0);
+  REQUIRE(added.out.at("added").as_array().size() == 100);
+
+  // Every inbox gets exactly one entry.
+  auto inbox_len = [&](int i) {
+    return d.redis().integer({"XLEN", d.inbox_key("u" + std::to_string(i))});
+  };
+  bool all_delivered = wait_until(
+      [&] {
+        for (int i = 1; i <= users; ++i)
+          if (inbox_len(i) < 1) return false;
+        return true;
+      },
+      15s, 50ms);
+  REQUIRE_MESSAGE(all_delivered, d.logs());
+
+  std::set<std::string> resources, ids;
+  for (int i = 1; i <= users; ++i) {
+    auto user = "u" + std::to_string(i);
+    auto entries = d.redis().inbox(d.inbox_key(user));
+    INFO("inbox of ", user);
+    REQUIRE(entries.size() == 1);
+    CHECK(entries[0].first == "1-0");
+    auto frame = parse_or_null(entries[0].second);
+    INFO("frame: ", entries[0].second);
+    REQUIRE(frame.is_object());
+    const auto& f = frame.as_object();
+    CHECK(f.at("type").as_string() == "message");
+    CHECK(f.at("kind").as_string() == "assignment");
+    CHECK(f.at("offset").as_int64() == 1);
+    REQUIRE(f.at("id").is_string());
+    ids.insert(std::string(f.at("id").as_string()));
+    CHECK(f.at("ts").is_int64());
+    const auto& data = f.at("data").as_object();
+    CHECK(data.at("queue").as_string() == "default");
+    REQUIRE(data.at("resource").is_string());
+    std::string r(data.at("resource").as_string());
+    CHECK(r.size() >= 2);
+    CHECK(r[0] == 'r');
+    auto n = std::stoi(r.substr(1));
+    CHECK((n >= 1 && n <= 100));
+    resources.insert(r);
+  }
+  CHECK(resources.size() == 100);
+  CHECK(ids.size() == 100);
+
+  // Counters are flushed by the workers every 100 ms: poll until they settle.
+  json::object st;
+  bool settled = wait_until(
+      [&] {
+        st = d.status();
+        return counter(st, "published") == 100 && counter(st, "delivered") == 100 &&
+               counter(st, "duplicates_suppressed") == 200;
+      },
+      10s, 100ms);
+  INFO("status: ", json::serialize(st));
+  CHECK(settled);
+  CHECK(counter(st, "published") == 100);
+  CHECK(counter(st, "delivered") == 100);
+  CHECK(counter(st, "duplicates_suppressed") == 200);
+  CHECK(counter(st, "redelivered") == 0);
+  CHECK(counter(st, "dead_lettered") == 0);
+  CHECK(st.at("workers").as_array().size() == 3);
+  REQUIRE(st.at("leader").is_object());
+  CHECK(st.at("leader").as_object().contains("fencing_token"));
+  CHECK(st.at("queue_length").as_int64() == 0);
+  CHECK(st.at("resources").as_object().at("free").as_int64() == 0);
+  CHECK(st.at("resources").as_object().at("assigned").as_int64() == 100);
+
+  // Nothing more arrives after the counters settled.
+  for (int i = 1; i <= users; ++i) CHECK(inbox_len(i) == 1);
+}
+
+TEST_CASE("publish with an idempotency key: one message, one inbox entry") {
+  deployment d("publish");
+  for (int i = 0; i < 3; ++i) d.start_worker();
+  REQUIRE_MESSAGE(d.wait_ready(), d.logs());
+
+  auto first = d.admin({"publish", "alice", R"({"hello":"world","n":1})", "--id", "K1", "--json"});
+  INFO("first: ", describe(first));
+  REQUIRE(first.code() == 0);
+  REQUIRE(first.out.is_object());
+  CHECK(first.out.at("duplicate").as_bool() == false);
+  std::string id(first.out.at("id").as_string());
+  CHECK(!id.empty());
+  CHECK(id.find_first_not_of("0123456789") == std::string::npos);
+
+  auto second = d.admin({"publish", "alice", R"({"hello":"again"})", "--id", "K1", "--json"});
+  INFO("second: ", describe(second));
+  REQUIRE(second.code() == 0);
+  CHECK(second.out.at("id").as_string() == id.c_str());
+  CHECK(second.out.at("duplicate").as_bool() == true);
+
+  auto inbox = d.inbox_key("alice");
+  REQUIRE_MESSAGE(wait_until([&] { return d.redis().integer({"XLEN", inbox}) >= 1; }, 10s),
+                  d.logs());
+  // All three claims are counted once the workers flushed: then nothing else can arrive.
+  json::object st;
+  bool settled = wait_until(
+      [&] {
+        st = d.status();
+        return counter(st, "delivered") == 1 && counter(st, "duplicates_suppressed") == 2;
+      },
+      10s, 100ms);
+  INFO("status: ", json::serialize(st));
+  CHECK(settled);
+  CHECK(counter(st, "published") == 1);
+
+  auto entries = d.redis().inbox(inbox);
+  REQUIRE(entries.size() == 1);
+  CHECK(entries[0].first == "1-0");
+  auto frame = parse_or_null(entries[0].second);
+  INFO("frame: ", entries[0].second);
+  REQUIRE(frame.is_object());
+  CHECK(frame.at("type").as_string() == "message");
+  CHECK(frame.at("id").as_string() == id.c_str());
+  CHECK(frame.at("kind").as_string() == "message");
+  CHECK(frame.at("offset").as_int64() == 1);
+  CHECK(frame.at("data") == json::parse(R"({"hello":"world","n":1})"));
+}
+
+TEST_CASE("CLI contract: exit codes, JSON errors, error: lines") {
+  deployment d("cli");
+
+  auto expect_error = [](const cli_result& r, int code, const std::string& error) {
+    INFO(describe(r));
+    CHECK(r.code() == code);
+    CHECK(r.error_line());
+    REQUIRE(r.out.is_object());  // exactly one JSON object on stdout
+    CHECK(r.error() == error);
+    CHECK(r.out.as_object().contains("message"));
+  };
+
+  SUBCASE("unknown command: usage error, exit 2") {
+    auto r = d.admin({"frobnicate", "--json"});
+    INFO(describe(r));
+    CHECK(r.code() == 2);
+    CHECK(r.error_line());
+    REQUIRE(r.out.is_object());
+    CHECK(!r.error().empty());
+  }
+
+  SUBCASE("unknown option: usage error, exit 2, for both programs") {
+    auto r = d.admin({"status", "--no-such-option", "--json"});
+    INFO(describe(r));
+    CHECK(r.code() == 2);
+    CHECK(r.error_line());
+    REQUIRE(r.out.is_object());
+    CHECK(!r.error().empty());
+
+    auto w = run_cli(worker_bin, {"--no-such-option"});
+    INFO(describe(w));
+    CHECK(w.code() == 2);
+    CHECK(w.error_line());
+  }
+
+  SUBCASE("missing argument: usage error, exit 2") {
+    auto r = d.admin({"join", "--json"});
+    INFO(describe(r));
+    CHECK(r.code() == 2);
+    CHECK(r.error_line());
+    REQUIRE(r.out.is_object());
+    CHECK(!r.error().empty());
+  }
+
+  SUBCASE("leave of a user who is not queued: not_queued, exit 1") {
+    expect_error(d.admin({"leave", "nobody", "--json"}), 1, "not_queued");
+    auto plain = d.admin({"leave", "nobody"});
+    INFO(describe(plain));
+    CHECK(plain.code() == 1);
+    CHECK(plain.error_line());
+  }
+
+  SUBCASE("join twice: already_queued, exit 1") {
+    auto r = d.admin({"join", "bob", "--json"});
+    INFO(describe(r));
+    REQUIRE(r.code() == 0);
+    CHECK(r.out.at("position").as_int64() == 1);
+    CHECK(r.out.at("ticket").as_int64() >= 1);
+    expect_error(d.admin({"join", "bob", "--json"}), 1, "already_queued");
+    // The queue is unchanged, and leave then works.
+    auto pos = d.admin({"position", "bob", "--json"});
+    INFO(describe(pos));
+    CHECK(pos.code() == 0);
+    CHECK(pos.out.at("position").as_int64() == 1);
+    auto left = d.admin({"leave", "bob", "--json"});
+    INFO(describe(left));
+    CHECK(left.code() == 0);
+    CHECK(left.out.at("removed").as_bool() == true);
+  }
+
+  SUBCASE("unreachable Redis: redis_unavailable, exit 1 within 5 s") {
+    // Both give up only after their timeouts: run them side by side.
+    auto status_call = std::async(std::launch::async, [&] {
+      return run_cli(leader_bin, {"status", "--json", "--redis", "redis://127.0.0.1:1",
+                                  "--namespace", d.ns()},
+                     15s);
+    });
+    auto join = run_cli(leader_bin, {"join", "carol", "--redis", "redis://127.0.0.1:1"}, 15s);
+    auto r = status_call.get();
+    INFO(describe(r), "\nelapsed ms: ", r.elapsed.count());
+    CHECK(!r.run.timed_out);
+    CHECK(r.elapsed < 5s);
+    CHECK(r.code() == 1);
+    CHECK(r.error_line());
+    CHECK(r.error() == "redis_unavailable");
+
+    INFO(describe(join), "\nelapsed ms: ", join.elapsed.count());
+    CHECK(join.elapsed < 5s);
+    CHECK(join.code() == 1);
+    CHECK(join.error_line());
+    CHECK(join.run.out.empty());  // without --json nothing on stdout
+  }
+
+  SUBCASE("--help and --version exit 0") {
+    for (const auto& program : {leader_bin, worker_bin}) {
+      for (const char* flag : {"--help", "--version"}) {
+        auto r = run_cli(program, {flag});
+        INFO(program, " ", flag, ": ", describe(r));
+        CHECK(r.code() == 0);
+        CHECK(!r.run.out.empty());
+        CHECK(r.run.err.empty());
+      }
+    }
+    auto v = run_cli(leader_bin, {"--version"});
+    CHECK(v.run.out.rfind("pushonce-leader ", 0) == 0);
+  }
+}
+
+TEST_CASE("SIGTERM: the leader and the workers exit 0 within 5 s") {
+  deployment d("sigterm");
+  d.start_leader();
+  for (int i = 0; i < 3; ++i) d.start_worker();
+  REQUIRE_MESSAGE(d.wait_ready(), d.logs());
+  // Heartbeats are written: status lists every worker.
+  REQUIRE_MESSAGE(wait_until([&] { return d.status().at("workers").as_array().size() == 3; }, 5s),
+                  d.logs());
+
+  // Some work in flight while stopping makes the drain path run too.
+  auto pub = d.admin({"publish", "dave", R"({"x":1})", "--json"});
+  REQUIRE(pub.code() == 0);
+
+  auto start = clock_type::now();
+  d.leader()->kill(SIGTERM);
+  for (auto& w : d.workers()) w->kill(SIGTERM);
+  auto leader_status = d.leader()->wait(5s);
+  INFO(d.logs());
+  REQUIRE(leader_status.has_value());
+  CHECK(*leader_status == 0);
+  for (auto& w : d.workers()) {
+    auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(
+        start + 5s - clock_type::now());
+    auto s = w->wait(std::max(remaining, 0ms));
+    REQUIRE(s.has_value());
+    CHECK(*s == 0);
+  }
+
+  // A clean stop hands back the lease and removes the heartbeats.
+  auto st = d.status();
+  INFO("status: ", json::serialize(st));
+  CHECK(st.at("leader").is_null());
+  CHECK(st.at("workers").as_array().empty());
+}
