@@ -166,6 +166,7 @@ asio::awaitable<outcome<long long>> queue_api::source_index(std::string queue) {
 
 asio::awaitable<outcome<std::optional<assignment>>> queue_api::assign_one(
     std::string queue, long long source, long long fencing_token, long long accept_timeout_ms) {
+  if (!valid_name(queue)) co_return bad_name("queue", queue);
   strings k{keys_.queue(queue, "waiting"),  keys_.queue(queue, "assigned"),
             keys_.queue(queue, "res:meta"), keys_.queue(queue, "res:free"),
             keys_.queue(queue, "res:holder"), keys_.queue(queue, "seq"),

@@ -50,7 +50,7 @@ struct connection::state : std::enable_shared_from_this<connection::state> {
 
   state(asio::any_io_executor ex, connection_options o)
       : strand(asio::make_strand(ex)), stream(strand), opts(std::move(o)),
-        wake(strand), ticker(strand),
+        wake(strand), ticker(strand), pause(strand),
         retry(opts.backoff_initial, opts.backoff_max) {}
 
   asio::strand<asio::any_io_executor> strand;
@@ -58,6 +58,7 @@ struct connection::state : std::enable_shared_from_this<connection::state> {
   connection_options opts;
   asio::steady_timer wake;    // writer's condition variable
   asio::steady_timer ticker;  // deadline sweep
+  asio::steady_timer pause;   // backoff between connection attempts (stop() cancels it)
   backoff retry;
   std::deque<std::shared_ptr<pending>> waiting, inflight;
   std::size_t queued = 0;
@@ -177,8 +178,8 @@ struct connection::state : std::enable_shared_from_this<connection::state> {
           log::warn("redis: cannot connect to {}: {}; retrying in {} ms", opts.where.display(),
                     ec.message(), delay.count());
         was_down = true;
-        asio::steady_timer t(strand, delay);
-        co_await t.async_wait(use_tuple);
+        pause.expires_after(delay);
+        co_await pause.async_wait(use_tuple);
         continue;
       }
       if (was_down) log::info("redis: connected to {}", opts.where.display());
@@ -193,8 +194,8 @@ struct connection::state : std::enable_shared_from_this<connection::state> {
       if (stopped) break;
       log::warn("redis: connection to {} lost; reconnecting", opts.where.display());
       was_down = true;
-      asio::steady_timer t(strand, retry.next());
-      co_await t.async_wait(use_tuple);
+      pause.expires_after(retry.next());
+      co_await pause.async_wait(use_tuple);
     }
     fail_inflight(error::stopped);
     for (auto& p : waiting) finish(*p, error::stopped, {});
@@ -225,6 +226,7 @@ void connection::stop() {
     st->stopped = true;
     st->wake.cancel();
     st->ticker.cancel();
+    st->pause.cancel();  // a stop during the backoff must not wait for it to end
     st->stream.close();
     if (!st->started) {
       for (auto& p : st->waiting) st->finish(*p, error::stopped, {});

@@ -45,7 +45,7 @@ struct subscriber::state : std::enable_shared_from_this<subscriber::state> {
 
   state(asio::any_io_executor ex, connection_options o, message_fn fn, bool sh)
       : strand(asio::make_strand(ex)), stream(strand), opts(std::move(o)),
-        on_message(std::move(fn)), sharded(sh), wake(strand),
+        on_message(std::move(fn)), sharded(sh), wake(strand), pause(strand),
         retry(opts.backoff_initial, opts.backoff_max) {}
 
   asio::strand<asio::any_io_executor> strand;
@@ -54,6 +54,7 @@ struct subscriber::state : std::enable_shared_from_this<subscriber::state> {
   message_fn on_message;
   bool sharded;
   asio::steady_timer wake;
+  asio::steady_timer pause;  // backoff between connection attempts (stop() cancels it)
   backoff retry;
   std::set<std::string> wanted;
   std::map<std::string, int> sent;
@@ -203,8 +204,8 @@ struct subscriber::state : std::enable_shared_from_this<subscriber::state> {
           log::warn("redis: subscriber cannot connect to {}: {}; retrying in {} ms",
                     opts.where.display(), ec.message(), delay.count());
         was_down = true;
-        asio::steady_timer t(strand, delay);
-        co_await t.async_wait(use_tuple);
+        pause.expires_after(delay);
+        co_await pause.async_wait(use_tuple);
         continue;
       }
       if (was_down) log::info("redis: subscriber connected to {}", opts.where.display());
@@ -220,8 +221,8 @@ struct subscriber::state : std::enable_shared_from_this<subscriber::state> {
       if (stopped) break;
       was_down = true;
       log::warn("redis: subscriber connection to {} lost; reconnecting", opts.where.display());
-      asio::steady_timer t(strand, retry.next());
-      co_await t.async_wait(use_tuple);
+      pause.expires_after(retry.next());
+      co_await pause.async_wait(use_tuple);
     }
     for (auto& [ch, w] : waiters) {
       w.timer->cancel();
@@ -257,6 +258,7 @@ void subscriber::stop() {
     if (st->stopped) return;
     st->stopped = true;
     st->wake.cancel();
+    st->pause.cancel();  // a stop during the backoff must not wait for it to end
     st->stream.close();
   });
 }

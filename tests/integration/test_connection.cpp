@@ -182,8 +182,8 @@ TEST_CASE("connection: reconnects after a server restart and calls on_connect ag
   int connects = 0;
   auto conn = fx.connect();
   conn->on_connect([&] { ++connects; });
-  // on_connect is posted before start() has connected: both run on the same strand, in
-  // order, so the first connect already counts.
+  // on_connect is set (posted to the strand) before the connect attempt that start()
+  // posted has completed, so the first connect already counts.
   fx.run([&]() -> asio::awaitable<void> {
     auto set = cmd({"SET", "k", "v1"});
     CO_LET(auto r, conn->exec(std::move(set)));
@@ -252,7 +252,9 @@ TEST_CASE("subscriber: confirmation, delivery in order, resubscription after a r
     CO_LET(auto ec, sub->subscribe(std::move(name)));
     CHECK_FALSE(ec);
     CHECK(sub->connected());
-    CHECK(rec.connects == 1);
+    // The waiter is completed inline, before on_connect runs for the same confirmation.
+    CO_LET(bool connected_once, wait_until([&] { return rec.connects == 1; }, 1s));
+    CHECK(connected_once);
 
     // Confirmed means subscribed: a PUBLISH right now reaches exactly one subscriber.
     std::vector<pushonce::redis::command> pubs;
@@ -344,4 +346,160 @@ TEST_CASE("scripts: eval recovers from NOSCRIPT after SCRIPT FLUSH and after a r
     REQUIRE(r.ok());
     CHECK(r.value.integer == 16);
   });
+}
+
+TEST_CASE("connection: commands issued while the server is down wait for the reconnect") {
+  redis_fixture fx;
+  fx.run([&]() -> asio::awaitable<void> {
+    auto ping = cmd({"PING"});
+    CO_LET(auto r, fx.conn->exec(std::move(ping)));
+    CHECK(r.ok());
+  });
+  fx.server.stop();
+  std::vector<result> results;
+  fx.run([&]() -> asio::awaitable<void> {
+    auto ex = co_await asio::this_coro::executor;
+    // Let the client notice the closed connection first, so the commands are queued
+    // while it is disconnected rather than written to the dead socket.
+    CO_LET(bool down, wait_until([&] { return !fx.conn->connected(); }, 2s));
+    CHECK(down);
+    for (int i = 0; i < 3; ++i) {
+      asio::co_spawn(
+          ex,
+          [&]() -> asio::awaitable<void> {
+            auto incr = cmd({"INCR", "queued"});
+            CO_LET(auto r, fx.conn->exec(std::move(incr)));
+            results.push_back(std::move(r));
+          },
+          asio::detached);
+    }
+    CO_DO(sleep_for(300ms));  // reconnect attempts fail meanwhile
+    CHECK(results.empty());
+  });
+  fx.server.restart();
+  fx.run([&]() -> asio::awaitable<void> {
+    CO_LET(bool all, wait_until([&] { return results.size() == 3; }, 4s));
+    CHECK(all);
+  });
+  REQUIRE(results.size() == 3);
+  std::vector<long long> values;
+  for (auto& r : results) {
+    CHECK(r.ok());
+    values.push_back(r.value.integer);
+  }
+  CHECK(values == std::vector<long long>{1, 2, 3});
+}
+
+TEST_CASE("connection: without a server, a command fails with timeout after command_timeout") {
+  redis_fixture fx;
+  auto o = fx.options();
+  o.where.port = pushonce::test::free_port();  // nobody listens there
+  o.command_timeout = 200ms;
+  auto conn = fx.connect(o);
+  long long waited = 0;
+  result r;
+  fx.run([&]() -> asio::awaitable<void> {
+    auto t0 = clock_type::now();
+    auto ping = cmd({"PING"});
+    CO_LET(r, conn->exec(std::move(ping)));
+    waited = ms_since(t0);
+  });
+  CHECK(r.ec == pushonce::redis::error::timeout);
+  CHECK(waited >= 190);
+  CHECK(waited < 800);
+  CHECK_FALSE(conn->connected());
+}
+
+TEST_CASE("connection: max_queued bounds the commands in flight; stop fails the rest") {
+  redis_fixture fx;
+  auto o = fx.options();
+  o.max_queued = 10;
+  auto conn = fx.connect(o);
+  fx.run([&]() -> asio::awaitable<void> {
+    std::vector<pushonce::redis::command> cmds;
+    for (int i = 0; i < 25; ++i) cmds.push_back(cmd({"INCR", "bounded"}));
+    CO_LET(auto rs, conn->exec_all(std::move(cmds)));
+    REQUIRE(rs.size() == 25);
+    int ok = 0, full = 0;
+    for (auto& r : rs) {
+      ok += r.ok();
+      full += r.ec == pushonce::redis::error::queue_full;
+    }
+    CHECK(ok == 10);
+    CHECK(full == 15);
+    auto get = cmd({"GET", "bounded"});
+    CO_LET(auto g, conn->exec(std::move(get)));
+    CHECK(g.value.str == "10");
+
+    conn->stop();
+    auto after = cmd({"PING"});
+    CO_LET(auto s, conn->exec(std::move(after)));
+    CHECK(s.ec == pushonce::redis::error::stopped);
+  });
+}
+
+TEST_CASE("connection: stop() while reconnecting fails the queued commands at once") {
+  redis_fixture fx;
+  auto o = fx.options();
+  o.where.port = pushonce::test::free_port();  // nobody listens there: connect is refused
+  o.backoff_initial = 1000ms;
+  o.backoff_max = 1000ms;
+  auto conn = fx.connect(o);
+  result r;
+  bool done = false;
+  long long waited = -1;
+  fx.run([&]() -> asio::awaitable<void> {
+    auto ex = co_await asio::this_coro::executor;
+    asio::co_spawn(
+        ex,
+        [&]() -> asio::awaitable<void> {
+          auto ping = cmd({"PING"});
+          CO_LET(r, conn->exec(std::move(ping)));
+          done = true;
+        },
+        asio::detached);
+    CO_DO(sleep_for(100ms));  // the first connect was refused; now in its 1 s backoff
+    CHECK_FALSE(done);
+    auto t0 = clock_type::now();
+    conn->stop();
+    CO_LET(bool finished, wait_until([&] { return done; }, 3s));
+    CHECK(finished);
+    waited = ms_since(t0);
+  });
+  CHECK(r.ec == pushonce::redis::error::stopped);
+  CHECK(waited < 200);
+}
+
+TEST_CASE("subscriber: stop() while reconnecting fails a pending subscribe at once") {
+  redis_fixture fx;
+  received rec;
+  auto o = fx.options();
+  o.where.port = pushonce::test::free_port();
+  o.backoff_initial = 1000ms;
+  o.backoff_max = 1000ms;
+  auto sub = fx.subscriber(rec, o);
+  std::error_code ec;
+  bool done = false;
+  long long waited = -1;
+  fx.run([&]() -> asio::awaitable<void> {
+    auto ex = co_await asio::this_coro::executor;
+    asio::co_spawn(
+        ex,
+        [&]() -> asio::awaitable<void> {
+          std::string ch = "t:never";
+          CO_LET(ec, sub->subscribe(std::move(ch)));
+          done = true;
+        },
+        asio::detached);
+    CO_DO(sleep_for(100ms));
+    CHECK_FALSE(done);
+    auto t0 = clock_type::now();
+    sub->stop();
+    CO_LET(bool finished, wait_until([&] { return done; }, 3s));
+    CHECK(finished);
+    waited = ms_since(t0);
+  });
+  CHECK(ec == pushonce::redis::error::stopped);
+  CHECK(waited < 200);
+  CHECK(rec.connects == 0);
 }

@@ -1,0 +1,137 @@
+// session.lua and ack.lua through the core's script runner: the epoch is created once,
+// acks never decrease, never pass the last delivered offset, compare as numbers, and an
+// ack of another epoch changes nothing.
+#include "core/redis/scripts.hpp"
+// (the header under test first: it is self-contained)
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/integration/lua_calls.hpp"
+#include "tests/integration/redis_fixture.hpp"
+
+namespace asio = boost::asio;
+using pushonce::redis::result;
+using pushonce::test::cmd;
+using pushonce::test::deliver_args;
+using pushonce::test::redis_fixture;
+
+namespace {
+
+// {epoch, offset, acked} as "E1 0 0".
+std::string session_of(const result& r) {
+  if (!r.ok() || r.value.elements.size() != 3) return "bad reply: " + r.value.str;
+  return r.value.at(0).str + " " + std::to_string(r.value.at(1).integer) + " " +
+         std::to_string(r.value.at(2).integer);
+}
+
+long long acked_of(const result& r) {
+  REQUIRE_MESSAGE(r.ok(), r.value.str);
+  REQUIRE(r.value.kind == pushonce::redis::reply::type::integer);
+  return r.value.integer;
+}
+
+// Claims and delivers messages 1..n (ids id*4096) to user, so offsets 1..n exist.
+asio::awaitable<void> deliver_n(redis_fixture& fx, std::string user, int from, int to) {
+  for (int i = from; i <= to; ++i) {
+    const std::string id = std::to_string(i * 4096);
+    CO_LET(auto c, pushonce::test::claim(*fx.conn, fx.k, user, id, "w", 5000));
+    REQUIRE(c.ok());
+    deliver_args d;
+    d.head = R"({"type":"message","id":")" + id + R"(","offset":)";
+    d.tail = "}";
+    d.epoch = "E-other";  // only used when no epoch is stored
+    CO_LET(auto r, pushonce::test::deliver(*fx.conn, fx.k, user, id, "w", d));
+    REQUIRE(r.ok());
+    CHECK(r.value.integer == i);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("session: the epoch is created once; offset and acked start at 0") {
+  redis_fixture fx;
+  fx.run([&]() -> asio::awaitable<void> {
+    CO_LET(auto s1, pushonce::test::session(*fx.conn, fx.k, "alice", "E1"));
+    CHECK(session_of(s1) == "E1 0 0");
+    CO_LET(auto s2, pushonce::test::session(*fx.conn, fx.k, "alice", "E2"));
+    CHECK(session_of(s2) == "E1 0 0");
+    auto pttl = cmd({"PTTL", fx.k.user("alice", "meta")});
+    CO_LET(auto t1, fx.conn->exec(pttl));
+    CHECK(t1.value.integer == -1);  // no idle ttl asked for
+
+    CO_LET(auto s3, pushonce::test::session(*fx.conn, fx.k, "bob", "E7", 600000));
+    CHECK(session_of(s3) == "E7 0 0");
+    auto pttl_b = cmd({"PTTL", fx.k.user("bob", "meta")});
+    CO_LET(auto t2, fx.conn->exec(pttl_b));
+    CHECK(t2.value.integer > 590000);
+    CHECK(t2.value.integer <= 600000);
+
+    // Deliveries keep the stored epoch and count the offset.
+    CO_DO(deliver_n(fx, "alice", 1, 3));
+    CO_LET(auto s4, pushonce::test::session(*fx.conn, fx.k, "alice", "E3"));
+    CHECK(session_of(s4) == "E1 3 0");
+
+    CO_LET(auto bad, pushonce::test::session(*fx.conn, fx.k, "alice", ""));
+    CHECK(bad.value.error_code() == "bad_request");
+  });
+}
+
+TEST_CASE("ack: never decreases, never beyond the offset, numeric, epoch-checked") {
+  redis_fixture fx;
+  const std::string u = "carol";
+  fx.run([&]() -> asio::awaitable<void> {
+    // Nothing delivered yet: acks are clamped to offset 0 and create nothing.
+    CO_LET(auto a0, pushonce::test::ack(*fx.conn, fx.k, "nobody", "3"));
+    CHECK(acked_of(a0) == 0);
+    auto exists = cmd({"EXISTS", fx.k.user("nobody", "meta")});
+    CO_LET(auto e, fx.conn->exec(exists));
+    CHECK(e.value.integer == 0);
+
+    CO_LET(auto s, pushonce::test::session(*fx.conn, fx.k, u, "E1"));
+    CHECK(session_of(s) == "E1 0 0");
+    CO_DO(deliver_n(fx, u, 1, 9));
+
+    CO_LET(auto a5, pushonce::test::ack(*fx.conn, fx.k, u, "5"));
+    CHECK(acked_of(a5) == 5);
+    CO_LET(auto a3, pushonce::test::ack(*fx.conn, fx.k, u, "3"));
+    CHECK(acked_of(a3) == 5);  // never decreases
+    CO_LET(auto a99, pushonce::test::ack(*fx.conn, fx.k, u, "99"));
+    CHECK(acked_of(a99) == 9);  // never beyond the last delivered offset
+    CO_LET(auto a9, pushonce::test::ack(*fx.conn, fx.k, u, "9"));
+    CHECK(acked_of(a9) == 9);
+
+    CO_DO(deliver_n(fx, u, 10, 10));
+    CO_LET(auto a10, pushonce::test::ack(*fx.conn, fx.k, u, "10"));
+    CHECK(acked_of(a10) == 10);  // 10 > 9 as numbers ("10" < "9" as strings)
+    auto acked = cmd({"HGET", fx.k.user(u, "meta"), "acked"});
+    CO_LET(auto h, fx.conn->exec(acked));
+    CHECK(h.value.str == "10");
+    CO_LET(auto a9b, pushonce::test::ack(*fx.conn, fx.k, u, "9"));
+    CHECK(acked_of(a9b) == 10);
+
+    // Another epoch's offset says nothing about this one.
+    CO_DO(deliver_n(fx, u, 11, 12));
+    CO_LET(auto other, pushonce::test::ack(*fx.conn, fx.k, u, "12", "E0"));
+    CHECK(acked_of(other) == 10);
+    CO_LET(auto h2, fx.conn->exec(acked));
+    CHECK(h2.value.str == "10");
+    CO_LET(auto same, pushonce::test::ack(*fx.conn, fx.k, u, "11", "E1"));
+    CHECK(acked_of(same) == 11);
+    CO_LET(auto plain, pushonce::test::ack(*fx.conn, fx.k, u, "12"));
+    CHECK(acked_of(plain) == 12);
+
+    CO_LET(auto s2, pushonce::test::session(*fx.conn, fx.k, u, "E9"));
+    CHECK(session_of(s2) == "E1 12 12");
+
+    for (const char* bad : {"-1", "1.5", "abc", ""}) {
+      CAPTURE(bad);
+      CO_LET(auto r, pushonce::test::ack(*fx.conn, fx.k, u, bad));
+      CHECK(r.value.error_code() == "bad_request");
+    }
+    CO_LET(auto h3, fx.conn->exec(acked));
+    CHECK(h3.value.str == "12");
+  });
+}

@@ -1,0 +1,278 @@
+// publish.lua through core/publisher: ids, idempotency keys scoped to the user, batches,
+// the published counter, data spliced verbatim, shards, NOSCRIPT recovery.
+#include "core/publisher.hpp"
+// (the header under test first: it is self-contained)
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/message.hpp"
+#include "core/names.hpp"
+#include "tests/integration/redis_fixture.hpp"
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using pushonce::publish_request;
+using pushonce::publisher;
+using pushonce::test::cmd;
+using pushonce::test::received;
+using pushonce::test::redis_fixture;
+using pushonce::test::sleep_for;
+using pushonce::test::wait_until;
+
+namespace {
+
+publish_request req(std::string user, std::string data,
+                    std::optional<std::string> key = std::nullopt) {
+  return publish_request{std::move(user), std::move(data), std::move(key)};
+}
+
+bool all_digits(const std::string& s) {
+  return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("publish: ids, duplicates by idempotency key, per-user keys, the counter") {
+  redis_fixture fx;
+  received bus;
+  auto sub = fx.subscriber(bus);
+  pushonce::publisher_options po;
+  po.dedup_window = 60s;
+  publisher pub(fx.conn, fx.k, po);
+  const std::string bus_ch = fx.k.bus_channel();
+  fx.run([&]() -> asio::awaitable<void> {
+    std::string ch = bus_ch;
+    CO_LET(auto sec, sub->subscribe(std::move(ch)));
+    REQUIRE_FALSE(sec);
+
+    CO_LET(auto p1, pub.publish(req("alice", R"({"a":1})")));
+    REQUIRE(p1.ok());
+    CHECK(all_digits(p1.value().id));
+    CHECK(p1.value().id == "4096");  // seq 1 x 4096 + shard 0
+    CHECK_FALSE(p1.value().duplicate);
+
+    CO_LET(auto p2, pub.publish(req("alice", R"({"a":2})", "order-1")));
+    REQUIRE(p2.ok());
+    CHECK(p2.value().id == "8192");
+    CHECK_FALSE(p2.value().duplicate);
+    CHECK(pushonce::compare_ids(p1.value().id, p2.value().id) < 0);
+
+    CO_LET(auto p3, pub.publish(req("alice", R"({"a":3})", "order-1")));
+    REQUIRE(p3.ok());
+    CHECK(p3.value().id == p2.value().id);
+    CHECK(p3.value().duplicate);
+
+    // The key is scoped to the user: bob's "order-1" is another message.
+    CO_LET(auto p4, pub.publish(req("bob", R"({"b":1})", "order-1")));
+    REQUIRE(p4.ok());
+    CHECK_FALSE(p4.value().duplicate);
+    CHECK(p4.value().id == "12288");
+    CO_LET(auto p5, pub.publish(req("bob", R"({"b":2})", "order-1")));
+    CHECK(p5.value().duplicate);
+    CHECK(p5.value().id == "12288");
+
+    auto pttl = cmd({"PTTL", fx.k.idem(0, "alice", "order-1")});
+    CO_LET(auto t, fx.conn->exec(std::move(pttl)));
+    CHECK(t.value.integer > 55000);
+    CHECK(t.value.integer <= 60000);
+
+    // Invalid requests never reach Redis.
+    CO_LET(auto bad, pub.publish(req("not a name", "1")));
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().code == "bad_request");
+    CO_LET(auto badkey, pub.publish(req("alice", "1", std::string(201, 'k'))));
+    CHECK(badkey.error().code == "bad_request");
+    CO_LET(auto nodata, pub.publish(req("alice", "")));
+    CHECK(nodata.error().code == "bad_request");
+
+    // Wait long enough that a duplicate would have been published if it were.
+    CO_LET(bool three, wait_until([&] { return bus.count(bus_ch) >= 3; }, 2s));
+    CHECK(three);
+    CO_DO(sleep_for(200ms));
+
+    auto xlen = cmd({"XLEN", fx.k.bus(0, "outbox")});
+    CO_LET(auto xl, fx.conn->exec(std::move(xlen)));
+    CHECK(xl.value.integer == 3);
+    auto stat = cmd({"HGET", fx.k.plain("stats"), "published"});
+    CO_LET(auto st, fx.conn->exec(std::move(stat)));
+    CHECK(st.value.str == "3");
+  });
+  auto msgs = bus.payloads(bus_ch);
+  REQUIRE(msgs.size() == 3);
+  std::vector<std::string> ids, users, data;
+  for (auto& text : msgs) {
+    auto m = pushonce::parse_bus_message(text);
+    REQUIRE(m);
+    CHECK(m->kind == "message");
+    CHECK(m->src == "bus:0");
+    ids.push_back(m->id);
+    users.push_back(m->user);
+    data.push_back(m->data_json);
+  }
+  CHECK(ids == std::vector<std::string>{"4096", "8192", "12288"});
+  CHECK(users == std::vector<std::string>{"alice", "alice", "bob"});
+  CHECK(data == std::vector<std::string>{R"({"a":1})", R"({"a":2})", R"({"b":1})"});
+}
+
+TEST_CASE("publish: a batch where a key repeats; the counter counts only new messages") {
+  redis_fixture fx;
+  received bus;
+  auto sub = fx.subscriber(bus);
+  publisher pub(fx.conn, fx.k);
+  const std::string bus_ch = fx.k.bus_channel();
+  fx.run([&]() -> asio::awaitable<void> {
+    std::string ch = bus_ch;
+    CO_LET(auto sec, sub->subscribe(std::move(ch)));
+    REQUIRE_FALSE(sec);
+    std::vector<publish_request> batch{req("carol", "1", "k1"), req("carol", "2", "k2"),
+                                       req("carol", "3", "k1"), req("bad name", "4"),
+                                       req("dave", "5", "k1"), req("carol", "6")};
+    CO_LET(auto rs, pub.publish_batch(std::move(batch)));
+    REQUIRE(rs.size() == 6);
+    REQUIRE(rs[0].ok());
+    REQUIRE(rs[1].ok());
+    REQUIRE(rs[2].ok());
+    CHECK_FALSE(rs[0].value().duplicate);
+    CHECK_FALSE(rs[1].value().duplicate);
+    CHECK(rs[2].value().duplicate);
+    CHECK(rs[2].value().id == rs[0].value().id);
+    REQUIRE_FALSE(rs[3].ok());
+    CHECK(rs[3].error().code == "bad_request");
+    REQUIRE(rs[4].ok());
+    CHECK_FALSE(rs[4].value().duplicate);
+    REQUIRE(rs[5].ok());
+    CHECK_FALSE(rs[5].value().duplicate);
+    CHECK(rs[0].value().id == "4096");
+    CHECK(rs[1].value().id == "8192");
+    CHECK(rs[4].value().id == "12288");
+    CHECK(rs[5].value().id == "16384");
+
+    // The same batch again: every keyed message is a duplicate now.
+    std::vector<publish_request> again{req("carol", "1", "k1"), req("carol", "2", "k2"),
+                                       req("dave", "5", "k1")};
+    CO_LET(auto rs2, pub.publish_batch(std::move(again)));
+    REQUIRE(rs2.size() == 3);
+    int dups = 0;
+    for (auto& r : rs2) dups += r.ok() && r.value().duplicate;
+    CHECK(dups == 3);
+    CHECK(rs2[0].value().id == "4096");
+    CHECK(rs2[2].value().id == "12288");
+
+    CO_LET(bool four, wait_until([&] { return bus.count(bus_ch) >= 4; }, 2s));
+    CHECK(four);
+    CO_DO(sleep_for(200ms));
+    auto stat = cmd({"HGET", fx.k.plain("stats"), "published"});
+    CO_LET(auto st, fx.conn->exec(std::move(stat)));
+    CHECK(st.value.str == "4");
+  });
+  CHECK(bus.count(bus_ch) == 4);
+}
+
+TEST_CASE("publish: data JSON is spliced verbatim into the bus message and the outbox") {
+  redis_fixture fx;
+  received bus;
+  auto sub = fx.subscriber(bus);
+  publisher pub(fx.conn, fx.k);
+  const std::string data = R"({"a":[1,{}],"big":12345678901234567890,"s":"x\"y\u00e9"})";
+  std::string outbox_m;
+  fx.run([&]() -> asio::awaitable<void> {
+    std::string ch = fx.k.bus_channel();
+    CO_LET(auto sec, sub->subscribe(std::move(ch)));
+    REQUIRE_FALSE(sec);
+    CO_LET(auto p, pub.publish(req("erin", data)));
+    REQUIRE(p.ok());
+    CO_LET(bool got, wait_until([&] { return bus.count(fx.k.bus_channel()) == 1; }, 2s));
+    CHECK(got);
+    auto range = cmd({"XRANGE", fx.k.bus(0, "outbox"), "-", "+"});
+    CO_LET(auto x, fx.conn->exec(std::move(range)));
+    REQUIRE(x.value.elements.size() == 1);
+    const auto& fields = x.value.elements[0].at(1).elements;
+    REQUIRE(fields.size() == 6);
+    CHECK(fields[0].str == "id");
+    CHECK(fields[1].str == p.value().id);
+    CHECK(fields[2].str == "user");
+    CHECK(fields[3].str == "erin");
+    CHECK(fields[4].str == "m");
+    outbox_m = fields[5].str;
+  });
+  auto msgs = bus.payloads(fx.k.bus_channel());
+  REQUIRE(msgs.size() == 1);
+  const auto& text = msgs[0];
+  CHECK(text.find(R"(,"data":)" + data + R"(,"ts":)") != std::string::npos);
+  CHECK(text.rfind(R"({"id":"4096","user":"erin","kind":"message","data":)", 0) == 0);
+  CHECK(text == outbox_m);
+  auto m = pushonce::parse_bus_message(text);
+  REQUIRE(m);
+  CHECK(m->id == "4096");
+}
+
+TEST_CASE("publish: shards put a user's messages in its shard; ids stay unique") {
+  redis_fixture fx;
+  pushonce::publisher_options po;
+  po.shards = 4;
+  publisher pub(fx.conn, fx.k, po);
+  std::vector<std::string> users{"alice", "bob", "carol", "dave", "erin", "frank", "gina", "hal"};
+  std::vector<std::string> ids;
+  fx.run([&]() -> asio::awaitable<void> {
+    for (int round = 0; round < 3; ++round) {
+      std::vector<publish_request> batch;
+      for (auto& u : users) batch.push_back(req(u, std::to_string(round)));
+      CO_LET(auto rs, pub.publish_batch(std::move(batch)));
+      REQUIRE(rs.size() == users.size());
+      for (std::size_t i = 0; i < rs.size(); ++i) {
+        REQUIRE(rs[i].ok());
+        const auto id = std::stoll(rs[i].value().id);
+        CHECK(id % 4096 == pushonce::keys::shard_of(users[i], 4));
+        ids.push_back(rs[i].value().id);
+      }
+    }
+    // Every shard's outbox holds exactly its users' messages, each with its src.
+    for (unsigned shard = 0; shard < 4; ++shard) {
+      long long expect = 0;
+      for (auto& u : users) expect += pushonce::keys::shard_of(u, 4) == shard ? 3 : 0;
+      auto xlen = cmd({"XLEN", fx.k.bus(shard, "outbox")});
+      CO_LET(auto xl, fx.conn->exec(std::move(xlen)));
+      CHECK(xl.value.integer == expect);
+    }
+  });
+  std::sort(ids.begin(), ids.end());
+  CHECK(std::adjacent_find(ids.begin(), ids.end()) == ids.end());
+  CHECK(ids.size() == 24);
+}
+
+TEST_CASE("publish: a batch after SCRIPT FLUSH loads the script and succeeds once") {
+  redis_fixture fx;
+  publisher pub(fx.conn, fx.k);
+  fx.run([&]() -> asio::awaitable<void> {
+    CO_LET(auto first, pub.publish(req("alice", "1", "a")));
+    REQUIRE(first.ok());
+    auto flush = cmd({"SCRIPT", "FLUSH"});
+    CO_LET(auto f, fx.conn->exec(std::move(flush)));
+    CHECK(f.ok());
+    std::vector<publish_request> batch{req("alice", "2", "b"), req("alice", "3", "a"),
+                                       req("alice", "4", "b")};
+    CO_LET(auto rs, pub.publish_batch(std::move(batch)));
+    REQUIRE(rs.size() == 3);
+    REQUIRE(rs[0].ok());
+    REQUIRE(rs[1].ok());
+    REQUIRE(rs[2].ok());
+    CHECK_FALSE(rs[0].value().duplicate);
+    CHECK(rs[0].value().id == "8192");
+    CHECK(rs[1].value().duplicate);
+    CHECK(rs[1].value().id == first.value().id);
+    CHECK(rs[2].value().duplicate);
+    CHECK(rs[2].value().id == "8192");
+    auto xlen = cmd({"XLEN", fx.k.bus(0, "outbox")});
+    CO_LET(auto xl, fx.conn->exec(std::move(xlen)));
+    CHECK(xl.value.integer == 2);
+    auto stat = cmd({"HGET", fx.k.plain("stats"), "published"});
+    CO_LET(auto st, fx.conn->exec(std::move(stat)));
+    CHECK(st.value.str == "2");
+  });
+}
