@@ -1,0 +1,52 @@
+#pragma once
+// What every connection of the gateway shares: settings, Redis, the registry, the
+// authenticator. Built once by server.cpp; no Beast here.
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/keys.hpp"
+#include "core/publisher.hpp"
+#include "core/queue_api.hpp"
+#include "core/redis/connection.hpp"
+#include "core/redis/subscriber.hpp"
+#include "gateway/authenticator.hpp"
+#include "gateway/session_registry.hpp"
+
+namespace pushonce::gateway {
+
+struct gateway_settings {
+  std::string id;
+  bool dev_auth = false;
+  std::vector<std::string> allowed_origins;  // empty: any
+  std::optional<std::string> api_key;        // PUSHONCE_API_KEY; none: /api/publish is 403
+  std::chrono::milliseconds idle_ttl{std::chrono::hours(24 * 7)};
+  std::chrono::milliseconds hello_timeout{std::chrono::seconds(10)};
+  std::size_t max_frame = 64 * 1024;        // WebSocket payload; over: 1009
+  std::size_t max_queue_frames = 1024;      // send queue per session; over: 1013
+  std::size_t max_queue_bytes = 4u << 20;
+  std::size_t inbox_page = 100;             // XRANGE COUNT of a replay
+};
+
+struct gateway_state {
+  gateway_state(gateway_settings s, keys k)
+      : settings(std::move(s)), keys(k), registry(std::move(k)) {}
+
+  gateway_settings settings;
+  pushonce::keys keys;
+  std::shared_ptr<redis::connection> conn;         // commands (5 s deadline)
+  std::shared_ptr<redis::connection> health_conn;  // /healthz, heartbeat (1 s deadline)
+  std::shared_ptr<redis::subscriber> sub;
+  session_registry registry;
+  std::unique_ptr<queue_api> queues;
+  std::unique_ptr<publisher> pub;
+  std::unique_ptr<authenticator> auth;
+  std::atomic<bool> stopping{false};
+};
+
+}  // namespace pushonce::gateway

@@ -1,0 +1,143 @@
+#include "gateway/http_session.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/beast/websocket/rfc6455.hpp>
+#include <algorithm>
+#include <limits>
+
+#include "core/log.hpp"
+#include "gateway/gateway_state.hpp"
+#include "gateway/http_routes.hpp"
+#include "gateway/publish_api.hpp"
+#include "gateway/websocket_session.hpp"
+
+namespace pushonce::gateway {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+bool origin_allowed(const http_request& req, const gateway_settings& s) {
+  if (s.allowed_origins.empty()) return true;
+  auto it = req.find(http::field::origin);
+  if (it == req.end()) return true;  // not a browser
+  std::string_view origin = it->value();
+  return std::find(s.allowed_origins.begin(), s.allowed_origins.end(), origin) !=
+         s.allowed_origins.end();
+}
+
+// After an answer sent before the body was read: stop sending, read (and drop) what the
+// client still sends for a moment so it sees the answer rather than a reset.
+asio::awaitable<void> linger(beast::tcp_stream& stream) {
+  beast::error_code ec;
+  stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+  char sink[16 * 1024];
+  std::size_t total = 0;
+  stream.expires_after(std::chrono::seconds(2));
+  while (total < (4u << 20)) {
+    auto [rec, n] = co_await stream.async_read_some(asio::buffer(sink), use_tuple);
+    if (rec) break;
+    total += n;
+  }
+  stream.socket().close(ec);
+}
+
+asio::awaitable<void> run_session(tcp::socket socket, std::shared_ptr<gateway_state> st) {
+  beast::tcp_stream stream(std::move(socket));
+  beast::flat_buffer buf;
+  for (;;) {
+    http::request_parser<http::string_body> parser;
+    parser.header_limit(16 * 1024);
+    // No limit while the header is read (Beast checks Content-Length against the limit in
+    // the middle of the fields); the route and auth answer first, then the 1 MiB limit.
+    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+    stream.expires_after(std::chrono::seconds(30));
+    auto [ec, n] = co_await http::async_read_header(stream, buf, parser, use_tuple);
+    if (ec) break;  // end of stream, timeout, bad request: just close
+    auto& req = parser.get();
+    auto path = target_path(req.target());
+
+    std::optional<http_response> early;
+    const http_route* route = nullptr;
+    if (beast::websocket::is_upgrade(req)) {
+      if (path != "/ws") {
+        early = not_found_response(req);
+      } else if (st->stopping) {
+        early = json_response(503, error_json("unavailable", "shutting down"), req.version());
+      } else if (!origin_allowed(req, st->settings)) {
+        early = json_response(403, error_json("forbidden", "origin not allowed"), req.version());
+      } else {
+        stream.expires_never();
+        start_websocket_session(stream.release_socket(), parser.release(), st);
+        co_return;
+      }
+    } else if (path == "/ws") {
+      early = json_response(400, error_json("bad_request", "expected a WebSocket upgrade"),
+                            req.version());
+    } else if (!(route = find_route(req.method(), path))) {
+      early = not_found_response(req);
+    } else if (route->before_body) {
+      early = route->before_body(req, *st);
+    }
+    if (!early && parser.content_length() && *parser.content_length() > max_publish_body)
+      early = json_response(413, error_json("too_large", "the body is over 1 MiB"), req.version());
+
+    bool body_read = parser.is_done();
+    if (!early) {
+      parser.body_limit(max_publish_body);
+      auto [rec, rn] = co_await http::async_read(stream, buf, parser, use_tuple);
+      if (rec == http::error::body_limit) {
+        early = json_response(413, error_json("too_large", "the body is over 1 MiB"),
+                              req.version());
+      } else if (rec) {
+        break;
+      } else {
+        body_read = true;
+      }
+    }
+    http_response res;
+    if (early) res = std::move(*early);
+    else res = co_await route->handle(req, *st);
+    bool keep_alive = body_read && req.keep_alive() && !st->stopping;
+    res.keep_alive(keep_alive);
+    res.prepare_payload();
+    stream.expires_after(std::chrono::seconds(30));
+    auto [wec, wn] = co_await http::async_write(stream, res, use_tuple);
+    if (wec) break;
+    if (!keep_alive) {
+      if (!body_read) co_await linger(stream);
+      break;
+    }
+  }
+  beast::error_code ec;
+  stream.socket().shutdown(tcp::socket::shutdown_send, ec);
+  stream.socket().close(ec);
+}
+
+}  // namespace
+
+void start_http_session(tcp::socket socket, std::shared_ptr<gateway_state> state) {
+  auto ex = socket.get_executor();
+  asio::co_spawn(
+      ex,
+      [s = std::move(socket), st = std::move(state)]() mutable {
+        return run_session(std::move(s), std::move(st));
+      },
+      asio::detached);
+}
+
+}  // namespace pushonce::gateway

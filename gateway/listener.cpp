@@ -1,0 +1,55 @@
+#include "gateway/listener.hpp"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+
+#include "core/log.hpp"
+#include "gateway/http_session.hpp"
+
+namespace pushonce::gateway {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+listener::listener(asio::io_context& ioc, tcp::endpoint where,
+                   std::shared_ptr<gateway_state> state)
+    : ioc_(ioc), acceptor_(asio::make_strand(ioc)), state_(std::move(state)) {
+  acceptor_.open(where.protocol());
+  acceptor_.set_option(asio::socket_base::reuse_address(true));
+  acceptor_.bind(where);
+  acceptor_.listen(asio::socket_base::max_listen_connections);
+}
+
+void listener::run() {
+  asio::post(acceptor_.get_executor(), [self = shared_from_this()] { self->do_accept(); });
+}
+
+void listener::stop() {
+  asio::post(acceptor_.get_executor(), [self = shared_from_this()] {
+    boost::system::error_code ec;
+    self->acceptor_.close(ec);
+  });
+}
+
+tcp::endpoint listener::local_endpoint() const { return acceptor_.local_endpoint(); }
+
+void listener::do_accept() {
+  acceptor_.async_accept(asio::make_strand(ioc_),
+                         [self = shared_from_this()](boost::system::error_code ec, tcp::socket s) {
+                           self->on_accept(ec, std::move(s));
+                         });
+}
+
+void listener::on_accept(boost::system::error_code ec, tcp::socket socket) {
+  if (ec == asio::error::operation_aborted || !acceptor_.is_open()) return;
+  if (ec) {
+    log::warn("listener: accept: {}", ec.message());
+  } else {
+    boost::system::error_code ignored;
+    socket.set_option(tcp::no_delay(true), ignored);
+    start_http_session(std::move(socket), state_);
+  }
+  do_accept();
+}
+
+}  // namespace pushonce::gateway

@@ -1,0 +1,110 @@
+// pushonce-gateway: WebSocket/HTTP server (PROTOCOL.md "pushonce-gateway").
+#include <boost/program_options/options_description.hpp>
+#include <boost/program_options/value_semantic.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <thread>
+
+#include "core/config.hpp"
+#include "core/heartbeat.hpp"
+#include "core/log.hpp"
+#include "core/names.hpp"
+#include "gateway/server.hpp"
+
+#include <boost/asio/ip/address.hpp>
+
+namespace po = boost::program_options;
+using namespace pushonce;
+
+namespace {
+
+constexpr const char* usage =
+    "usage: pushonce-gateway [--listen HOST:PORT] [--dev-auth] [--allowed-origin ORIGIN]...\n"
+    "                        [--threads N] [--id NAME] [common options]\n"
+    "\n"
+    "WebSocket and HTTP gateway: GET /ws (WebSocket), GET /healthz, POST /api/publish\n"
+    "(Authorization: Bearer $PUSHONCE_API_KEY). Auth: HS256 JWT signed with\n"
+    "PUSHONCE_JWT_SECRET, or --dev-auth (trusts the hello's user; demos and tests only).";
+
+po::options_description own_options() {
+  po::options_description d("Gateway options");
+  // clang-format off
+  d.add_options()
+      ("listen", po::value<std::string>()->value_name("HOST:PORT"),
+       "address to listen on (default 127.0.0.1:8080)")
+      ("dev-auth", po::bool_switch(), "trust the user field of hello (no JWT)")
+      ("allowed-origin", po::value<std::vector<std::string>>()->value_name("ORIGIN"),
+       "an Origin allowed to open /ws (repeatable; default: any)")
+      ("threads", po::value<unsigned>()->value_name("N"),
+       "threads running the event loop (default: number of cores, at least 2)")
+      ("id", po::value<std::string>()->value_name("NAME"),
+       "this gateway's id in the heartbeat listing (default: host-pid-random)");
+  // clang-format on
+  return d;
+}
+
+gateway::server_options to_options(const command_line& cl) {
+  gateway::server_options o;
+  o.common = cl.common;
+  if (!cl.positional.empty())
+    throw usage_error("unexpected argument '" + cl.positional.front() + "'");
+  const auto& vm = cl.vm;
+  if (vm.count("listen")) {
+    auto [host, port] = gateway::parse_listen(vm["listen"].as<std::string>());
+    o.listen_host = host;
+    o.listen_port = port;
+  }
+  o.settings.dev_auth = vm["dev-auth"].as<bool>();
+  if (vm.count("allowed-origin"))
+    o.settings.allowed_origins = vm["allowed-origin"].as<std::vector<std::string>>();
+  o.threads = std::max(2u, std::thread::hardware_concurrency());
+  if (vm.count("threads")) {
+    o.threads = vm["threads"].as<unsigned>();
+    if (o.threads < 1 || o.threads > 256) throw usage_error("--threads: expected 1-256");
+  }
+  o.settings.id = make_process_id(heartbeat::hostname());
+  if (vm.count("id")) {
+    o.settings.id = vm["id"].as<std::string>();
+    if (!valid_name(o.settings.id))
+      throw usage_error("--id: use 1-128 characters of A-Z a-z 0-9 . _ @ -");
+  }
+  if (const char* key = std::getenv("PUSHONCE_API_KEY"); key && *key)
+    o.settings.api_key = std::string(key);
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto own = own_options();
+  gateway::server_options opts;
+  try {
+    auto cl = parse_command_line(argc, argv, own);
+    if (cl.help) {
+      std::cout << help_text(usage, own);
+      return exit_ok;
+    }
+    if (cl.version) {
+      std::cout << "pushonce-gateway " << PUSHONCE_VERSION << "\n";
+      return exit_ok;
+    }
+    opts = to_options(cl);
+    // Validate the address now: a bad host is a usage error, not a runtime failure.
+    boost::system::error_code ec;
+    boost::asio::ip::make_address(opts.listen_host, ec);
+    if (ec) throw usage_error("--listen: '" + opts.listen_host + "' is not an IP address");
+  } catch (const usage_error& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return exit_usage;
+  }
+  log::set_level(opts.common.log_level);
+  log::set_tag("gateway[" + opts.settings.id + "]");
+  try {
+    gateway::server srv(std::move(opts));
+    return srv.run();
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return exit_failure;
+  }
+}

@@ -1,0 +1,149 @@
+#include "gateway/server.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <charconv>
+#include <csignal>
+#include <thread>
+
+#include "core/heartbeat.hpp"
+#include "core/log.hpp"
+#include "gateway/listener.hpp"
+
+namespace pushonce::gateway {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+using namespace std::chrono_literals;
+
+namespace {
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+}
+
+std::pair<std::string, std::uint16_t> parse_listen(std::string_view text) {
+  auto bad = [&] {
+    return usage_error("--listen: expected HOST:PORT, got '" + std::string(text) + "'");
+  };
+  auto colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) throw bad();
+  auto host = text.substr(0, colon);
+  auto port_text = text.substr(colon + 1);
+  if (host.front() == '[') {
+    if (host.size() < 3 || host.back() != ']') throw bad();
+    host = host.substr(1, host.size() - 2);
+  }
+  unsigned port = 0;
+  auto [p, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (ec != std::errc{} || p != port_text.data() + port_text.size() || port > 65535 ||
+      port_text.empty())
+    throw bad();
+  return {std::string(host), static_cast<std::uint16_t>(port)};
+}
+
+int server::run() {
+  asio::io_context ioc(static_cast<int>(opts_.threads));
+  auto ex = ioc.get_executor();
+
+  pushonce::keys k(opts_.common.ns);
+  auto state = std::make_shared<gateway_state>(opts_.settings, k);
+  const auto& id = state->settings.id;
+
+  redis::connection_options copts;
+  copts.where = opts_.common.redis;
+  copts.client_name = "pushonce-gateway:" + id;
+  state->conn = redis::connection::create(ex, copts);
+  auto hopts = copts;
+  hopts.connect_timeout = 1s;
+  hopts.command_timeout = 1s;
+  state->health_conn = redis::connection::create(ex, hopts);
+  auto* registry = &state->registry;
+  state->sub = redis::subscriber::create(
+      ex, copts, [registry](const std::string& ch, std::string payload) {
+        registry->on_message(ch, std::move(payload));
+      });
+  state->sub->on_connect([registry] { registry->on_subscriber_connect(); });
+  registry->set_subscriber(state->sub);
+  state->queues = std::make_unique<queue_api>(state->conn, k);
+  state->pub = std::make_unique<publisher>(state->conn, k);
+  state->auth = state->settings.dev_auth ? make_dev_authenticator()
+                                         : make_jwt_unavailable_authenticator();
+
+  auto address = asio::ip::make_address(opts_.listen_host);
+  auto lst = std::make_shared<listener>(ioc, tcp::endpoint(address, opts_.listen_port), state);
+
+  state->conn->start();
+  state->health_conn->start();
+  state->sub->start();
+  lst->run();
+  log::info("listening on {}:{} ({} threads), redis {}, namespace {}", opts_.listen_host,
+            lst->local_endpoint().port(), opts_.threads, copts.where.display(), k.ns());
+  if (state->settings.dev_auth)
+    log::warn("--dev-auth: the user field of hello is trusted; for local demos and tests only");
+  if (!state->settings.api_key) log::info("PUSHONCE_API_KEY is not set: /api/publish answers 403");
+
+  heartbeat hb(state->health_conn, k, "gateway", id, 1s, [registry] {
+    return std::map<std::string, std::string>{{"sessions", std::to_string(registry->size())}};
+  });
+  asio::steady_timer beat_timer(ex);
+  asio::co_spawn(
+      ex,
+      [&]() -> asio::awaitable<void> {
+        while (!state->stopping) {
+          co_await hb.beat();
+          beat_timer.expires_after(1s);
+          co_await beat_timer.async_wait(use_tuple);
+        }
+      },
+      asio::detached);
+
+  // Shutdown: stop accepting, close every session with 1001, drain (3 s at most), remove
+  // the heartbeat, stop Redis, stop the loop.
+  auto shutdown = [&]() -> asio::awaitable<void> {
+    log::info("shutting down: closing {} sessions", registry->size());
+    state->stopping = true;
+    beat_timer.cancel();
+    lst->stop();
+    registry->close_all(1001, "going away");
+    asio::steady_timer t(ex);
+    auto deadline = std::chrono::steady_clock::now() + 3s;
+    while (registry->size() > 0 && std::chrono::steady_clock::now() < deadline) {
+      t.expires_after(20ms);
+      co_await t.async_wait(use_tuple);
+    }
+    co_await hb.remove();
+    state->sub->stop();
+    state->conn->stop();
+    state->health_conn->stop();
+    log::info("stopped");
+    ioc.stop();
+  };
+
+  asio::signal_set signals(ioc, SIGINT, SIGTERM);
+  bool signalled = false;
+  std::function<void(std::error_code, int)> on_signal = [&](std::error_code ec, int sig) {
+    if (ec) return;
+    if (signalled) {
+      log::warn("signal {} again: stopping now", sig);
+      ioc.stop();
+      return;
+    }
+    signalled = true;
+    asio::co_spawn(ex, shutdown, asio::detached);
+    signals.async_wait(on_signal);
+  };
+  signals.async_wait(on_signal);
+
+  std::vector<std::thread> threads;
+  for (unsigned i = 1; i < opts_.threads; ++i) threads.emplace_back([&ioc] { ioc.run(); });
+  ioc.run();
+  for (auto& t : threads) t.join();
+  return exit_ok;
+}
+
+}  // namespace pushonce::gateway

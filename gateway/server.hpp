@@ -1,0 +1,37 @@
+#pragma once
+// The gateway process: Redis connections, subscriber, registry, listener, heartbeat,
+// signals. Several threads run one io_context; every connection has its own strand.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "core/config.hpp"
+#include "gateway/gateway_state.hpp"
+
+namespace pushonce::gateway {
+
+struct server_options {
+  common_options common;
+  std::string listen_host = "127.0.0.1";
+  std::uint16_t listen_port = 8080;
+  unsigned threads = 2;
+  gateway_settings settings;
+};
+
+/// "HOST:PORT" or "[V6]:PORT"; throws usage_error.
+std::pair<std::string, std::uint16_t> parse_listen(std::string_view text);
+
+class server {
+ public:
+  explicit server(server_options opts) : opts_(std::move(opts)) {}
+  /// Runs until SIGTERM/SIGINT; returns the exit code. Throws std::system_error when the
+  /// listen address cannot be bound.
+  int run();
+
+ private:
+  server_options opts_;
+};
+
+}  // namespace pushonce::gateway

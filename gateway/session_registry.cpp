@@ -1,0 +1,105 @@
+#include "gateway/session_registry.hpp"
+
+#include <algorithm>
+
+#include "core/redis/subscriber.hpp"
+#include "gateway/session.hpp"
+
+namespace pushonce::gateway {
+
+namespace asio = boost::asio;
+
+void session_registry::set_subscriber(std::shared_ptr<redis::subscriber> sub) {
+  sub_ = std::move(sub);
+}
+
+void session_registry::attach(const std::shared_ptr<session>& s) {
+  std::lock_guard lock(mutex_);
+  all_[s.get()] = s;
+}
+
+void session_registry::detach(const session* s) {
+  std::lock_guard lock(mutex_);
+  all_.erase(s);
+}
+
+std::size_t session_registry::size() const {
+  std::lock_guard lock(mutex_);
+  return all_.size();
+}
+
+std::size_t session_registry::users() const {
+  std::lock_guard lock(mutex_);
+  return routes_.size();
+}
+
+asio::awaitable<std::error_code> session_registry::add_route(std::shared_ptr<session> s,
+                                                             std::string user) {
+  auto channel = keys_.user_channel(user);
+  {
+    std::lock_guard lock(mutex_);
+    routes_[channel].push_back(s);
+  }
+  // Always ask: the subscriber answers at once when the channel is already confirmed, and
+  // waits for the confirmation when another session's SUBSCRIBE is still in flight.
+  // (An UNSUBSCRIBE of this channel is only ever posted under the lock, before this.)
+  auto sub = sub_;
+  auto ec = co_await sub->subscribe(std::move(channel));
+  co_return ec;
+}
+
+void session_registry::remove_route(const session* s, const std::string& user) {
+  auto channel = keys_.user_channel(user);
+  std::lock_guard lock(mutex_);
+  auto it = routes_.find(channel);
+  if (it == routes_.end()) return;
+  auto& v = it->second;
+  v.erase(std::remove_if(v.begin(), v.end(),
+                         [&](const std::weak_ptr<session>& w) {
+                           auto p = w.lock();
+                           return !p || p.get() == s;
+                         }),
+          v.end());
+  if (v.empty()) {
+    routes_.erase(it);
+    // Posted under the lock so that a later add_route's SUBSCRIBE comes after it.
+    if (sub_) sub_->unsubscribe(channel);
+  }
+}
+
+void session_registry::on_message(const std::string& channel, std::string payload) {
+  std::vector<std::shared_ptr<session>> targets;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = routes_.find(channel);
+    if (it == routes_.end()) return;
+    for (auto& w : it->second)
+      if (auto p = w.lock()) targets.push_back(std::move(p));
+  }
+  if (targets.empty()) return;
+  auto frame = std::make_shared<const std::string>(std::move(payload));
+  for (auto& t : targets) t->deliver(frame);
+}
+
+void session_registry::on_subscriber_connect() {
+  std::vector<std::shared_ptr<session>> targets;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& [ch, v] : routes_)
+      for (auto& w : v)
+        if (auto p = w.lock()) targets.push_back(std::move(p));
+  }
+  for (auto& t : targets) t->request_catch_up();
+}
+
+void session_registry::close_all(std::uint16_t code, const std::string& reason) {
+  std::vector<std::shared_ptr<session>> targets;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& [p, w] : all_)
+      if (auto s = w.lock()) targets.push_back(std::move(s));
+  }
+  for (auto& t : targets) t->shutdown(code, reason);
+}
+
+}  // namespace pushonce::gateway

@@ -1,0 +1,64 @@
+#pragma once
+// Every session of this gateway, and the routing of user channels to sessions (the
+// shared_state of Beast's chat-multi). One redis::subscriber per gateway: a user's channel
+// is subscribed while the user has at least one session here. A channel message is the
+// complete frame text: it is wrapped once in a shared_ptr<const std::string> and handed to
+// every session of the user. Targets are copied under the lock and called outside it.
+
+#include <boost/asio/awaitable.hpp>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "core/keys.hpp"
+
+namespace pushonce::redis {
+class subscriber;
+}
+
+namespace pushonce::gateway {
+
+class session;
+
+class session_registry {
+ public:
+  explicit session_registry(keys k) : keys_(std::move(k)) {}
+  session_registry(const session_registry&) = delete;
+  session_registry& operator=(const session_registry&) = delete;
+
+  void set_subscriber(std::shared_ptr<redis::subscriber> sub);
+
+  /// A connection became a WebSocket session / ended (counted, closed on shutdown).
+  void attach(const std::shared_ptr<session>& s);
+  void detach(const session* s);
+  std::size_t size() const;
+
+  /// Routes the user's channel to `s`; completes when the channel subscription is
+  /// confirmed by Redis (an error when it could not be within the command timeout).
+  boost::asio::awaitable<std::error_code> add_route(std::shared_ptr<session> s,
+                                                    std::string user);
+  /// Stops routing to `s`; the last session of a user unsubscribes the channel.
+  void remove_route(const session* s, const std::string& user);
+  std::size_t users() const;
+
+  /// The subscriber's callbacks.
+  void on_message(const std::string& channel, std::string payload);
+  void on_subscriber_connect();
+
+  /// Closes every session (shutdown: 1001 "going away").
+  void close_all(std::uint16_t code, const std::string& reason);
+
+ private:
+  keys keys_;
+  std::shared_ptr<redis::subscriber> sub_;
+  mutable std::mutex mutex_;
+  std::map<const session*, std::weak_ptr<session>> all_;
+  std::map<std::string, std::vector<std::weak_ptr<session>>> routes_;  // channel → sessions
+};
+
+}  // namespace pushonce::gateway

@@ -1,0 +1,67 @@
+// A stand-in for the browser WebSocket class, driven by the test as "the gateway".
+// Every instance is recorded in FakeWebSocket.sockets; frames the client sends are kept
+// parsed in `sent`.
+
+export class FakeWebSocket {
+  static sockets = [];
+
+  static last() {
+    return FakeWebSocket.sockets.at(-1);
+  }
+
+  constructor(url) {
+    this.url = url;
+    this.readyState = 0; // CONNECTING
+    this.sent = [];
+    this.closedWith = null; // the code the client closed with, once it did
+    this.onopen = this.onmessage = this.onclose = this.onerror = null;
+    FakeWebSocket.sockets.push(this);
+  }
+
+  // ---- the client's side ----
+  send(text) {
+    if (this.readyState !== 1) throw new Error('send on a socket that is not open');
+    this.sent.push(JSON.parse(text));
+  }
+
+  close(code) {
+    this.closedWith = code ?? 1005;
+    this.readyState = 3;
+  }
+
+  // ---- the gateway's side ----
+  open() {
+    this.readyState = 1;
+    this.onopen?.({});
+  }
+
+  deliver(frame) {
+    this.onmessage?.({ data: typeof frame === 'string' ? frame : JSON.stringify(frame) });
+  }
+
+  serverClose(code = 1006, reason = '') {
+    this.readyState = 3;
+    this.onclose?.({ code, reason });
+  }
+
+  /** The frames sent with this op. */
+  sentOps(op) {
+    return this.sent.filter((f) => f.op === op);
+  }
+}
+
+/** A Storage-like map (sessionStorage's getItem/setItem). */
+export class MemoryStorage {
+  constructor() {
+    this.map = new Map();
+  }
+  getItem(k) {
+    return this.map.has(k) ? this.map.get(k) : null;
+  }
+  setItem(k, v) {
+    this.map.set(k, String(v));
+  }
+}
+
+/** Resolves after ms milliseconds (timers of the client run meanwhile). */
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

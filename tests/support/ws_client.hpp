@@ -1,0 +1,63 @@
+#pragma once
+// A WebSocket client for e2e tests (Beast, one thread, every call with a deadline), plus a
+// one-shot HTTP request helper. Beast stays in ws_client.cpp.
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace pushonce::test {
+
+using headers = std::vector<std::pair<std::string, std::string>>;
+
+class ws_client {
+ public:
+  ws_client();
+  ~ws_client();
+  ws_client(const ws_client&) = delete;
+  ws_client& operator=(const ws_client&) = delete;
+
+  /// TCP connect and WebSocket handshake; throws std::runtime_error on failure (the HTTP
+  /// status of a refused upgrade is in the message).
+  void connect(const std::string& host, std::uint16_t port, const std::string& path = "/ws",
+               const headers& extra = {},
+               std::chrono::milliseconds timeout = std::chrono::seconds(5));
+  /// Sends one text frame; false when the connection is gone.
+  bool send(const std::string& text, std::chrono::milliseconds timeout = std::chrono::seconds(5));
+  /// The next text frame; std::nullopt on timeout or when the connection closed (see
+  /// closed() / close_code()).
+  std::optional<std::string> receive(std::chrono::milliseconds timeout = std::chrono::seconds(5));
+  /// Frames until `timeout` passes without one (or the connection closes).
+  std::vector<std::string> drain(std::chrono::milliseconds quiet = std::chrono::milliseconds(300));
+  /// True once the server closed the connection (or it failed).
+  bool closed() const;
+  /// The close code the server sent (1000, 1008, ...), when it sent one.
+  std::optional<int> close_code() const;
+  std::string close_reason() const;
+  /// Waits until the connection closes; true when it did within the timeout.
+  bool wait_closed(std::chrono::milliseconds timeout = std::chrono::seconds(5));
+  /// Client-initiated close (1000).
+  void close();
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+struct http_reply {
+  int status = 0;  // 0: no answer
+  std::string body;
+  std::string error;  // transport error, if any
+};
+
+/// One HTTP/1.1 request on a fresh connection.
+http_reply http_request(const std::string& host, std::uint16_t port, const std::string& method,
+                        const std::string& target, const std::string& body = {},
+                        const headers& extra = {},
+                        std::chrono::milliseconds timeout = std::chrono::seconds(10));
+
+}  // namespace pushonce::test

@@ -1,0 +1,135 @@
+#include "gateway/protocol.hpp"
+
+#include <doctest/doctest.h>
+
+#include "gateway/authenticator.hpp"
+
+using namespace pushonce::gateway;
+
+namespace {
+
+client_op op_of(std::string_view text) {
+  auto r = parse_client_frame(text);
+  auto* op = std::get_if<client_op>(&r);
+  REQUIRE_MESSAGE(op != nullptr, "expected a valid frame: " << text);
+  return *op;
+}
+
+protocol_error error_of(std::string_view text) {
+  auto r = parse_client_frame(text);
+  auto* e = std::get_if<protocol_error>(&r);
+  REQUIRE_MESSAGE(e != nullptr, "expected an error for: " << text);
+  return *e;
+}
+
+}  // namespace
+
+TEST_CASE("gateway protocol: hello") {
+  auto op = op_of(R"({"op":"hello","user":"alice"})");
+  auto& h = std::get<hello_op>(op);
+  CHECK(h.user == "alice");
+  CHECK_FALSE(h.token);
+  CHECK_FALSE(h.since);
+  CHECK(op_name(op) == "hello");
+
+  auto op2 = op_of(R"({"op":"hello","token":"a.b.c","since":{"epoch":"e1","offset":42}})");
+  auto& h2 = std::get<hello_op>(op2);
+  CHECK(h2.token == "a.b.c");
+  REQUIRE(h2.since);
+  CHECK(h2.since->epoch == "e1");
+  CHECK(h2.since->offset == 42);
+
+  CHECK(error_of(R"({"op":"hello","user":5})").code == "bad_request");
+  CHECK(error_of(R"({"op":"hello","since":{"epoch":"e"}})").op == "hello");
+  CHECK(error_of(R"({"op":"hello","since":{"epoch":"e","offset":-1}})").code == "bad_request");
+  CHECK(error_of(R"({"op":"hello","since":{"epoch":"e","offset":1.5}})").code == "bad_request");
+  CHECK(error_of(R"({"op":"hello","since":{"epoch":1,"offset":1}})").code == "bad_request");
+  CHECK(error_of(R"({"op":"hello","since":[1]})").code == "bad_request");
+  // since: null is the same as no since
+  CHECK_FALSE(std::get<hello_op>(op_of(R"({"op":"hello","user":"a","since":null})")).since);
+}
+
+TEST_CASE("gateway protocol: queue ops default to the default queue") {
+  CHECK(std::get<join_op>(op_of(R"({"op":"join"})")).queue == "default");
+  CHECK(std::get<join_op>(op_of(R"({"op":"join","queue":"q1"})")).queue == "q1");
+  CHECK(std::get<leave_op>(op_of(R"({"op":"leave"})")).queue == "default");
+  CHECK(std::get<leave_op>(op_of(R"({"op":"leave","queue":"x"})")).queue == "x");
+  CHECK(std::get<position_op>(op_of(R"({"op":"position"})")).queue == "default");
+  auto e = error_of(R"({"op":"join","queue":7})");
+  CHECK(e.code == "bad_request");
+  CHECK(e.op == "join");
+}
+
+TEST_CASE("gateway protocol: ack, accept, ping") {
+  CHECK(std::get<ack_op>(op_of(R"({"op":"ack","offset":7})")).offset == 7);
+  CHECK(std::get<ack_op>(op_of(R"({"op":"ack","offset":0})")).offset == 0);
+  CHECK(error_of(R"({"op":"ack"})").code == "bad_request");
+  CHECK(error_of(R"({"op":"ack","offset":"7"})").code == "bad_request");
+  CHECK(error_of(R"({"op":"ack","offset":-3})").op == "ack");
+  CHECK(error_of(R"({"op":"ack","offset":1e300})").code == "bad_request");
+  CHECK(std::get<accept_op>(op_of(R"({"op":"accept","id":"4097"})")).id == "4097");
+  CHECK(error_of(R"({"op":"accept"})").code == "bad_request");
+  CHECK(error_of(R"({"op":"accept","id":""})").code == "bad_request");
+  CHECK(std::holds_alternative<ping_op>(op_of(R"({"op":"ping"})")));
+  CHECK(std::holds_alternative<ping_op>(op_of(R"({"op":"ping","extra":[1,2]})")));
+}
+
+TEST_CASE("gateway protocol: malformed frames and unknown ops") {
+  for (auto text : {"", "not json", "{", "[1,2]", "\"hello\"", "42", "{\"op\":5}", "{}",
+                    "{\"user\":\"a\"}"}) {
+    CAPTURE(text);
+    auto e = error_of(text);
+    CHECK(e.code == "bad_request");
+    CHECK(e.op == "");
+  }
+  auto e = error_of(R"({"op":"frobnicate"})");
+  CHECK(e.code == "unknown_op");
+  CHECK(e.op == "frobnicate");
+}
+
+TEST_CASE("gateway protocol: rendered frames") {
+  CHECK(render_welcome("alice", "s1", "e1", 3, true) ==
+        R"({"type":"welcome","user":"alice","session":"s1","epoch":"e1","offset":3,"recovered":true})");
+  CHECK(render_error("bad_request", "say \"hi\"", "join") ==
+        R"({"type":"error","code":"bad_request","message":"say \"hi\"","op":"join"})");
+  CHECK(render_joined("default", 1, 9) ==
+        R"({"type":"joined","queue":"default","position":1,"ticket":9})");
+  CHECK(render_left("q") == R"({"type":"left","queue":"q"})");
+  CHECK(render_position("q", 2) == R"({"type":"position","queue":"q","position":2})");
+  CHECK(render_accepted("12") == R"({"type":"accepted","id":"12"})");
+  CHECK(render_pong() == R"({"type":"pong"})");
+}
+
+TEST_CASE("gateway protocol: queue failures map to client error codes") {
+  CHECK(client_error_code("already_queued") == "conflict");
+  CHECK(client_error_code("already_assigned") == "conflict");
+  CHECK(client_error_code("not_queued") == "not_found");
+  CHECK(client_error_code("bad_request") == "bad_request");
+  CHECK(client_error_code("redis_unavailable") == "internal");
+  CHECK(client_error_code("internal") == "internal");
+}
+
+TEST_CASE("gateway hello rules: authenticators") {
+  auto dev = make_dev_authenticator();
+  hello_op h;
+  h.user = "alice";
+  auto ok = dev->authenticate(h);
+  REQUIRE(ok);
+  CHECK(ok.value() == "alice");
+
+  hello_op none;
+  CHECK_FALSE(dev->authenticate(none));
+  hello_op bad;
+  bad.user = "no spaces";
+  CHECK_FALSE(dev->authenticate(bad));
+  bad.user = "{u:x}";
+  CHECK_FALSE(dev->authenticate(bad));
+
+  auto jwt = make_jwt_unavailable_authenticator();
+  hello_op t;
+  t.token = "x.y.z";
+  auto refused = jwt->authenticate(t);
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().message == "jwt auth not available yet");
+  CHECK_FALSE(jwt->authenticate(h));  // dev-style hello without --dev-auth
+}

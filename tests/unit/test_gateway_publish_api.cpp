@@ -1,0 +1,89 @@
+#include "gateway/publish_api.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace pushonce;
+using namespace pushonce::gateway;
+
+TEST_CASE("publish api: one message") {
+  auto b = parse_publish_body(R"({"user":"alice","data":{"x":1},"id":"k1"})");
+  REQUIRE(b);
+  CHECK_FALSE(b.value().batch);
+  REQUIRE(b.value().requests.size() == 1);
+  auto& r = b.value().requests[0];
+  CHECK(r.user == "alice");
+  CHECK(r.data_json == R"({"x":1})");
+  CHECK(r.idempotency_key == "k1");
+
+  auto plain = parse_publish_body(R"({"user":"bob","data":"text"})");
+  REQUIRE(plain);
+  CHECK_FALSE(plain.value().requests[0].idempotency_key);
+  CHECK(plain.value().requests[0].data_json == R"("text")");
+
+  auto null_data = parse_publish_body(R"({"user":"bob","data":null})");
+  REQUIRE(null_data);
+  CHECK(null_data.value().requests[0].data_json == "null");
+}
+
+TEST_CASE("publish api: malformed bodies are bad_request") {
+  for (auto text : {"", "nope", "[]", R"({"data":1})", R"({"user":"a"})", R"({"user":5,"data":1})",
+                    R"({"user":"bad name","data":1})", R"({"user":"a","data":1,"id":""})",
+                    R"({"user":"a","data":1,"id":7})", R"({"messages":[]})", R"({"messages":{}})",
+                    R"({"messages":[{"user":"a","data":1},{"user":"a"}]})",
+                    R"({"messages":[{"user":"a","data":1},3]})"}) {
+    CAPTURE(text);
+    auto b = parse_publish_body(text);
+    REQUIRE_FALSE(b);
+    CHECK(b.error().code == "bad_request");
+  }
+  std::string long_key(201, 'k');
+  CHECK_FALSE(parse_publish_body(R"({"user":"a","data":1,"id":")" + long_key + "\"}"));
+  std::string ok_key(200, 'k');
+  CHECK(parse_publish_body(R"({"user":"a","data":1,"id":")" + ok_key + "\"}"));
+}
+
+TEST_CASE("publish api: batch limits") {
+  auto make = [](std::size_t n) {
+    std::string s = R"({"messages":[)";
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i) s += ",";
+      s += R"({"user":"u)" + std::to_string(i) + R"(","data":)" + std::to_string(i) + "}";
+    }
+    return s + "]}";
+  };
+  auto full = parse_publish_body(make(1000));
+  REQUIRE(full);
+  CHECK(full.value().batch);
+  CHECK(full.value().requests.size() == 1000);
+  CHECK(full.value().requests[999].user == "u999");
+  CHECK_FALSE(parse_publish_body(make(1001)));
+}
+
+TEST_CASE("publish api: answers") {
+  publish_body one;
+  one.requests.resize(1);
+  std::vector<outcome<published>> r1{published{"4096", false}};
+  auto a = render_publish_results(one, r1);
+  CHECK(a.status == 200);
+  CHECK(a.body == R"({"id":"4096","duplicate":false})");
+
+  publish_body batch;
+  batch.batch = true;
+  batch.requests.resize(2);
+  std::vector<outcome<published>> r2{published{"4096", false}, published{"4096", true}};
+  auto b = render_publish_results(batch, r2);
+  CHECK(b.status == 200);
+  CHECK(b.body ==
+        R"({"results":[{"id":"4096","duplicate":false},{"id":"4096","duplicate":true}]})");
+
+  std::vector<outcome<published>> down{failure{"redis_unavailable", "timeout"}};
+  auto c = render_publish_results(one, down);
+  CHECK(c.status == 503);
+  CHECK(c.body.find(R"("error":"unavailable")") != std::string::npos);
+
+  std::vector<outcome<published>> odd{failure{"internal", "x"}};
+  CHECK(render_publish_results(one, odd).status == 500);
+  CHECK(error_json("a", "b\"c") == R"({"error":"a","message":"b\"c"})");
+}

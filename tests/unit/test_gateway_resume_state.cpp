@@ -1,0 +1,152 @@
+#include "gateway/resume_state.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace pushonce::gateway;
+using live = resume_state::live_result;
+
+namespace {
+
+resume_state::frame_ptr msg(long long offset, long long id = 0) {
+  return std::make_shared<const std::string>(
+      R"({"type":"message","id":")" + std::to_string(id ? id : 4096 * offset) +
+      R"(","offset":)" + std::to_string(offset) + R"(,"kind":"message","data":{"offset":999},"ts":1})");
+}
+
+resume_state::frame_ptr position_frame() {
+  return std::make_shared<const std::string>(R"({"type":"position","queue":"q","position":2})");
+}
+
+std::vector<long long> offsets(const std::vector<resume_state::frame_ptr>& v) {
+  std::vector<long long> out;
+  for (auto& f : v) out.push_back(frame_offset(*f).value_or(-1));
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("resume: frame_offset reads the worker's frame head") {
+  CHECK(frame_offset(*msg(1)) == 1);
+  CHECK(frame_offset(*msg(123456789)) == 123456789);
+  CHECK_FALSE(frame_offset(*position_frame()));
+  CHECK_FALSE(frame_offset(R"({"type":"message","id":"1","offset":x})"));
+  CHECK_FALSE(frame_offset(""));
+  // "offset" inside data does not count: the head comes first
+  CHECK(frame_offset(*msg(5)) == 5);
+}
+
+TEST_CASE("resume: plan_resume") {
+  using since = std::optional<std::pair<std::string, long long>>;
+  auto p = plan_resume(std::nullopt, "E", 10, 4);
+  CHECK(p.start == 4);
+  CHECK(p.recovered);
+
+  p = plan_resume(since{{"E", 7}}, "E", 10, 4);
+  CHECK(p.start == 7);
+  CHECK(p.recovered);
+
+  p = plan_resume(since{{"E", 10}}, "E", 10, 4);
+  CHECK(p.start == 10);
+  CHECK(p.recovered);
+
+  p = plan_resume(since{{"OLD", 7}}, "E", 10, 4);  // another epoch: from the acked offset
+  CHECK(p.start == 4);
+  CHECK_FALSE(p.recovered);
+
+  p = plan_resume(since{{"E", 50}}, "E", 10, 4);  // beyond the latest: re-sync
+  CHECK(p.start == 10);
+  CHECK_FALSE(p.recovered);
+}
+
+TEST_CASE("resume: replay then buffered live frames, overlap dropped") {
+  resume_state r;
+  r.begin(3);
+  CHECK(r.catching_up());
+  // live frames arrive while the inbox is read
+  CHECK(r.on_live(msg(6)) == live::buffered);
+  CHECK(r.on_live(msg(7)) == live::buffered);
+  // the inbox read sees 4..6 (6 was delivered after the subscription)
+  CHECK(r.on_replay(4));
+  CHECK(r.on_replay(5));
+  CHECK(r.on_replay(6));
+  CHECK(r.last_sent() == 6);
+  auto rest = r.finish_catch_up();
+  CHECK(offsets(rest) == std::vector<long long>{7});
+  CHECK_FALSE(r.catching_up());
+  CHECK(r.last_sent() == 7);
+  CHECK(r.on_live(msg(8)) == live::send);
+  CHECK(r.last_sent() == 8);
+}
+
+TEST_CASE("resume: duplicates are dropped, live and replayed") {
+  resume_state r;
+  r.begin(5);
+  CHECK_FALSE(r.on_replay(5));  // at the start: already seen
+  CHECK_FALSE(r.on_replay(2));
+  CHECK(r.on_live(msg(3)) == live::drop);  // <= start while catching up
+  CHECK(r.on_replay(6));
+  CHECK_FALSE(r.on_replay(6));
+  CHECK(r.finish_catch_up().empty());
+  CHECK(r.on_live(msg(6)) == live::drop);
+  CHECK(r.on_live(msg(7)) == live::send);
+  CHECK(r.on_live(msg(7)) == live::drop);
+  CHECK(r.on_live(msg(1)) == live::drop);
+}
+
+TEST_CASE("resume: a gap in the live stream starts a catch-up") {
+  resume_state r;
+  r.begin(0);
+  CHECK(r.finish_catch_up().empty());
+  CHECK(r.on_live(msg(1)) == live::send);
+  CHECK(r.on_live(msg(4)) == live::gap);  // 2 and 3 were lost by Pub/Sub
+  CHECK(r.catching_up());
+  CHECK(r.last_sent() == 1);
+  CHECK(r.on_live(msg(5)) == live::buffered);
+  r.begin_catch_up();  // idempotent
+  CHECK(r.on_replay(2));
+  CHECK(r.on_replay(3));
+  CHECK(r.on_replay(4));
+  auto rest = r.finish_catch_up();
+  CHECK(offsets(rest) == std::vector<long long>{5});
+  CHECK(r.last_sent() == 5);
+}
+
+TEST_CASE("resume: a gap the inbox cannot fill (trimmed) still moves on") {
+  resume_state r;
+  r.begin(0);
+  r.finish_catch_up();
+  CHECK(r.on_live(msg(10)) == live::gap);
+  // the inbox no longer holds 1..9 and 10 was not read back either (read failed)
+  auto rest = r.finish_catch_up();
+  CHECK(offsets(rest) == std::vector<long long>{10});
+  CHECK(r.on_live(msg(11)) == live::send);
+}
+
+TEST_CASE("resume: frames without an offset always pass, in order") {
+  resume_state r;
+  r.begin(2);
+  CHECK(r.on_live(position_frame()) == live::buffered);
+  CHECK(r.on_live(msg(3)) == live::buffered);
+  CHECK(r.on_replay(3));
+  auto rest = r.finish_catch_up();
+  CHECK(offsets(rest) == std::vector<long long>{-1});
+  CHECK(r.on_live(position_frame()) == live::send);
+  CHECK(r.last_sent() == 3);
+}
+
+TEST_CASE("resume: the live buffer is bounded") {
+  resume_state r(resume_state::limits{3, 1 << 20});
+  r.begin(0);
+  CHECK(r.on_live(msg(1)) == live::buffered);
+  CHECK(r.on_live(msg(2)) == live::buffered);
+  CHECK(r.on_live(msg(3)) == live::buffered);
+  CHECK(r.on_live(msg(4)) == live::overflow);
+  CHECK(r.buffered() == 3);
+
+  resume_state b(resume_state::limits{100, 150});
+  b.begin(0);
+  CHECK(b.on_live(msg(1)) == live::buffered);
+  CHECK(b.on_live(msg(2)) == live::overflow);  // two frames are over 150 bytes
+}
