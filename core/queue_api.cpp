@@ -177,7 +177,8 @@ asio::awaitable<outcome<std::optional<assignment>>> queue_api::assign_one(
             std::to_string(fencing_token),
             std::to_string(accept_timeout_ms),
             std::to_string(outbox_maxlen),
-            keys_.bus_channel()};
+            keys_.bus_channel(),
+            keys_.wake_channel()};
   auto r = co_await run(*conn_, "assign", std::move(k), std::move(a));
   if (!r.ok()) co_return failure_of(r);
   if (r.value.is_nil()) co_return std::optional<assignment>{};

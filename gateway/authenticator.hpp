@@ -1,6 +1,6 @@
 #pragma once
-// Who a WebSocket session belongs to, decided from its hello frame. The seam where HS256
-// JWT verification (PUSHONCE_JWT_SECRET) plugs in; --dev-auth trusts the "user" field.
+// Who a WebSocket session belongs to, decided from its hello frame: an HS256 JWT signed
+// with PUSHONCE_JWT_SECRET (`sub` is the user), or, with --dev-auth, the "user" field.
 // A refusal closes the connection with 1008 and the failure's message as the reason.
 
 #include <memory>
@@ -18,10 +18,10 @@ class authenticator {
   virtual outcome<std::string> authenticate(const hello_op& hello) const = 0;
 };
 
-/// --dev-auth: the hello's "user" is trusted (must be a valid name).
-std::unique_ptr<authenticator> make_dev_authenticator();
-/// Without --dev-auth until JWT verification exists: every hello is refused with
-/// "jwt auth not available yet".
-std::unique_ptr<authenticator> make_jwt_unavailable_authenticator();
+/// JWT: the hello's "token" must verify with `secret` (empty: every hello is refused).
+std::unique_ptr<authenticator> make_jwt_authenticator(std::string secret);
+/// --dev-auth: a hello with a token is still verified (when a secret is set); without
+/// one, the hello's "user" is trusted (must be a valid name).
+std::unique_ptr<authenticator> make_dev_authenticator(std::string secret = {});
 
 }  // namespace pushonce::gateway

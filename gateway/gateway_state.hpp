@@ -16,6 +16,7 @@
 #include "core/redis/connection.hpp"
 #include "core/redis/subscriber.hpp"
 #include "gateway/authenticator.hpp"
+#include "gateway/position_notifier.hpp"
 #include "gateway/session_registry.hpp"
 
 namespace pushonce::gateway {
@@ -25,12 +26,19 @@ struct gateway_settings {
   bool dev_auth = false;
   std::vector<std::string> allowed_origins;  // empty: any
   std::optional<std::string> api_key;        // PUSHONCE_API_KEY; none: /api/publish is 403
+  std::optional<std::string> admin_token;    // PUSHONCE_ADMIN_TOKEN; none: /api/status is 403
   std::chrono::milliseconds idle_ttl{std::chrono::hours(24 * 7)};
   std::chrono::milliseconds hello_timeout{std::chrono::seconds(10)};
   std::size_t max_frame = 64 * 1024;        // WebSocket payload; over: 1009
   std::size_t max_queue_frames = 1024;      // send queue per session; over: 1013
   std::size_t max_queue_bytes = 4u << 20;
   std::size_t inbox_page = 100;             // XRANGE COUNT of a replay
+};
+
+/// Counters of this gateway, exported by GET /metrics.
+struct gateway_metrics {
+  std::atomic<std::uint64_t> sessions_opened{0}, auth_failures{0}, frames_sent{0},
+      slow_consumer_closes{0}, http_requests{0}, api_messages{0};
 };
 
 struct gateway_state {
@@ -46,7 +54,9 @@ struct gateway_state {
   std::unique_ptr<queue_api> queues;
   std::unique_ptr<publisher> pub;
   std::unique_ptr<authenticator> auth;
+  std::shared_ptr<position_notifier> positions;
   std::atomic<bool> stopping{false};
+  gateway_metrics metrics;
 };
 
 }  // namespace pushonce::gateway

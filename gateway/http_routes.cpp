@@ -3,6 +3,12 @@
 #include "core/log.hpp"
 #include "gateway/gateway_state.hpp"
 #include "gateway/publish_api.hpp"
+#include "gateway/web_assets.hpp"
+
+#include <boost/json.hpp>
+#include <boost/url/parse.hpp>
+
+#include "core/status.hpp"
 
 namespace pushonce::gateway {
 
@@ -40,10 +46,94 @@ std::optional<http_response> publish_auth(const http_request& req, const gateway
   return std::nullopt;
 }
 
+std::optional<http_response> bearer_check(const http_request& req,
+                                          const std::optional<std::string>& secret,
+                                          const char* env_name) {
+  if (!secret)
+    return json_response(403, error_json("forbidden", std::string(env_name) + " is not configured"),
+                         req.version());
+  std::string_view auth = req[http::field::authorization];
+  constexpr std::string_view bearer = "Bearer ";
+  if (auth.size() <= bearer.size() || auth.substr(0, bearer.size()) != bearer ||
+      !same_secret(auth.substr(bearer.size()), *secret))
+    return json_response(401, error_json("unauthorized", "missing or wrong token"), req.version());
+  return std::nullopt;
+}
+
+std::optional<http_response> admin_auth(const http_request& req, const gateway_state& st) {
+  return bearer_check(req, st.settings.admin_token, "PUSHONCE_ADMIN_TOKEN");
+}
+
+// GET /, /pushonce.js, /admin: the embedded browser files.
+asio::awaitable<http_response> static_asset(http_request& req, gateway_state&) {
+  auto* a = find_web_asset(target_path(req.target()));
+  if (!a) co_return not_found_response(req);
+  auto res = text_response(200, std::string(a->body), a->content_type, req.version());
+  res.set(http::field::cache_control, "no-cache");
+  co_return res;
+}
+
+// GET /api/status[?queue=Q]: what `pushonce-leader status --json` prints (admin dashboard).
+asio::awaitable<http_response> status(http_request& req, gateway_state& st) {
+  std::string queue = "default";
+  auto url = boost::urls::parse_origin_form(req.target());
+  if (url) {
+    auto params = url->params();
+    if (auto it = params.find("queue"); it != params.end() && (*it).has_value)
+      queue = std::string((*it).value);
+  }
+  auto s = co_await collect_status(st.conn, st.keys, queue);
+  if (!s) {
+    auto code = s.error().code == "bad_request" ? 400 : 503;
+    co_return json_response(code, error_json(code == 400 ? "bad_request" : "unavailable",
+                                             s.error().message), req.version());
+  }
+  co_return json_response(200, boost::json::serialize(s.value()), req.version());
+}
+
+// GET /metrics: Prometheus text format. This gateway's own counters, and the system's
+// counters from NS:stats (the same on every gateway).
+asio::awaitable<http_response> metrics(http_request& req, gateway_state& st) {
+  std::string out;
+  const auto& id = st.settings.id;
+  auto metric = [&](const char* name, const char* type, const char* help, auto value) {
+    out += fmt::format("# HELP {} {}\n# TYPE {} {}\n{}{{gateway=\"{}\"}} {}\n", name, help, name,
+                       type, name, id, value);
+  };
+  const auto& m = st.metrics;
+  metric("pushonce_gateway_sessions", "gauge", "WebSocket sessions open on this gateway.",
+         st.registry.size());
+  metric("pushonce_gateway_users", "gauge", "Users with a session on this gateway.",
+         st.registry.users());
+  metric("pushonce_gateway_sessions_opened_total", "counter", "Sessions that completed hello.",
+         m.sessions_opened.load());
+  metric("pushonce_gateway_auth_failures_total", "counter", "Hellos refused (closed 1008).",
+         m.auth_failures.load());
+  metric("pushonce_gateway_frames_sent_total", "counter", "WebSocket frames written.",
+         m.frames_sent.load());
+  metric("pushonce_gateway_slow_consumer_closes_total", "counter",
+         "Sessions closed 1013 because their send queue was full.", m.slow_consumer_closes.load());
+  metric("pushonce_gateway_http_requests_total", "counter", "HTTP requests served.",
+         m.http_requests.load());
+  metric("pushonce_gateway_api_messages_total", "counter", "Messages received on /api/publish.",
+         m.api_messages.load());
+  redis::command stats{"HGETALL", st.keys.plain("stats")};
+  auto r = co_await st.health_conn->exec(std::move(stats));
+  metric("pushonce_redis_up", "gauge", "1 when Redis answered this scrape.", r.ok() ? 1 : 0);
+  if (r.ok()) {
+    for (std::size_t i = 0; i + 1 < r.value.elements.size(); i += 2) {
+      auto name = "pushonce_" + r.value.elements[i].str + "_total";
+      out += fmt::format("# TYPE {} counter\n{} {}\n", name, name, r.value.elements[i + 1].str);
+    }
+  }
+  co_return text_response(200, std::move(out), "text/plain; version=0.0.4", req.version());
+}
+
 asio::awaitable<http_response> publish(http_request& req, gateway_state& st) {
   auto body = parse_publish_body(req.body());
   if (!body) co_return json_response(400, error_json("bad_request", body.error().message), req.version());
   auto requests = body.value().requests;
+  st.metrics.api_messages += requests.size();
   auto results = co_await st.pub->publish_batch(std::move(requests));
   auto answer = render_publish_results(body.value(), results);
   if (answer.status >= 500) log::warn("http: /api/publish: {} {}", answer.status, answer.body);
@@ -57,6 +147,13 @@ const std::vector<http_route>& http_routes() {
       {http::verb::get, "/healthz", {}, healthz},
       {http::verb::head, "/healthz", {}, healthz},
       {http::verb::post, "/api/publish", publish_auth, publish},
+      {http::verb::get, "/api/status", admin_auth, status},
+      {http::verb::get, "/metrics", {}, metrics},
+      {http::verb::get, "/", {}, static_asset},
+      {http::verb::get, "/index.html", {}, static_asset},
+      {http::verb::get, "/pushonce.js", {}, static_asset},
+      {http::verb::get, "/admin", {}, static_asset},
+      {http::verb::get, "/admin.html", {}, static_asset},
   };
   return table;
 }

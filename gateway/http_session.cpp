@@ -110,6 +110,7 @@ asio::awaitable<void> run_session(tcp::socket socket, std::shared_ptr<gateway_st
       }
     }
     http_response res;
+    ++st->metrics.http_requests;
     if (early) res = std::move(*early);
     else res = co_await route->handle(req, *st);
     bool keep_alive = body_read && req.keep_alive() && !st->stopping;

@@ -71,6 +71,8 @@ gateway::server_options to_options(const command_line& cl) {
   }
   if (const char* key = std::getenv("PUSHONCE_API_KEY"); key && *key)
     o.settings.api_key = std::string(key);
+  if (const char* key = std::getenv("PUSHONCE_ADMIN_TOKEN"); key && *key)
+    o.settings.admin_token = std::string(key);
   return o;
 }
 

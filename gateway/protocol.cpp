@@ -99,7 +99,13 @@ parse_result parse_client_frame(std::string_view text) {
     auto* id = o.if_contains("id");
     if (!id || !id->is_string() || id->get_string().empty())
       return bad("accept needs \"id\": the assignment's message id", op);
-    return client_op{accept_op{std::string(id->get_string())}};
+    std::string queue(default_queue);
+    if (auto* q = o.if_contains("queue")) {
+      if (!q->is_string() || q->get_string().empty())
+        return bad("accept: \"queue\" must be a non-empty string", op);
+      queue = std::string(q->get_string());
+    }
+    return client_op{accept_op{std::string(id->get_string()), std::move(queue)}};
   }
   std::string shown(op.substr(0, 64));
   return protocol_error{"unknown_op", "unknown op '" + shown + "'", shown};

@@ -23,7 +23,10 @@ struct hello_op {
 struct join_op { std::string queue; };
 struct leave_op { std::string queue; };
 struct position_op { std::string queue; };
-struct accept_op { std::string id; };
+struct accept_op {
+  std::string id;
+  std::string queue;  // optional in the frame; default "default"
+};
 struct ack_op { long long offset = 0; };
 struct ping_op {};
 

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "core/heartbeat.hpp"
+#include "core/jwt.hpp"
 #include "core/log.hpp"
 #include "gateway/listener.hpp"
 
@@ -63,16 +64,26 @@ int server::run() {
   hopts.command_timeout = 1s;
   state->health_conn = redis::connection::create(ex, hopts);
   auto* registry = &state->registry;
+  state->positions = std::make_shared<position_notifier>(ex, state->conn, k);
+  auto positions = state->positions;
+  auto wake = k.wake_channel();
   state->sub = redis::subscriber::create(
-      ex, copts, [registry](const std::string& ch, std::string payload) {
-        registry->on_message(ch, std::move(payload));
+      ex, copts, [registry, positions, wake](const std::string& ch, std::string payload) {
+        if (ch == wake) positions->on_queue_changed(std::move(payload));
+        else registry->on_message(ch, std::move(payload));
       });
-  state->sub->on_connect([registry] { registry->on_subscriber_connect(); });
+  state->sub->on_connect([registry, positions] {
+    registry->on_subscriber_connect();
+    positions->refresh_all();
+  });
   registry->set_subscriber(state->sub);
   state->queues = std::make_unique<queue_api>(state->conn, k);
   state->pub = std::make_unique<publisher>(state->conn, k);
-  state->auth = state->settings.dev_auth ? make_dev_authenticator()
-                                         : make_jwt_unavailable_authenticator();
+  auto secret = jwt::secret_from_env();
+  if (secret.empty() && !state->settings.dev_auth)
+    log::warn("PUSHONCE_JWT_SECRET is not set and --dev-auth is off: every hello is refused");
+  state->auth = state->settings.dev_auth ? make_dev_authenticator(secret)
+                                         : make_jwt_authenticator(secret);
 
   auto address = asio::ip::make_address(opts_.listen_host);
   auto lst = std::make_shared<listener>(ioc, tcp::endpoint(address, opts_.listen_port), state);
@@ -80,6 +91,10 @@ int server::run() {
   state->conn->start();
   state->health_conn->start();
   state->sub->start();
+  asio::co_spawn(ex, [sub = state->sub, wake]() -> asio::awaitable<void> {
+    auto channel = wake;
+    co_await sub->subscribe(std::move(channel));
+  }, asio::detached);
   lst->run();
   log::info("listening on {}:{} ({} threads), redis {}, namespace {}", opts_.listen_host,
             lst->local_endpoint().port(), opts_.threads, copts.where.display(), k.ns());

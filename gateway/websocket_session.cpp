@@ -152,6 +152,7 @@ class websocket_session final : public session,
 
   void end() {
     closing_ = true;
+    state_->positions->unwatch_all(this);
     hello_timer_.cancel();
     room_timer_.cancel();
     drop_queued();
@@ -195,26 +196,38 @@ class websocket_session final : public session,
     } else if (auto* j = std::get_if<join_op>(&op)) {
       std::string queue = std::move(j->queue), q = queue, user = user_;
       auto r = co_await state_->queues->join(std::move(q), std::move(user));
-      if (r) send(render_joined(queue, r.value().position, r.value().ticket));
-      else send_failure(r.error(), "join");
+      if (r) {
+        send(render_joined(queue, r.value().position, r.value().ticket));
+        state_->positions->watch(shared_from_this(), queue, user_, r.value().position);
+      } else {
+        send_failure(r.error(), "join");
+      }
     } else if (auto* l = std::get_if<leave_op>(&op)) {
       std::string queue = std::move(l->queue), q = queue, user = user_;
       auto r = co_await state_->queues->leave(std::move(q), std::move(user));
+      state_->positions->unwatch(this, queue);
       if (r) send(render_left(queue));
       else send_failure(r.error(), "leave");
     } else if (auto* p = std::get_if<position_op>(&op)) {
       std::string queue = std::move(p->queue), q = queue, user = user_;
       auto r = co_await state_->queues->position(std::move(q), std::move(user));
-      if (r) send(render_position(queue, r.value()));
-      else send_failure(r.error(), "position");
+      if (r) {
+        send(render_position(queue, r.value()));
+        state_->positions->watch(shared_from_this(), queue, user_, r.value());
+      } else {
+        send_failure(r.error(), "position");
+      }
     } else if (auto* a = std::get_if<ack_op>(&op)) {
       std::vector<std::string> keys{meta_key_};
       std::vector<std::string> args{std::to_string(a->offset), epoch_};
       const auto& script = redis::get_script("ack");
       auto r = co_await redis::eval(*state_->conn, script, std::move(keys), std::move(args));
       if (!r.ok()) send_failure(failure_of(r), "ack");
-    } else if (std::holds_alternative<accept_op>(op)) {
-      send(render_error("not_found", "no pending assignment", "accept"));
+    } else if (auto* a = std::get_if<accept_op>(&op)) {
+      std::string id = std::move(a->id), queue = std::move(a->queue), user = user_;
+      auto r = co_await state_->queues->accept(std::move(queue), std::move(user), id);
+      if (r) send(render_accepted(r.value().first));
+      else send_failure(r.error(), "accept");
     } else if (std::holds_alternative<ping_op>(op)) {
       send(render_pong());
     }
@@ -230,6 +243,7 @@ class websocket_session final : public session,
   asio::awaitable<void> on_hello(hello_op h) {
     auto who = state_->auth->authenticate(h);
     if (!who) {
+      ++state_->metrics.auth_failures;
       close(websocket::close_code::policy_error, who.error().message);
       co_return;
     }
@@ -280,6 +294,7 @@ class websocket_session final : public session,
     bool recovered = plan.recovered && !trimmed;
     send(render_welcome(user_, session_id_, epoch_, latest, recovered));
     hello_done_ = true;
+    ++state_->metrics.sessions_opened;
     log::debug("ws: {} session {} epoch {} start {} recovered {}", user_, session_id_, epoch_,
                plan.start, recovered);
     // (3) Replay, then the buffered live frames.
@@ -370,6 +385,7 @@ class websocket_session final : public session,
     if (queue_.size() >= s.max_queue_frames || queued_bytes_ + f->size() > s.max_queue_bytes) {
       log::warn("ws: {}: send queue full ({} frames, {} bytes): closing 1013", user_,
                 queue_.size(), queued_bytes_);
+      ++state_->metrics.slow_consumer_closes;
       close(websocket::close_code::try_again_later, "slow consumer");
       return;
     }
@@ -404,6 +420,7 @@ class websocket_session final : public session,
       beast::get_lowest_layer(ws_).socket().close(ignored);
       return;
     }
+    ++state_->metrics.frames_sent;
     if (close_pending_) {
       close_pending_ = false;
       do_close();

@@ -6,7 +6,8 @@
 -- KEYS[9] pending (zset user -> accept_by; only with an accept timeout),
 -- KEYS[10] pending:ids (hash user -> assignment id, what `accept` checks)
 -- ARGV[1] queue name, ARGV[2] source index, ARGV[3] fencing token ("0" = none),
--- ARGV[4] accept timeout ms ("0" = none), ARGV[5] outbox maxlen, ARGV[6] bus channel
+-- ARGV[4] accept timeout ms ("0" = none), ARGV[5] outbox maxlen, ARGV[6] bus channel,
+-- ARGV[7] wake channel (optional: told the queue's name, so gateways update positions)
 -- Returns nil when nobody waits or nothing is free, else {id, user, resource}.
 -- Errors: fenced (a newer leader has acted on this queue), bad_request (bad number).
 local function uint(v)
@@ -86,6 +87,7 @@ local msg = '{"id":"' .. id .. '","user":' .. cjson.encode(user) ..
 
 redis.call('XADD', KEYS[7], 'MAXLEN', '~', maxlen, '*', 'id', id, 'user', user, 'm', msg)
 redis.call('PUBLISH', ARGV[6], msg)
+if ARGV[7] then redis.call('PUBLISH', ARGV[7], queue) end
 if KEYS[10] then
   redis.call('HSET', KEYS[10], user, id)
   if timeout > 0 then redis.call('ZADD', KEYS[9], now + timeout, user) end

@@ -243,7 +243,7 @@ TEST_CASE("gateway: without a key /api/publish is 403; without --dev-auth hello 
   CHECK_FALSE(c.receive());
   CHECK(c.closed());
   CHECK(c.close_code() == 1008);
-  CHECK(c.close_reason() == "jwt auth not available yet");
+  CHECK(c.close_reason() == "hello needs \"token\" (a JWT)");
   CHECK(gw.proc->stop(5s) == 0);
 }
 

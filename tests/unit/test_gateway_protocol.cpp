@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include "core/jwt.hpp"
+
 #include "gateway/authenticator.hpp"
 
 using namespace pushonce::gateway;
@@ -68,6 +70,9 @@ TEST_CASE("gateway protocol: ack, accept, ping") {
   CHECK(error_of(R"({"op":"ack","offset":-3})").op == "ack");
   CHECK(error_of(R"({"op":"ack","offset":1e300})").code == "bad_request");
   CHECK(std::get<accept_op>(op_of(R"({"op":"accept","id":"4097"})")).id == "4097");
+  CHECK(std::get<accept_op>(op_of(R"({"op":"accept","id":"4097"})")).queue == "default");
+  CHECK(std::get<accept_op>(op_of(R"({"op":"accept","id":"1","queue":"vip"})")).queue == "vip");
+  CHECK(error_of(R"({"op":"accept","id":"1","queue":7})").code == "bad_request");
   CHECK(error_of(R"({"op":"accept"})").code == "bad_request");
   CHECK(error_of(R"({"op":"accept","id":""})").code == "bad_request");
   CHECK(std::holds_alternative<ping_op>(op_of(R"({"op":"ping"})")));
@@ -125,11 +130,23 @@ TEST_CASE("gateway hello rules: authenticators") {
   bad.user = "{u:x}";
   CHECK_FALSE(dev->authenticate(bad));
 
-  auto jwt = make_jwt_unavailable_authenticator();
+  auto jwt = make_jwt_authenticator("s3cret");
   hello_op t;
   t.token = "x.y.z";
-  auto refused = jwt->authenticate(t);
-  REQUIRE_FALSE(refused);
-  CHECK(refused.error().message == "jwt auth not available yet");
+  CHECK_FALSE(jwt->authenticate(t));
+  t.token = pushonce::jwt::mint("bob", std::chrono::seconds(60), "s3cret");
+  auto verified = jwt->authenticate(t);
+  REQUIRE(verified);
+  CHECK(verified.value() == "bob");
+  t.token = pushonce::jwt::mint("bob", std::chrono::seconds(60), "other");
+  CHECK_FALSE(jwt->authenticate(t));
   CHECK_FALSE(jwt->authenticate(h));  // dev-style hello without --dev-auth
+  auto no_secret = make_jwt_authenticator("");
+  t.token = pushonce::jwt::mint("bob", std::chrono::seconds(60), "s3cret");
+  CHECK_FALSE(no_secret->authenticate(t));
+  // --dev-auth with a secret still verifies a token when one is given.
+  auto dev_jwt = make_dev_authenticator("s3cret");
+  CHECK(dev_jwt->authenticate(t).value() == "bob");
+  t.token = "forged";
+  CHECK_FALSE(dev_jwt->authenticate(t));
 }
