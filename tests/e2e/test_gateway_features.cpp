@@ -1,0 +1,203 @@
+// End-to-end tests of the gateway's browser-facing features with the real programs:
+// JWT auth over a real socket, accept before the deadline vs expiry, live position frames,
+// the admin status API, /metrics and the embedded web files.
+
+#include <boost/json.hpp>
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/jwt.hpp"
+#include "tests/support/process.hpp"
+#include "tests/support/redis_server.hpp"
+#include "tests/support/ws_client.hpp"
+
+using namespace pushonce;
+using namespace pushonce::test;
+using namespace std::chrono_literals;
+namespace json = boost::json;
+
+namespace {
+
+constexpr const char* secret = "feature-test-secret";
+constexpr const char* admin_token = "admin-token-1";
+
+struct system_under_test {
+  explicit system_under_test(std::vector<std::string> leader_args = {}, bool dev_auth = true) {
+    ns = "e2efeat" + std::to_string(++counter);
+    env = {{"PUSHONCE_REDIS", redis.url()},
+           {"PUSHONCE_NAMESPACE", ns},
+           {"PUSHONCE_JWT_SECRET", secret},
+           {"PUSHONCE_ADMIN_TOKEN", admin_token}};
+    std::string bin = PUSHONCE_BIN_DIR;
+    std::vector<std::string> la{"run"};
+    la.insert(la.end(), leader_args.begin(), leader_args.end());
+    procs.push_back(std::make_unique<process>(bin + "/pushonce-leader", la, env));
+    procs.push_back(std::make_unique<process>(bin + "/pushonce-worker", std::vector<std::string>{}, env));
+    port = free_port();
+    std::vector<std::string> ga{"--listen", "127.0.0.1:" + std::to_string(port)};
+    if (dev_auth) ga.push_back("--dev-auth");
+    procs.push_back(std::make_unique<process>(bin + "/pushonce-gateway", ga, env));
+    for (int i = 0; i < 200; ++i) {
+      if (http_request("127.0.0.1", port, "GET", "/healthz", {}, {}, 1s).status == 200) break;
+      std::this_thread::sleep_for(25ms);
+    }
+    // The leader and the worker subscribe within a moment of starting.
+    std::this_thread::sleep_for(500ms);
+  }
+  run_result cli(std::vector<std::string> args) {
+    args.push_back("--json");
+    return run_capture(std::string(PUSHONCE_BIN_DIR) + "/pushonce-leader", args, env, 10s);
+  }
+  std::unique_ptr<ws_client> connect(const std::string& hello) {
+    auto c = std::make_unique<ws_client>();
+    c->connect("127.0.0.1", port);
+    REQUIRE(c->send(hello));
+    return c;
+  }
+  static inline int counter = 0;
+  redis_server redis;
+  std::string ns;
+  environment env;
+  std::vector<std::unique_ptr<process>> procs;
+  std::uint16_t port = 0;
+};
+
+json::object next_of_type(ws_client& c, std::string_view type, std::chrono::milliseconds t = 5s) {
+  auto deadline = std::chrono::steady_clock::now() + t;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto f = c.receive(200ms);
+    if (!f) {
+      if (c.closed()) break;
+      continue;
+    }
+    auto v = json::parse(*f).as_object();
+    if (v.at("type").is_string() && v.at("type").as_string() == type) return v;
+  }
+  return {};
+}
+
+std::string hello_token(const std::string& token) {
+  return json::serialize(json::object{{"op", "hello"}, {"token", token}});
+}
+
+}  // namespace
+
+TEST_CASE("gateway features: JWT hello — valid, expired, wrong signature, alg none, missing") {
+  system_under_test sys({}, /*dev_auth=*/false);
+  auto good = sys.connect(hello_token(jwt::mint("alice", 60s, secret)));
+  auto w = next_of_type(*good, "welcome");
+  REQUIRE_FALSE(w.empty());
+  CHECK(w.at("user") == "alice");
+
+  auto refused = [&](const std::string& hello, const std::string& reason_part) {
+    auto c = sys.connect(hello);
+    CHECK(c->wait_closed(5s));
+    CHECK(c->close_code() == 1008);
+    CHECK(c->close_reason().find(reason_part) != std::string::npos);
+  };
+  refused(hello_token(jwt::mint("alice", -5s, secret)), "expired");
+  refused(hello_token(jwt::mint("alice", 60s, "not-the-secret")), "invalid token");
+  // {"alg":"none"} header, {"sub":"alice","exp":<far future>} payload, no signature.
+  refused(hello_token("eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJzdWIiOiJhbGljZSIsImV4cCI6NDEwMjQ0NDgwMH0."),
+          "invalid token");
+  refused(R"({"op":"hello"})", "token");
+  refused(R"({"op":"hello","user":"alice"})", "token");  // no --dev-auth: user is not trusted
+  // A user only acts as itself: alice's token cannot join as bob.
+  REQUIRE(good->send(R"({"op":"join","queue":"default"})"));
+  auto joined = next_of_type(*good, "joined");
+  REQUIRE_FALSE(joined.empty());
+  auto status = sys.cli({"queue"});
+  CHECK(status.out.find("\"alice\"") != std::string::npos);
+}
+
+TEST_CASE("gateway features: accept before the deadline; an unaccepted assignment expires") {
+  system_under_test sys({"--accept-timeout", "1"});
+  auto alice = sys.connect(R"({"op":"hello","user":"alice"})");
+  auto bob = sys.connect(R"({"op":"hello","user":"bob"})");
+  REQUIRE_FALSE(next_of_type(*alice, "welcome").empty());
+  REQUIRE_FALSE(next_of_type(*bob, "welcome").empty());
+  REQUIRE(alice->send(R"({"op":"join"})"));
+  REQUIRE_FALSE(next_of_type(*alice, "joined").empty());
+  REQUIRE(bob->send(R"({"op":"join"})"));
+  REQUIRE_FALSE(next_of_type(*bob, "joined").empty());
+  CHECK(sys.cli({"resource", "add", "room-1"}).exit_code == 0);
+
+  // alice does not accept: after 1 s she gets `expired`, and room-1 goes to bob.
+  auto a = next_of_type(*alice, "message");
+  REQUIRE_FALSE(a.empty());
+  CHECK(a.at("kind") == "assignment");
+  CHECK(a.at("data").at("accept_by").is_int64());
+  auto expired = next_of_type(*alice, "message", 5s);
+  REQUIRE_FALSE(expired.empty());
+  CHECK(expired.at("kind") == "expired");
+  CHECK(expired.at("data").at("id") == a.at("id"));
+  REQUIRE(alice->send(json::serialize(json::object{{"op", "accept"}, {"id", a.at("id")}})));
+  auto late = next_of_type(*alice, "error");
+  CHECK(late.at("code") == "not_found");
+
+  auto b = next_of_type(*bob, "message", 5s);
+  REQUIRE_FALSE(b.empty());
+  CHECK(b.at("data").at("resource") == "room-1");
+  REQUIRE(bob->send(json::serialize(json::object{{"op", "accept"}, {"id", b.at("id")}})));
+  auto accepted = next_of_type(*bob, "accepted");
+  REQUIRE_FALSE(accepted.empty());
+  CHECK(accepted.at("id") == b.at("id"));
+  // Accepted: no expiry follows, bob keeps the resource.
+  std::this_thread::sleep_for(1500ms);
+  auto list = sys.cli({"resource", "list"});
+  CHECK(list.out.find(R"("user":"bob")") != std::string::npos);
+}
+
+TEST_CASE("gateway features: waiting users get position frames when the queue moves") {
+  system_under_test sys;
+  std::vector<std::unique_ptr<ws_client>> users;
+  for (int i = 1; i <= 3; ++i) {
+    users.push_back(sys.connect(R"({"op":"hello","user":"p)" + std::to_string(i) + "\"}"));
+    REQUIRE_FALSE(next_of_type(*users.back(), "welcome").empty());
+    REQUIRE(users.back()->send(R"({"op":"join"})"));
+    auto j = next_of_type(*users.back(), "joined");
+    CHECK(j.at("position") == i);
+  }
+  // One resource: p1 is assigned; p2 moves to 1, p3 to 2 — pushed, no polling.
+  CHECK(sys.cli({"resource", "add", "r1"}).exit_code == 0);
+  auto p2 = next_of_type(*users[1], "position");
+  REQUIRE_FALSE(p2.empty());
+  CHECK(p2.at("position") == 1);
+  CHECK(p2.at("queue") == "default");
+  auto p3 = next_of_type(*users[2], "position");
+  CHECK(p3.at("position") == 2);
+  // p2 leaves through the CLI: p3 becomes 1.
+  CHECK(sys.cli({"leave", "p2"}).exit_code == 0);
+  auto p3b = next_of_type(*users[2], "position");
+  CHECK(p3b.at("position") == 1);
+}
+
+TEST_CASE("gateway features: admin status API, metrics, web files") {
+  system_under_test sys;
+  CHECK(http_request("127.0.0.1", sys.port, "GET", "/api/status").status == 401);
+  auto st = http_request("127.0.0.1", sys.port, "GET", "/api/status?queue=default", {},
+                         {{"Authorization", std::string("Bearer ") + admin_token}});
+  REQUIRE(st.status == 200);
+  auto s = json::parse(st.body).as_object();
+  CHECK(s.contains("counters"));
+  CHECK(s.at("workers").as_array().size() == 1);
+  CHECK(s.at("leader").is_object());
+
+  auto m = http_request("127.0.0.1", sys.port, "GET", "/metrics");
+  REQUIRE(m.status == 200);
+  CHECK(m.body.find("# TYPE pushonce_gateway_sessions gauge") != std::string::npos);
+  CHECK(m.body.find("pushonce_redis_up") != std::string::npos);
+
+  auto page = http_request("127.0.0.1", sys.port, "GET", "/");
+  CHECK(page.status == 200);
+  CHECK(page.body.find("<html") != std::string::npos);
+  auto js = http_request("127.0.0.1", sys.port, "GET", "/pushonce.js");
+  CHECK(js.status == 200);
+  CHECK(js.body.find("export") != std::string::npos);
+  CHECK(http_request("127.0.0.1", sys.port, "GET", "/admin").status == 200);
+}
