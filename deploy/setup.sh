@@ -8,7 +8,11 @@ packages=(
   libhiredis-dev libfmt-dev doctest-dev libssl-dev
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev libboost-program-options1.81-dev
   libjwt-dev redis-server redis-tools
+  chromium
 )
+# Node.js runs the JS client's unit tests and the browser tests (Debian 12 ships 18.x;
+# a newer one already installed is used as it is).
+command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -27,4 +31,12 @@ if ((${#missing[@]})); then
   fi
 else
   echo "setup: all packages present"
+fi
+
+# playwright-core drives Debian's chromium (never `npx playwright install`: downloads of
+# browser builds are blocked); installed from the lock file.
+here=$(cd "$(dirname "$0")/.." && pwd)
+if [ ! -d "$here/tests/browser/node_modules/playwright-core" ]; then
+  echo "setup: npm ci in tests/browser"
+  (cd "$here/tests/browser" && npm ci --no-audit --no-fund --loglevel=error)
 fi

@@ -150,6 +150,8 @@ const std::vector<http_route>& http_routes() {
       {http::verb::get, "/api/status", admin_auth, status},
       {http::verb::get, "/metrics", {}, metrics},
       {http::verb::get, "/", {}, static_asset},
+      {http::verb::head, "/", {}, static_asset},
+      {http::verb::head, "/pushonce.js", {}, static_asset},
       {http::verb::get, "/index.html", {}, static_asset},
       {http::verb::get, "/pushonce.js", {}, static_asset},
       {http::verb::get, "/admin", {}, static_asset},

@@ -1,12 +1,18 @@
 // PushonceClient against a fake WebSocket played by the test as the gateway: hello/since,
 // dedup across a reconnect, acks, ops, heartbeat, and when it stops reconnecting.
-import { test, beforeEach } from 'node:test';
+import { test, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
 import { PushonceClient } from '../../gateway/web/pushonce.js';
-import { FakeWebSocket, MemoryStorage, sleep } from './fake_websocket.mjs';
+import { FakeWebSocket, MemoryStorage, sleep, waitFor } from './fake_websocket.mjs';
+
+const clients = [];
 
 beforeEach(() => {
   FakeWebSocket.sockets = [];
+});
+
+afterEach(() => {
+  for (const c of clients.splice(0)) c.close(); // even when an assertion failed midway
 });
 
 function makeClient(over = {}) {
@@ -18,6 +24,7 @@ function makeClient(over = {}) {
     ackIntervalMs: 10,
     ...over,
   });
+  clients.push(client);
   const seen = { messages: [], states: [], resyncs: 0, errors: [], positions: [] };
   client.on('message', (m) => seen.messages.push([m.id, m.offset]));
   client.on('state', (s, detail) => seen.states.push(detail?.code ? `${s}:${detail.code}` : s));
@@ -46,17 +53,15 @@ test('connect, dedup, reconnect with since, replay: each id once, in offset orde
   s1.deliver(message('9', 3)); // a duplicate id
   s1.deliver(message('10', 2)); // an old offset
   s1.deliver(message('11', 4));
-  await sleep(30);
-  assert.equal(s1.sentOps('ack').at(-1).offset, 4); // the duplicate is acked too
+  await waitFor(() => s1.sentOps('ack').at(-1)?.offset === 4); // the duplicate is acked too
   assert.deepEqual(JSON.parse(storage.getItem('pushonce:resume')), { user: 'alice', epoch: 'E1', offset: 4 });
 
   const join = client.join();
   s1.serverClose(1006);
   await assert.rejects(join, { code: 'disconnected' });
   assert.equal(client.state, 'resuming');
-  await sleep(5);
+  await waitFor(() => FakeWebSocket.sockets.length === 2);
   const s2 = FakeWebSocket.last();
-  assert.notEqual(s2, s1);
   s2.open();
   assert.deepEqual(s2.sent, [{ op: 'hello', user: 'alice', since: { epoch: 'E1', offset: 4 } }]);
   s2.deliver(welcome({ session: 's2', offset: 7 }));
@@ -117,7 +122,7 @@ test('recovered:false emits resync and takes the replay from the new basis', asy
   s.deliver(welcome({ epoch: 'E2', offset: 2, recovered: false }));
   s.deliver(message('41', 1));
   s.deliver(message('42', 2));
-  await sleep(30);
+  await waitFor(() => s.sentOps('ack').length > 0);
   assert.equal(seen.resyncs, 1);
   assert.deepEqual(seen.messages, [['41', 1], ['42', 2]]);
   assert.deepEqual(s.sentOps('ack'), [{ op: 'ack', offset: 2 }]);
@@ -190,6 +195,22 @@ test('assignment and expired events follow message', () => {
   client.close();
 });
 
+test('close() from inside a handler stops cleanly', async () => {
+  const { client, seen } = makeClient();
+  client.on('message', () => client.close());
+  client.connect();
+  const s = FakeWebSocket.last();
+  s.open();
+  s.deliver(welcome());
+  s.deliver(message('1', 1));
+  s.deliver(message('2', 2)); // after close(): ignored
+  await sleep(20);
+  assert.deepEqual(seen.messages, [['1', 1]]);
+  assert.equal(client.state, 'closed');
+  assert.equal(s.closedWith, 1000);
+  assert.equal(FakeWebSocket.sockets.length, 1);
+});
+
 test('close code 1008 stops for good with the reason', async () => {
   const { client, seen } = makeClient({ user: 'mallory' });
   const closed = new Promise((resolve) => client.on('state', (s, d) => s === 'closed' && resolve(d)));
@@ -228,16 +249,13 @@ test('heartbeat: a ping every period; silence past the timeout reconnects', asyn
   const { client, seen } = makeClient({ heartbeatMs: 20, timeoutMs: 15 });
   client.connect();
   const s1 = FakeWebSocket.last();
+  s1.pongsLeft = 1; // the first ping is answered, the second is not
   s1.open();
   s1.deliver(welcome());
-  await sleep(25);
-  assert.equal(s1.sentOps('ping').length, 1);
-  s1.deliver({ type: 'pong' });
-  await sleep(20);
-  assert.equal(s1.sentOps('ping').length, 2); // the second goes unanswered
-  await sleep(25);
+  await waitFor(() => s1.closedWith !== null);
   assert.equal(s1.closedWith, 4000);
-  assert.ok(FakeWebSocket.sockets.length >= 2);
+  assert.equal(s1.sent.slice(0, s1.sentAtClose).filter((f) => f.op === 'ping').length, 2);
+  await waitFor(() => FakeWebSocket.sockets.length === 2);
   assert.deepEqual(seen.states.slice(0, 3), ['connecting', 'open', 'resuming:4000']);
   client.close();
 });
@@ -247,8 +265,7 @@ test('no welcome within the timeout drops the connection and retries', async () 
   client.connect();
   const s1 = FakeWebSocket.last();
   s1.open(); // the gateway never answers the hello
-  await sleep(30);
+  await waitFor(() => FakeWebSocket.sockets.length === 2);
   assert.equal(s1.closedWith, 4000);
-  assert.ok(FakeWebSocket.sockets.length >= 2);
   client.close();
 });

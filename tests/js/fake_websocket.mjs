@@ -14,6 +14,8 @@ export class FakeWebSocket {
     this.readyState = 0; // CONNECTING
     this.sent = [];
     this.closedWith = null; // the code the client closed with, once it did
+    this.sentAtClose = null; // how many frames it had sent by then
+    this.pongsLeft = 0; // pings the "gateway" answers (asynchronously, as a real one)
     this.onopen = this.onmessage = this.onclose = this.onerror = null;
     FakeWebSocket.sockets.push(this);
   }
@@ -21,11 +23,17 @@ export class FakeWebSocket {
   // ---- the client's side ----
   send(text) {
     if (this.readyState !== 1) throw new Error('send on a socket that is not open');
-    this.sent.push(JSON.parse(text));
+    const frame = JSON.parse(text);
+    this.sent.push(frame);
+    if (frame.op === 'ping' && this.pongsLeft > 0) {
+      this.pongsLeft--;
+      queueMicrotask(() => this.deliver({ type: 'pong' }));
+    }
   }
 
   close(code) {
     this.closedWith = code ?? 1005;
+    this.sentAtClose = this.sent.length;
     this.readyState = 3;
   }
 
@@ -65,3 +73,12 @@ export class MemoryStorage {
 
 /** Resolves after ms milliseconds (timers of the client run meanwhile). */
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Resolves once cond() holds (checked every millisecond); rejects after timeoutMs. */
+export async function waitFor(cond, timeoutMs = 2000) {
+  const until = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${cond}`);
+    await sleep(1);
+  }
+}
