@@ -113,7 +113,9 @@ asio::awaitable<void> bus_worker::process(job j) {
                          {"outcome", names[static_cast<int>(state)]}});
     if (state == claim_state::won) {
       ++counters_.won;
+      leased_[m.id] = {m, owner};
       co_await deliver_won(j, owner, claimed.value().attempts);
+      leased_.erase(m.id);
     } else if (state != claim_state::dead) {
       ++counters_.lost;
     }
@@ -194,6 +196,12 @@ asio::awaitable<void> bus_worker::stop(std::chrono::milliseconds drain) {
     co_await timer.async_wait(asio::use_awaitable);
   }
   if (inflight_ > 0) log::warn("stopping with {} messages in flight", inflight_);
+  // Leases still held are handed back so another worker takes them now, not after the lease.
+  auto held = leased_;
+  for (auto& [id, lease] : held) {
+    if (co_await claims_.release(lease.first, lease.second))
+      log::info("handed back the lease on message {}", id);
+  }
   co_await flush_stats();
   co_await heartbeat_.remove();
   conn_->stop();

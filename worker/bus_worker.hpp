@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -71,6 +72,7 @@ class bus_worker {
   tracer trace_;
   sweeper sweeper_;
   std::deque<job> queued_;
+  std::map<std::string, std::pair<bus_message, std::string>> leased_;  // id → (message, owner)
   std::size_t inflight_ = 0;
   std::uint64_t owner_seq_ = 0;
   bool stopping_ = false;

@@ -67,6 +67,14 @@ asio::awaitable<outcome<long long>> claim_client::deliver(const bus_message& m,
   co_return r.value.as_int().value_or(0);
 }
 
+asio::awaitable<bool> claim_client::release(const bus_message& m, std::string owner) {
+  std::vector<std::string> k{keys_.claim(m.user, m.id)};
+  std::vector<std::string> a{std::move(owner)};
+  const auto& script = redis::get_script("release");
+  auto r = co_await redis::eval(*conn_, script, std::move(k), std::move(a));
+  co_return r.ok() && r.value.integer == 1;
+}
+
 asio::awaitable<outcome<bool>> claim_client::dead_letter(const bus_message& m, std::string owner,
                                                          std::string reason, long long attempts) {
   redis::command add{"XADD",    keys_.plain("dead-letters"),

@@ -35,6 +35,8 @@ class claim_client {
   boost::asio::awaitable<outcome<claim_result>> claim(const bus_message& m, std::string owner);
   /// The user's offset; failure "fenced" when the lease was lost (nothing written).
   boost::asio::awaitable<outcome<long long>> deliver(const bus_message& m, std::string owner);
+  /// Hands back a lease the caller holds (shutdown). True when it held it.
+  boost::asio::awaitable<bool> release(const bus_message& m, std::string owner);
   /// Adds the message to the dead-letter stream, then marks its claim dead (while the
   /// caller still holds the lease). True when marked.
   boost::asio::awaitable<outcome<bool>> dead_letter(const bus_message& m, std::string owner,

@@ -240,3 +240,32 @@ TEST_CASE("claim/deliver: lease expiry, re-claim, the fence, offsets, inbox and 
   CHECK(p[0] ==
         R"({"type":"message","id":"4096","offset":1,"kind":"message","data":{"n":4096},"ts":1700000000000})");
 }
+
+TEST_CASE("claim: a released lease (worker shutdown) is claimable at once; a dead one never") {
+  redis_fixture fx;
+  const std::string user = "bob", id = "8192";
+  fx.run([&]() -> asio::awaitable<void> {
+    CO_LET(auto w1, pushonce::test::claim(*fx.conn, fx.k, user, id, "w1", 60000));
+    CHECK(outcome_of(w1) == "won 1");
+    std::vector<std::string> ks{fx.k.claim(user, id)};
+    std::vector<std::string> not_owner{"w2"};
+    CO_LET(auto r0, pushonce::test::run_script(*fx.conn, "release", ks, not_owner));
+    CHECK(r0.value.integer == 0);  // only the owner hands a lease back
+    CO_LET(auto w2, pushonce::test::claim(*fx.conn, fx.k, user, id, "w2", 60000));
+    CHECK(outcome_of(w2) == "taken 0");
+    std::vector<std::string> owner{"w1"};
+    CO_LET(auto r1, pushonce::test::run_script(*fx.conn, "release", ks, owner));
+    CHECK(r1.value.integer == 1);
+    CO_LET(auto w2b, pushonce::test::claim(*fx.conn, fx.k, user, id, "w2", 60000));
+    CHECK(outcome_of(w2b) == "won 2");  // without waiting for the 60 s lease
+    // The old owner cannot deliver any more: the fence holds.
+    CO_LET(auto d, pushonce::test::deliver(*fx.conn, fx.k, user, id, "w1", frame_for(id, user)));
+    CHECK(d.value.error_code() == "fenced");
+    // dead_letter.lua by the lease holder: the message is never claimed again.
+    std::vector<std::string> dl{"w2", "poison", "60000"};
+    CO_LET(auto dead, pushonce::test::run_script(*fx.conn, "dead_letter", ks, dl));
+    CHECK(dead.value.integer == 1);
+    CO_LET(auto w3, pushonce::test::claim(*fx.conn, fx.k, user, id, "w3", 60000));
+    CHECK(outcome_of(w3) == "dead 0");
+  });
+}
