@@ -51,6 +51,11 @@ if [ -z "$redis_url" ]; then
   echo "redis-server (private, AOF everysec) on $redis_url"
 fi
 export PUSHONCE_REDIS=$redis_url PUSHONCE_NAMESPACE=$ns
+# Demo secrets, unless the caller brought its own.
+rand() { head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
+export PUSHONCE_JWT_SECRET=${PUSHONCE_JWT_SECRET:-$(rand)}
+export PUSHONCE_API_KEY=${PUSHONCE_API_KEY:-$(rand)}
+export PUSHONCE_ADMIN_TOKEN=${PUSHONCE_ADMIN_TOKEN:-$(rand)}
 
 bin=build/bin
 "$bin/pushonce-leader" run >"$state/logs/leader.log" 2>&1 &
@@ -76,15 +81,19 @@ cat <<MSG
 pushonce is running (namespace $ns, logs in $state/logs/):
   leader: 1   workers: $workers   gateways: ${#urls[@]}
 MSG
-for u in "${urls[@]}"; do echo "  gateway: $u   WebSocket: ${u/http/ws}/ws"; done
+for u in "${urls[@]}"; do echo "  gateway: $u/ (demo page)   $u/admin (dashboard)   WebSocket: ${u/http/ws}/ws"; done
 cat <<MSG
+  admin token (for /admin): $PUSHONCE_ADMIN_TOKEN
 
-Try, in another shell (PUSHONCE_REDIS=$redis_url):
-  export PUSHONCE_REDIS=$redis_url
+Try, in another shell:
+  export PUSHONCE_REDIS=$redis_url PUSHONCE_NAMESPACE=$ns PUSHONCE_JWT_SECRET=$PUSHONCE_JWT_SECRET
   $bin/pushonce-leader join alice
   $bin/pushonce-leader resource add room-1 --meta '{"name":"Room 1"}'
   $bin/pushonce-leader publish alice '{"text":"hello"}' --id greeting-1
   $bin/pushonce-leader status
+  $bin/pushonce-leader token alice            # a JWT for the demo page's token field
+  curl -s -X POST ${urls[0]:-http://127.0.0.1:8080}/api/publish -H 'Authorization: Bearer $PUSHONCE_API_KEY' \\
+       -d '{"user":"alice","data":{"text":"over HTTP"},"id":"http-1"}'
 
 Ctrl-C stops everything.
 MSG
