@@ -23,6 +23,7 @@
 
 #include "tests/support/process.hpp"
 #include "tests/support/redis_server.hpp"
+#include "tests/support/sync_redis.hpp"
 
 namespace json = boost::json;
 using namespace std::chrono_literals;
@@ -30,6 +31,8 @@ using pushonce::test::process;
 using pushonce::test::redis_server;
 using pushonce::test::run_capture;
 using pushonce::test::run_result;
+using pushonce::test::sync_redis;
+using pushonce::test::wait_until;
 
 namespace {
 
@@ -45,87 +48,8 @@ redis_server& shared_redis() {
 }
 
 std::string unique_namespace(const std::string& what) {
-  static std::atomic<unsigned> n{0};
-  return "e2e-" + what + "-" + std::to_string(::getpid()) + "-" + std::to_string(++n);
+  return pushonce::test::unique_namespace("e2e", what);
 }
-
-/// Polls `pred` every `every` until it holds or `timeout` passes; true when it held.
-bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds timeout,
-                std::chrono::milliseconds every = 20ms) {
-  auto deadline = clock_type::now() + timeout;
-  for (;;) {
-    if (pred()) return true;
-    if (clock_type::now() >= deadline) return false;
-    std::this_thread::sleep_for(every);
-  }
-}
-
-// --- a synchronous Redis client for looking at the keys (hiredis) ------------------------
-
-struct reply_free {
-  void operator()(redisReply* r) const { freeReplyObject(r); }
-};
-using reply_ptr = std::unique_ptr<redisReply, reply_free>;
-
-class sync_redis {
- public:
-  explicit sync_redis(std::uint16_t port) {
-    timeval tv{5, 0};
-    ctx_ = redisConnectWithTimeout("127.0.0.1", port, tv);
-    if (ctx_ == nullptr || ctx_->err)
-      throw std::runtime_error("cannot connect to redis: " +
-                               std::string(ctx_ ? ctx_->errstr : "out of memory"));
-    redisSetTimeout(ctx_, tv);
-  }
-  ~sync_redis() { redisFree(ctx_); }
-  sync_redis(const sync_redis&) = delete;
-  sync_redis& operator=(const sync_redis&) = delete;
-
-  reply_ptr cmd(const std::vector<std::string>& words) {
-    std::vector<const char*> argv;
-    std::vector<size_t> lens;
-    for (auto& w : words) {
-      argv.push_back(w.data());
-      lens.push_back(w.size());
-    }
-    auto* r = static_cast<redisReply*>(
-        redisCommandArgv(ctx_, static_cast<int>(argv.size()), argv.data(), lens.data()));
-    if (r == nullptr) throw std::runtime_error("redis: " + std::string(ctx_->errstr));
-    return reply_ptr(r);
-  }
-
-  long long integer(const std::vector<std::string>& words) {
-    auto r = cmd(words);
-    if (r->type != REDIS_REPLY_INTEGER) throw std::runtime_error("redis: not an integer reply");
-    return r->integer;
-  }
-
-  /// Subscribers of one channel (PUBSUB NUMSUB).
-  long long subscribers(const std::string& channel) {
-    auto r = cmd({"PUBSUB", "NUMSUB", channel});
-    return r->type == REDIS_REPLY_ARRAY && r->elements == 2 ? r->element[1]->integer : -1;
-  }
-
-  /// XRANGE key - +: {entry id, field "f"} of every entry.
-  std::vector<std::pair<std::string, std::string>> inbox(const std::string& key) {
-    std::vector<std::pair<std::string, std::string>> out;
-    auto r = cmd({"XRANGE", key, "-", "+"});
-    for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i < r->elements; ++i) {
-      auto* e = r->element[i];
-      std::string id(e->element[0]->str, e->element[0]->len);
-      std::string f;
-      auto* fields = e->element[1];
-      for (size_t j = 0; j + 1 < fields->elements; j += 2)
-        if (std::string(fields->element[j]->str, fields->element[j]->len) == "f")
-          f.assign(fields->element[j + 1]->str, fields->element[j + 1]->len);
-      out.emplace_back(std::move(id), std::move(f));
-    }
-    return out;
-  }
-
- private:
-  redisContext* ctx_ = nullptr;
-};
 
 // --- the programs --------------------------------------------------------------------------
 

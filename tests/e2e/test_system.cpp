@@ -37,6 +37,7 @@
 #include "core/redis/endpoint.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/redis_server.hpp"
+#include "tests/support/sync_redis.hpp"
 #include "tests/support/ws_client.hpp"
 
 namespace asio = boost::asio;
@@ -48,6 +49,8 @@ using pushonce::test::process;
 using pushonce::test::redis_server;
 using pushonce::test::run_capture;
 using pushonce::test::run_result;
+using pushonce::test::sync_redis;
+using pushonce::test::wait_until;
 using pushonce::test::ws_client;
 
 namespace {
@@ -65,19 +68,7 @@ redis_server& shared_redis() {
 }
 
 std::string unique_namespace(const std::string& what) {
-  static std::atomic<unsigned> n{0};
-  return "sys-" + what + "-" + std::to_string(::getpid()) + "-" + std::to_string(++n);
-}
-
-/// Polls `pred` every `every` until it holds or `timeout` passes; true when it held.
-bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds timeout,
-                std::chrono::milliseconds every = 20ms) {
-  auto deadline = clock_type::now() + timeout;
-  for (;;) {
-    if (pred()) return true;
-    if (clock_type::now() >= deadline) return false;
-    std::this_thread::sleep_for(every);
-  }
+  return pushonce::test::unique_namespace("sys", what);
 }
 
 bool is_decimal(const std::string& s) {
@@ -93,63 +84,6 @@ long long num(const json::object& o, const char* k) {
   auto* v = o.if_contains(k);
   return v && v->is_number() ? v->to_number<long long>() : -1;
 }
-
-// --- a synchronous Redis client for looking at keys (hiredis) -----------------------------
-
-class sync_redis {
- public:
-  explicit sync_redis(std::uint16_t port) {
-    timeval tv{5, 0};
-    ctx_ = redisConnectWithTimeout("127.0.0.1", port, tv);
-    if (ctx_ == nullptr || ctx_->err)
-      throw std::runtime_error("cannot connect to redis: " +
-                               std::string(ctx_ ? ctx_->errstr : "out of memory"));
-    redisSetTimeout(ctx_, tv);
-  }
-  ~sync_redis() { redisFree(ctx_); }
-  sync_redis(const sync_redis&) = delete;
-  sync_redis& operator=(const sync_redis&) = delete;
-
-  /// A string reply (CLIENT LIST, ...); empty for any other reply.
-  std::string text(const std::vector<std::string>& words) {
-    std::vector<const char*> argv;
-    std::vector<size_t> lens;
-    for (auto& w : words) {
-      argv.push_back(w.data());
-      lens.push_back(w.size());
-    }
-    auto* r = static_cast<redisReply*>(
-        redisCommandArgv(ctx_, static_cast<int>(argv.size()), argv.data(), lens.data()));
-    if (r == nullptr) throw std::runtime_error("redis: " + std::string(ctx_->errstr));
-    std::string v = r->type == REDIS_REPLY_STRING
-                        ? std::string(r->str, r->len)
-                        : std::string();
-    freeReplyObject(r);
-    return v;
-  }
-
-  /// An integer reply (EXISTS, XLEN, ...).
-  long long integer(const std::vector<std::string>& words) {
-    std::vector<const char*> argv;
-    std::vector<size_t> lens;
-    for (auto& w : words) {
-      argv.push_back(w.data());
-      lens.push_back(w.size());
-    }
-    auto* r = static_cast<redisReply*>(
-        redisCommandArgv(ctx_, static_cast<int>(argv.size()), argv.data(), lens.data()));
-    if (r == nullptr) throw std::runtime_error("redis: " + std::string(ctx_->errstr));
-    long long v = r->type == REDIS_REPLY_INTEGER ? r->integer : -1;
-    if (r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-        r->element[1]->type == REDIS_REPLY_INTEGER)
-      v = r->element[1]->integer;  // PUBSUB NUMSUB channel
-    freeReplyObject(r);
-    return v;
-  }
-
- private:
-  redisContext* ctx_ = nullptr;
-};
 
 // --- the admin CLI ---------------------------------------------------------------------------
 
