@@ -6,6 +6,7 @@
 namespace pushonce {
 
 void tracer::record(const std::string& id, boost::json::object event) const {
+  if (!enabled_) return;
   event["ts"] = std::chrono::duration_cast<std::chrono::milliseconds>(
                     std::chrono::system_clock::now().time_since_epoch())
                     .count();

@@ -16,8 +16,8 @@ namespace pushonce {
 class tracer {
  public:
   tracer(std::shared_ptr<redis::connection> conn, keys k,
-         std::chrono::milliseconds keep = std::chrono::hours(24))
-      : conn_(std::move(conn)), keys_(std::move(k)), keep_(keep) {}
+         std::chrono::milliseconds keep = std::chrono::hours(24), bool enabled = true)
+      : conn_(std::move(conn)), keys_(std::move(k)), keep_(keep), enabled_(enabled) {}
 
   /// Appends `event` (an "event" field and details; "ts" is added) to the id's history.
   void record(const std::string& id, boost::json::object event) const;
@@ -28,6 +28,7 @@ class tracer {
   std::shared_ptr<redis::connection> conn_;
   keys keys_;
   std::chrono::milliseconds keep_;
+  bool enabled_;
 };
 
 }  // namespace pushonce

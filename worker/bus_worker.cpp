@@ -27,7 +27,7 @@ bus_worker::bus_worker(asio::any_io_executor ex, redis::connection_options redis
             {"lost", std::to_string(counters_.lost)},
             {"delivered", std::to_string(counters_.delivered)}};
       }),
-      trace_(conn_, k, opts_.claim.dedup_window),
+      trace_(conn_, k, opts_.claim.dedup_window, opts_.trace),
       sweeper_(conn_, k,
                sweeper_options{opts_.id, opts_.sweep_interval, opts_.claim.lease,
                                opts_.claim.dedup_window},

@@ -26,6 +26,7 @@ struct worker_options {
   std::size_t concurrency = 64;
   std::size_t max_queued = 100000;  // bus messages waiting for a slot; beyond: dropped
   long long max_attempts = 5;       // leases a message may take before it is dead-lettered
+  bool trace = true;                // record claim/deliver events for `pushonce-leader trace`
   std::chrono::milliseconds sweep_interval{1000};
   claim_options claim;
 };

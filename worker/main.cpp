@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
       ("lease-ms", po::value<long long>()->default_value(5000), "how long a claim is held (ms)")
       ("dedup-window-ms", po::value<long long>()->default_value(24LL * 3600 * 1000),
        "how long a delivered id is remembered (ms)")
+      ("no-trace", po::bool_switch(), "do not record claim/deliver events for `trace`")
       ("max-attempts", po::value<long long>()->default_value(5),
        "leases a message may take before it goes to the dead-letter stream")
       ("sweep-interval-ms", po::value<long long>()->default_value(1000),
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
                         "--dedup-window-ms longer than the lease");
     if (!cl.positional.empty()) throw usage_error("unexpected argument '" + cl.positional[0] + "'");
     opts.max_attempts = cl.vm["max-attempts"].as<long long>();
+    opts.trace = !cl.vm["no-trace"].as<bool>();
     auto sweep = cl.vm["sweep-interval-ms"].as<long long>();
     if (opts.max_attempts <= 0 || sweep <= 0)
       throw usage_error("--max-attempts and --sweep-interval-ms must be positive");

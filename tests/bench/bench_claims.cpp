@@ -54,13 +54,14 @@ struct options {
   long long users = 1000;
   long long chunk = 1000;
   std::chrono::seconds timeout{300};
+  bool trace = true;  // --no-trace: workers run with --no-trace
 };
 
 [[noreturn]] void usage(const std::string& why) {
   if (!why.empty()) std::fprintf(stderr, "error: %s\n", why.c_str());
   std::fprintf(stderr,
                "usage: bench_claims [--messages N] [--workers W] [--concurrency C] "
-               "[--users U] [--timeout SECONDS]\n");
+               "[--users U] [--timeout SECONDS] [--no-trace]\n");
   std::exit(why.empty() ? 0 : 2);
 }
 
@@ -69,6 +70,10 @@ options parse(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--help" || a == "-h") usage("");
+    if (a == "--no-trace") {
+      o.trace = false;
+      continue;
+    }
     if (i + 1 >= argc) usage("missing value after " + a);
     long long v = 0;
     try {
@@ -160,13 +165,13 @@ int main(int argc, char** argv) {
   long long per_user = (opt.messages + opt.users - 1) / opt.users;
   std::vector<std::unique_ptr<pushonce::test::process>> workers;
   for (int i = 0; i < opt.workers; ++i) {
-    workers.push_back(std::make_unique<pushonce::test::process>(
-        worker_bin,
-        std::vector<std::string>{"--redis", server.url(), "--namespace", ns, "--id",
-                                 "bench-w" + std::to_string(i + 1), "--concurrency",
-                                 std::to_string(opt.concurrency), "--inbox-maxlen",
-                                 std::to_string(std::max(1000LL, 2 * per_user)), "--log-level",
-                                 "info"}));
+    std::vector<std::string> args{"--redis", server.url(), "--namespace", ns, "--id",
+                                  "bench-w" + std::to_string(i + 1), "--concurrency",
+                                  std::to_string(opt.concurrency), "--inbox-maxlen",
+                                  std::to_string(std::max(1000LL, 2 * per_user)), "--log-level",
+                                  "info"};
+    if (!opt.trace) args.push_back("--no-trace");
+    workers.push_back(std::make_unique<pushonce::test::process>(worker_bin, args));
   }
   auto ready_deadline = clock_type::now() + 10s;
   while (r.subscribers(k.bus_channel()) != opt.workers) {
