@@ -7,7 +7,10 @@
 // carries its publish time (µs since the epoch), so publish → receive latency is measured
 // on the receiving side.
 //
-//   bench_delivery [--messages N] [--users M] [--gateways G] [--workers W]
+//   bench_delivery [--messages N] [--users M] [--gateways G] [--workers W] [--rate R]
+//
+// Without --rate the N messages are one burst (latency then measures queueing); with
+// --rate R they are published at R messages/s in chunks every 10 ms.
 //
 // Prints delivered/s, latency p50/p90/p99/max, duplicates and losses (both must be 0),
 // one summary line and one JSON line; exit 0 when nothing was lost or duplicated.
@@ -15,6 +18,8 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 #include <algorithm>
 #include <atomic>
@@ -47,6 +52,7 @@ struct options {
   long long gateways = 1;
   long long workers = 3;
   long long chunk = 500;
+  long long rate = 0;  // messages/s; 0: one burst as fast as possible
 };
 
 long long now_us() {
@@ -69,8 +75,9 @@ options parse(int argc, char** argv) {
     else if (a == "--gateways") o.gateways = v;
     else if (a == "--workers") o.workers = v;
     else if (a == "--chunk") o.chunk = v;
+    else if (a == "--rate") o.rate = v;
     else {
-      std::fprintf(stderr, "usage: bench_delivery [--messages N] [--users M] [--gateways G] [--workers W]\n");
+      std::fprintf(stderr, "usage: bench_delivery [--messages N] [--users M] [--gateways G] [--workers W] [--rate R]\n");
       std::exit(2);
     }
   }
@@ -179,9 +186,16 @@ int main(int argc, char** argv) {
   pushonce::publisher pub(conn, pushonce::keys(ns));
   long long start_us = now_us(), publish_failures = 0;
   asio::co_spawn(io, [&]() -> asio::awaitable<void> {
+    long long chunk = opt.rate ? std::max(1LL, opt.rate / 100) : opt.chunk;
+    asio::steady_timer pace(io);
+    auto t0 = std::chrono::steady_clock::now();
     for (long long sent = 0; sent < total;) {
+      if (opt.rate) {  // the time `sent` messages are due at
+        pace.expires_at(t0 + std::chrono::microseconds(sent * 1000000 / opt.rate));
+        co_await pace.async_wait(asio::use_awaitable);
+      }
       std::vector<pushonce::publish_request> batch;
-      for (long long i = 0; i < opt.chunk && sent < total; ++i, ++sent) {
+      for (long long i = 0; i < chunk && sent < total; ++i, ++sent) {
         auto user = fmt::format("u{}", sent % opt.users);
         batch.push_back({user, fmt::format(R"({{"seq":{},"t":{}}})", sent, now_us()), std::nullopt});
       }
@@ -217,16 +231,18 @@ int main(int argc, char** argv) {
   double rate = static_cast<double>(received) / seconds;
   auto ms = [](long long us) { return static_cast<double>(us) / 1000.0; };
   std::printf(
-      "bench_delivery: messages %lld users %lld gateways %lld workers %lld | publish %.3f s | "
+      "bench_delivery: messages %lld users %lld gateways %lld workers %lld rate %lld | publish %.3f s | "
       "all received after %.3f s | delivered/s %.0f | latency ms p50 %.1f p90 %.1f p99 %.1f "
       "max %.1f | duplicates %lld lost %lld offset errors %lld | %s\n",
-      total, opt.users, opt.gateways, opt.workers, static_cast<double>(published_us - start_us) / 1e6,
+      total, opt.users, opt.gateways, opt.workers, opt.rate,
+      static_cast<double>(published_us - start_us) / 1e6,
       seconds, rate, ms(percentile(lat, 0.5)), ms(percentile(lat, 0.9)), ms(percentile(lat, 0.99)),
       ms(lat.empty() ? 0 : lat.back()), dups, lost, offset_errors,
       dups == 0 && lost == 0 && publish_failures == 0 ? "OK" : "FAILED");
   json::object o{{"bench", "delivery"},          {"messages", total},
                  {"users", opt.users},           {"gateways", opt.gateways},
-                 {"workers", opt.workers},       {"seconds", seconds},
+                 {"workers", opt.workers},       {"rate", opt.rate},
+                 {"seconds", seconds},
                  {"delivered_per_s", rate},      {"p50_ms", ms(percentile(lat, 0.5))},
                  {"p90_ms", ms(percentile(lat, 0.9))}, {"p99_ms", ms(percentile(lat, 0.99))},
                  {"max_ms", ms(lat.empty() ? 0 : lat.back())}, {"duplicates", dups},
