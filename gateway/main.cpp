@@ -36,6 +36,9 @@ po::options_description own_options() {
       ("dev-auth", po::bool_switch(), "trust the user field of hello (no JWT)")
       ("allowed-origin", po::value<std::vector<std::string>>()->value_name("ORIGIN"),
        "an Origin allowed to open /ws (repeatable; default: any)")
+      ("inbox-idle-ms", po::value<long long>()->value_name("MS"),
+       "a user's inbox expires after this long without use; keep equal to the workers' "
+       "--inbox-idle-ms (default 7 days)")
       ("threads", po::value<unsigned>()->value_name("N"),
        "threads running the event loop (default: number of cores, at least 2)")
       ("id", po::value<std::string>()->value_name("NAME"),
@@ -59,6 +62,11 @@ gateway::server_options to_options(const command_line& cl) {
   if (vm.count("allowed-origin"))
     o.settings.allowed_origins = vm["allowed-origin"].as<std::vector<std::string>>();
   o.threads = std::max(2u, std::thread::hardware_concurrency());
+  if (vm.count("inbox-idle-ms")) {
+    auto idle = vm["inbox-idle-ms"].as<long long>();
+    if (idle < 300) throw usage_error("--inbox-idle-ms: expected at least 300");
+    o.settings.idle_ttl = std::chrono::milliseconds(idle);
+  }
   if (vm.count("threads")) {
     o.threads = vm["threads"].as<unsigned>();
     if (o.threads < 1 || o.threads > 256) throw usage_error("--threads: expected 1-256");

@@ -76,7 +76,8 @@ class websocket_session final : public session,
       : ws_(std::move(socket)),
         state_(std::move(state)),
         hello_timer_(ws_.get_executor()),
-        room_timer_(ws_.get_executor()) {}
+        room_timer_(ws_.get_executor()),
+        keep_timer_(ws_.get_executor()) {}
 
   ~websocket_session() override { state_->registry.detach(this); }
 
@@ -152,6 +153,7 @@ class websocket_session final : public session,
 
   void end() {
     closing_ = true;
+    keep_timer_.cancel();
     state_->positions->unwatch_all(this);
     hello_timer_.cancel();
     room_timer_.cancel();
@@ -295,6 +297,9 @@ class websocket_session final : public session,
     send(render_welcome(user_, session_id_, epoch_, latest, recovered));
     hello_done_ = true;
     ++state_->metrics.sessions_opened;
+    asio::co_spawn(
+        ws_.get_executor(), [self = shared_from_this()] { return self->keep_inbox_alive(); },
+        asio::detached);
     log::debug("ws: {} session {} epoch {} start {} recovered {}", user_, session_id_, epoch_,
                plan.start, recovered);
     // (3) Replay, then the buffered live frames.
@@ -376,6 +381,21 @@ class websocket_session final : public session,
     }
   }
 
+  // A user with an open session is not idle: its meta (epoch, offset) and inbox must not
+  // expire under the session, or the next delivery would restart offsets at 1 in a new
+  // epoch, below what this session has already sent. Refreshed every third of the TTL.
+  asio::awaitable<void> keep_inbox_alive() {
+    const auto ttl = state_->settings.idle_ttl;
+    while (!closing_) {
+      keep_timer_.expires_after(ttl / 3);
+      auto [ec] = co_await keep_timer_.async_wait(use_tuple);
+      if (ec || closing_) co_return;
+      std::vector<redis::command> cmds{{"PEXPIRE", meta_key_, std::to_string(ttl.count())},
+                                       {"PEXPIRE", inbox_key_, std::to_string(ttl.count())}};
+      co_await state_->conn->exec_all(std::move(cmds));
+    }
+  }
+
   // ---- the send queue --------------------------------------------------------------------
   void send(std::string text) { enqueue(std::make_shared<const std::string>(std::move(text))); }
 
@@ -445,6 +465,7 @@ class websocket_session final : public session,
   void close(std::uint16_t code, std::string_view reason) {
     if (closing_) return;
     closing_ = true;
+    keep_timer_.cancel();
     hello_timer_.cancel();
     room_timer_.cancel();
     close_reason_ = websocket::close_reason(static_cast<websocket::close_code>(code), reason.substr(0, 120));
@@ -472,6 +493,7 @@ class websocket_session final : public session,
   std::shared_ptr<gateway_state> state_;
   asio::steady_timer hello_timer_;
   asio::steady_timer room_timer_;
+  asio::steady_timer keep_timer_;
 
   std::string user_, session_id_, epoch_, meta_key_, inbox_key_;
   bool hello_received_ = false;

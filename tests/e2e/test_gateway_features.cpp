@@ -27,7 +27,9 @@ constexpr const char* secret = "feature-test-secret";
 constexpr const char* admin_token = "admin-token-1";
 
 struct system_under_test {
-  explicit system_under_test(std::vector<std::string> leader_args = {}, bool dev_auth = true) {
+  explicit system_under_test(std::vector<std::string> leader_args = {}, bool dev_auth = true,
+                             std::vector<std::string> worker_args = {},
+                             std::vector<std::string> gateway_args = {}) {
     ns = "e2efeat" + std::to_string(++counter);
     env = {{"PUSHONCE_REDIS", redis.url()},
            {"PUSHONCE_NAMESPACE", ns},
@@ -37,10 +39,11 @@ struct system_under_test {
     std::vector<std::string> la{"run"};
     la.insert(la.end(), leader_args.begin(), leader_args.end());
     procs.push_back(std::make_unique<process>(bin + "/pushonce-leader", la, env));
-    procs.push_back(std::make_unique<process>(bin + "/pushonce-worker", std::vector<std::string>{}, env));
+    procs.push_back(std::make_unique<process>(bin + "/pushonce-worker", worker_args, env));
     port = free_port();
     std::vector<std::string> ga{"--listen", "127.0.0.1:" + std::to_string(port)};
     if (dev_auth) ga.push_back("--dev-auth");
+    ga.insert(ga.end(), gateway_args.begin(), gateway_args.end());
     procs.push_back(std::make_unique<process>(bin + "/pushonce-gateway", ga, env));
     for (int i = 0; i < 200; ++i) {
       if (http_request("127.0.0.1", port, "GET", "/healthz", {}, {}, 1s).status == 200) break;
@@ -200,4 +203,23 @@ TEST_CASE("gateway features: admin status API, metrics, web files") {
   CHECK(js.status == 200);
   CHECK(js.body.find("export") != std::string::npos);
   CHECK(http_request("127.0.0.1", sys.port, "GET", "/admin").status == 200);
+}
+
+TEST_CASE("gateway features: a quiet open session keeps its user's inbox alive past the idle TTL") {
+  // The inbox and offset counter of an idle user expire (here after 1.5 s); a user with an
+  // open session is not idle: its gateway keeps them alive, so offsets go on from where the
+  // session is instead of restarting at 1 in a new epoch (which the session would drop).
+  system_under_test sys({}, true, {"--inbox-idle-ms", "1500"}, {"--inbox-idle-ms", "1500"});
+  auto alice = sys.connect(R"({"op":"hello","user":"alice"})");
+  REQUIRE_FALSE(next_of_type(*alice, "welcome").empty());
+  CHECK(sys.cli({"publish", "alice", R"({"n":1})"}).exit_code == 0);
+  auto m1 = next_of_type(*alice, "message");
+  REQUIRE_FALSE(m1.empty());
+  CHECK(m1.at("offset") == 1);
+  std::this_thread::sleep_for(3500ms);  // more than twice the idle TTL without any traffic
+  CHECK(sys.cli({"publish", "alice", R"({"n":2})"}).exit_code == 0);
+  auto m2 = next_of_type(*alice, "message");
+  REQUIRE_FALSE(m2.empty());
+  CHECK(m2.at("offset") == 2);
+  CHECK(m2.at("data").at("n") == 2);
 }
