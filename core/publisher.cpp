@@ -66,27 +66,10 @@ asio::awaitable<std::vector<outcome<published>>> publisher::publish_batch(
   }
   if (cmds.empty()) co_return out;
 
-  auto results = co_await conn_->exec_all(cmds);
-  // A script unknown to this server (restart, SCRIPT FLUSH): load it and run the failed
-  // ones again, in order. Idempotency keys make the retry safe.
-  bool noscript = false;
-  for (auto& r : results)
-    noscript |= r.value.is_error() && r.value.error_code() == "NOSCRIPT";
-  if (noscript) {
-    const auto& s = redis::get_script("publish");
-    redis::command load{"SCRIPT", "LOAD", s.text};
-    co_await conn_->exec(std::move(load));
-    std::vector<redis::command> again;
-    std::vector<std::size_t> which;
-    for (std::size_t j = 0; j < results.size(); ++j) {
-      if (results[j].value.is_error() && results[j].value.error_code() == "NOSCRIPT") {
-        again.push_back(cmds[j]);
-        which.push_back(j);
-      }
-    }
-    auto retried = co_await conn_->exec_all(std::move(again));
-    for (std::size_t j = 0; j < which.size(); ++j) results[which[j]] = std::move(retried[j]);
-  }
+  // Scripts of one shard run in order, so a key repeated in the batch is a duplicate of
+  // its first use; a NOSCRIPT retry is safe because of the idempotency keys.
+  const auto& script = redis::get_script("publish");
+  auto results = co_await redis::eval_all(*conn_, script, std::move(cmds));
 
   long long fresh = 0;
   for (std::size_t j = 0; j < results.size(); ++j) {

@@ -71,4 +71,25 @@ boost::asio::awaitable<result> eval(connection& conn, const script& s,
   co_return co_await conn.exec(std::move(cmd));
 }
 
+boost::asio::awaitable<std::vector<result>> eval_all(connection& conn, const script& s,
+                                                     std::vector<command> evalshas) {
+  auto is_noscript = [](const result& r) {
+    return !r.ec && r.value.is_error() && r.value.error_code() == "NOSCRIPT";
+  };
+  auto results = co_await conn.exec_all(evalshas);
+  std::vector<command> again;
+  std::vector<std::size_t> which;
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    if (!is_noscript(results[i])) continue;
+    again.push_back(std::move(evalshas[i]));
+    which.push_back(i);
+  }
+  if (again.empty()) co_return results;
+  auto loaded = co_await conn.exec(script_load_command(s));
+  if (!loaded.ok()) co_return results;
+  auto retried = co_await conn.exec_all(std::move(again));
+  for (std::size_t j = 0; j < which.size(); ++j) results[which[j]] = std::move(retried[j]);
+  co_return results;
+}
+
 }  // namespace pushonce::redis

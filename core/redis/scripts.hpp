@@ -24,7 +24,12 @@ const script& get_script(std::string_view name);
 boost::asio::awaitable<result> eval(connection& conn, const script& s,
                                     std::vector<std::string> keys, std::vector<std::string> args);
 
-/// The EVALSHA command itself, for callers that pipeline (exec_all).
+/// Several EVALSHA commands of one script (built with evalsha_command) as one pipeline;
+/// the ones answered NOSCRIPT are retried, in order, after one SCRIPT LOAD.
+boost::asio::awaitable<std::vector<result>> eval_all(connection& conn, const script& s,
+                                                     std::vector<command> evalshas);
+
+/// The EVALSHA command itself, for callers that pipeline (eval_all).
 command evalsha_command(const script& s, const std::vector<std::string>& keys,
                         const std::vector<std::string>& args);
 
