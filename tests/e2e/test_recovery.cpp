@@ -1,0 +1,228 @@
+// End-to-end tests of the recovery and operator paths with the real programs: messages
+// published while no worker runs, dead letters (list, replay, purge) and `trace`, the
+// leader handing its lease over on SIGTERM, and the `accept` / `token` admin commands.
+
+#include <boost/json.hpp>
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <csignal>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/jwt.hpp"
+#include "core/keys.hpp"
+#include "core/redis/scripts.hpp"
+#include "tests/support/process.hpp"
+#include "tests/support/redis_server.hpp"
+#include "tests/support/sync_redis.hpp"
+
+using namespace pushonce;
+using namespace pushonce::test;
+using namespace std::chrono_literals;
+namespace json = boost::json;
+
+namespace {
+
+const std::string bin = PUSHONCE_BIN_DIR;
+
+redis_server& shared_redis() {
+  static redis_server server;
+  return server;
+}
+
+// One namespace on the shared redis-server, with the programs started in it.
+class deployment {
+ public:
+  explicit deployment(const std::string& what)
+      : ns_(unique_namespace("rec", what)), k_(ns_), redis_(shared_redis().port()) {
+    env_ = {{"PUSHONCE_REDIS", shared_redis().url()},
+            {"PUSHONCE_NAMESPACE", ns_},
+            {"PUSHONCE_LOG_LEVEL", "warn"},
+            {"PUSHONCE_JWT_SECRET", std::nullopt}};
+  }
+
+  process& start(const std::string& program, std::vector<std::string> args) {
+    procs_.push_back(std::make_unique<process>(bin + "/" + program, std::move(args), env_));
+    return *procs_.back();
+  }
+
+  run_result cli(std::vector<std::string> args, environment extra = {}) {
+    args.push_back("--json");
+    auto env = env_;
+    env.insert(env.end(), extra.begin(), extra.end());
+    return run_capture(bin + "/pushonce-leader", args, env, 10s);
+  }
+  json::object cli_json(std::vector<std::string> args) {
+    auto r = cli(std::move(args));
+    auto v = json::parse(r.out);
+    REQUIRE(v.is_object());
+    return v.as_object();
+  }
+
+  bool workers_listening(long long n) {
+    return wait_until([&] { return redis_.subscribers(k_.bus_channel()) == n; }, 10s);
+  }
+  long long counter(const char* name) {
+    return cli_json({"status"}).at("counters").at(name).to_number<long long>();
+  }
+
+  const keys& k() const { return k_; }
+  sync_redis& redis() { return redis_; }
+
+ private:
+  std::string ns_;
+  keys k_;
+  sync_redis redis_;
+  environment env_;
+  std::vector<std::unique_ptr<process>> procs_;
+};
+
+std::string id_of(const json::object& o) { return std::string(o.at("id").as_string()); }
+
+}  // namespace
+
+TEST_CASE("recovery: messages published while no worker runs are delivered once when one starts") {
+  deployment d("backlog");
+  std::set<std::string> ids;
+  for (int i = 1; i <= 5; ++i)
+    ids.insert(id_of(d.cli_json({"publish", "alice", "{\"n\":" + std::to_string(i) + "}"})));
+  CHECK(ids.size() == 5);
+  // Nobody heard the bus: only the outbox has them.
+  d.start("pushonce-worker", {"--lease-ms", "1000"});
+  d.start("pushonce-worker", {"--lease-ms", "1000"});
+  auto inbox = d.k().user("alice", "inbox");
+  REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 5; }, 15s));
+  std::this_thread::sleep_for(1500ms);  // another sweep: nothing more may arrive
+  auto entries = d.redis().inbox(inbox);
+  REQUIRE(entries.size() == 5);
+  std::set<std::string> delivered;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    CHECK(entries[i].first == std::to_string(i + 1) + "-0");
+    delivered.insert(std::string(json::parse(entries[i].second).at("id").as_string()));
+  }
+  CHECK(delivered == ids);
+  REQUIRE(wait_until([&] { return d.counter("redelivered") == 5; }, 5s));
+  CHECK(d.counter("delivered") == 5);
+}
+
+TEST_CASE("recovery: a message past --max-attempts is dead-lettered; list, trace, replay, purge") {
+  deployment d("dead");
+  auto id = id_of(d.cli_json({"publish", "carol", R"({"poison":true})"}));
+  // Three winners that "crashed" between claim and deliver: three leases, all expired.
+  auto claim_key = d.k().claim("carol", id);
+  for (int i = 0; i < 3; ++i) {
+    auto r = d.redis().cmd({"EVAL", std::string(redis::get_script("claim").text), "1", claim_key,
+                            "crashed-" + std::to_string(i), "1", "86400000"});
+    REQUIRE(r->type == REDIS_REPLY_ARRAY);
+    std::this_thread::sleep_for(5ms);
+  }
+  d.start("pushonce-worker", {"--lease-ms", "1000", "--max-attempts", "3"});
+
+  json::array letters;
+  REQUIRE(wait_until([&] {
+    letters = d.cli_json({"dead-letters", "list"}).at("dead_letters").as_array();
+    return letters.size() == 1;
+  }, 15s));
+  const auto& dl = letters[0].as_object();
+  CHECK(dl.at("id").as_string() == id);
+  CHECK(dl.at("user") == "carol");
+  CHECK(dl.at("attempts") == 3);
+  CHECK(dl.at("message").at("data").at("poison") == true);
+  CHECK(d.redis().integer({"XLEN", d.k().user("carol", "inbox")}) <= 0);
+  REQUIRE(wait_until([&] { return d.counter("dead_lettered") == 1; }, 5s));
+
+  auto trace = d.cli_json({"trace", id}).at("events").as_array();
+  std::vector<std::string> events;
+  for (auto& e : trace) events.emplace_back(e.at("event").as_string());
+  CHECK(events.front() == "published");
+  CHECK(std::find(events.begin(), events.end(), "dead_lettered") != events.end());
+
+  // Replay: back through the normal path, delivered exactly once; the list is empty.
+  auto replayed = d.cli_json({"dead-letters", "replay", id});
+  CHECK(replayed.at("replayed") == true);
+  auto inbox = d.k().user("carol", "inbox");
+  REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 1; }, 10s));
+  CHECK(json::parse(d.redis().inbox(inbox)[0].second).at("id").as_string() == id);
+  CHECK(d.cli_json({"dead-letters", "list"}).at("dead_letters").as_array().empty());
+  auto again = d.cli({"dead-letters", "replay", id});
+  CHECK(again.exit_code == 1);
+  CHECK(json::parse(again.out).at("error") == "not_found");
+
+  // Purge deletes whatever is listed.
+  d.redis().cmd({"XADD", d.k().plain("dead-letters"), "*", "id", "1", "user", "x", "src", "",
+                 "reason", "malformed", "attempts", "0", "m", "not json"});
+  CHECK(d.cli_json({"dead-letters", "purge"}).at("purged") == 1);
+  CHECK(d.cli_json({"dead-letters", "list"}).at("dead_letters").as_array().empty());
+  CHECK(d.cli({"dead-letters", "frob"}).exit_code == 2);
+  CHECK(d.cli({"trace", "999999999"}).exit_code == 1);
+}
+
+TEST_CASE("leader: SIGTERM hands the lease to the standby at once, with a newer fencing token") {
+  deployment d("handover");
+  // A 9 s lease: the standby polls every 3 s, so a takeover well under that comes from the
+  // released notice, not from polling or expiry.
+  auto& first = d.start("pushonce-leader", {"run", "--lease-ms", "9000"});
+  auto leader_key = d.k().plain("leader");
+  REQUIRE(wait_until([&] { return d.redis().text({"HGET", leader_key, "pid"}) ==
+                                  std::to_string(first.pid()); }, 10s));
+  auto& second = d.start("pushonce-leader", {"run", "--lease-ms", "9000"});
+  std::this_thread::sleep_for(500ms);  // the standby is up and listening
+  auto token1 = std::stoll(d.redis().text({"HGET", leader_key, "fencing_token"}));
+
+  auto t0 = std::chrono::steady_clock::now();
+  first.kill(SIGTERM);
+  REQUIRE(wait_until([&] { return d.redis().text({"HGET", leader_key, "pid"}) ==
+                                  std::to_string(second.pid()); }, 10s));
+  auto took = std::chrono::steady_clock::now() - t0;
+  CHECK(took < 1500ms);
+  CHECK(first.wait(5s) == 0);
+  CHECK(std::stoll(d.redis().text({"HGET", leader_key, "fencing_token"})) > token1);
+
+  // The new leader assigns.
+  d.start("pushonce-worker", {});
+  REQUIRE(d.workers_listening(1));
+  CHECK(d.cli({"join", "dan"}).exit_code == 0);
+  CHECK(d.cli({"resource", "add", "r1"}).exit_code == 0);
+  REQUIRE(wait_until([&] { return d.redis().inbox(d.k().user("dan", "inbox")).size() == 1; }, 10s));
+}
+
+TEST_CASE("CLI: accept an assignment; token needs a secret and verifies") {
+  deployment d("accept");
+  d.start("pushonce-leader", {"run", "--accept-timeout", "60"});
+  d.start("pushonce-worker", {});
+  REQUIRE(d.workers_listening(1));
+  CHECK(d.cli({"join", "erin"}).exit_code == 0);
+  CHECK(d.cli({"resource", "add", "desk-7"}).exit_code == 0);
+  std::string assignment;
+  REQUIRE(wait_until([&] {
+    auto inbox = d.redis().inbox(d.k().user("erin", "inbox"));
+    if (inbox.empty()) return false;
+    assignment = std::string(json::parse(inbox[0].second).at("id").as_string());
+    return true;
+  }, 10s));
+  auto a = d.cli_json({"accept", "erin"});
+  CHECK(a.at("accepted") == true);
+  CHECK(a.at("resource") == "desk-7");
+  CHECK(a.at("id").as_string() == assignment);
+  CHECK(d.cli_json({"accept", "erin", "--id", assignment}).at("accepted") == true);  // again
+  auto wrong = d.cli({"accept", "erin", "--id", "12345"});
+  CHECK(wrong.exit_code == 1);
+  CHECK(json::parse(wrong.out).at("error") == "not_found");
+  CHECK(d.cli({"accept", "nobody"}).exit_code == 1);
+
+  auto no_secret = d.cli({"token", "erin"});
+  CHECK(no_secret.exit_code == 1);
+  CHECK(json::parse(no_secret.out).at("error") == "no_secret");
+  CHECK(no_secret.err.rfind("error:", 0) == 0);
+  auto t = d.cli({"token", "erin", "--ttl", "60"}, {{"PUSHONCE_JWT_SECRET", "s3"}});
+  REQUIRE(t.exit_code == 0);
+  auto token = std::string(json::parse(t.out).at("token").as_string());
+  auto who = jwt::verify(token, "s3");
+  REQUIRE(who.ok());
+  CHECK(who.value() == "erin");
+  CHECK(d.cli({"token", "erin", "--ttl", "0"}, {{"PUSHONCE_JWT_SECRET", "s3"}}).exit_code == 2);
+}
