@@ -23,8 +23,12 @@ long long now_ms() {
 
 heartbeat::heartbeat(std::shared_ptr<redis::connection> conn, keys k, std::string kind,
                      std::string id, std::chrono::milliseconds period, extra_fn extra)
-    : conn_(std::move(conn)), keys_(std::move(k)), kind_(std::move(kind)), id_(std::move(id)),
-      period_(period), extra_(std::move(extra)) {}
+    : conn_(std::move(conn)),
+      keys_(std::move(k)),
+      kind_(std::move(kind)),
+      id_(std::move(id)),
+      period_(period),
+      extra_(std::move(extra)) {}
 
 std::string heartbeat::hostname() {
   char buf[256] = {};
@@ -44,8 +48,11 @@ asio::awaitable<void> heartbeat::beat() {
   auto now = now_ms();
   auto ttl = std::to_string((period_ * 3).count());
   auto info_key = keys_.plain(kind_ + ":" + id_);
-  redis::command hset{"HSET", info_key, "id", id_, "pid", std::to_string(getpid()),
-                      "host", hostname(), "last_seen", std::to_string(now)};
+  redis::command hset{"HSET",      info_key,
+                      "id",        id_,
+                      "pid",       std::to_string(getpid()),
+                      "host",      hostname(),
+                      "last_seen", std::to_string(now)};
   if (extra_)
     for (auto& [f, v] : extra_()) {
       hset.push_back(f);

@@ -19,7 +19,9 @@ struct jwt_deleter {
 };
 using jwt_ptr = std::unique_ptr<jwt_t, jwt_deleter>;
 
-failure unauthorized(std::string why) { return {"unauthorized", std::move(why)}; }
+failure unauthorized(std::string why) {
+  return {"unauthorized", std::move(why)};
+}
 
 long long now_s() {
   return std::chrono::duration_cast<std::chrono::seconds>(

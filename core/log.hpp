@@ -20,15 +20,18 @@ void write(level l, std::string_view text);
 
 template <typename... Args>
 void debug(fmt::format_string<Args...> f, Args&&... args) {
-  if (current_level() <= level::debug) write(level::debug, fmt::format(f, std::forward<Args>(args)...));
+  if (current_level() <= level::debug)
+    write(level::debug, fmt::format(f, std::forward<Args>(args)...));
 }
 template <typename... Args>
 void info(fmt::format_string<Args...> f, Args&&... args) {
-  if (current_level() <= level::info) write(level::info, fmt::format(f, std::forward<Args>(args)...));
+  if (current_level() <= level::info)
+    write(level::info, fmt::format(f, std::forward<Args>(args)...));
 }
 template <typename... Args>
 void warn(fmt::format_string<Args...> f, Args&&... args) {
-  if (current_level() <= level::warn) write(level::warn, fmt::format(f, std::forward<Args>(args)...));
+  if (current_level() <= level::warn)
+    write(level::warn, fmt::format(f, std::forward<Args>(args)...));
 }
 template <typename... Args>
 void error(fmt::format_string<Args...> f, Args&&... args) {

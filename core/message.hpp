@@ -10,7 +10,7 @@
 namespace pushonce {
 
 struct bus_message {
-  std::string id;         // decimal digits
+  std::string id;  // decimal digits
   std::string user;
   std::string kind;       // "assignment" | "expired" | "message"
   std::string data_json;  // the data value, serialised

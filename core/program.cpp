@@ -1,9 +1,8 @@
 #include "core/program.hpp"
 
+#include <boost/json.hpp>
 #include <cstdio>
 #include <exception>
-
-#include <boost/json.hpp>
 
 #include "core/log.hpp"
 

@@ -10,8 +10,8 @@
 namespace pushonce {
 
 struct program_info {
-  std::string_view name;   // "pushonce-worker"
-  std::string_view usage;  // first lines of --help
+  std::string_view name;     // "pushonce-worker"
+  std::string_view usage;    // first lines of --help
   bool json_errors = false;  // usage errors also as {"error":"usage","message"} on stdout
 };
 

@@ -15,8 +15,8 @@ publisher::publisher(std::shared_ptr<redis::connection> conn, keys k, publisher_
 
 std::optional<failure> publisher::validate(const publish_request& r) {
   if (!valid_name(r.user))
-    return failure{"bad_request", "invalid user '" + r.user +
-                                      "': use 1-128 characters of A-Z a-z 0-9 . _ @ -"};
+    return failure{"bad_request",
+                   "invalid user '" + r.user + "': use 1-128 characters of A-Z a-z 0-9 . _ @ -"};
   if (r.idempotency_key && (r.idempotency_key->empty() || r.idempotency_key->size() > 200))
     return failure{"bad_request", "an idempotency key is a string of 1-200 characters"};
   if (r.data_json.empty()) return failure{"bad_request", "data is missing"};
@@ -26,9 +26,9 @@ std::optional<failure> publisher::validate(const publish_request& r) {
 redis::command publisher::command_for(const publish_request& r) const {
   unsigned shard = keys::shard_of(r.user, opts_.shards);
   auto seq = keys_.bus(shard, "seq");
-  std::vector<std::string> k{seq, keys_.bus(shard, "outbox"),
-                             r.idempotency_key ? keys_.idem(shard, r.user, *r.idempotency_key)
-                                               : seq};
+  std::vector<std::string> k{
+      seq, keys_.bus(shard, "outbox"),
+      r.idempotency_key ? keys_.idem(shard, r.user, *r.idempotency_key) : seq};
   std::vector<std::string> a{r.user,
                              r.data_json,
                              std::to_string(shard),
@@ -85,7 +85,8 @@ asio::awaitable<std::vector<outcome<published>>> publisher::publish_batch(
     if (!p.duplicate) {
       ++fresh;
       tracer(conn_, keys_, opts_.dedup_window)
-          .record(p.id, {{"event", "published"}, {"user", batch[slot[j]].user}, {"kind", "message"}});
+          .record(p.id,
+                  {{"event", "published"}, {"user", batch[slot[j]].user}, {"kind", "message"}});
     }
     out[slot[j]] = std::move(p);
   }

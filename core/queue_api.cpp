@@ -95,9 +95,9 @@ asio::awaitable<outcome<std::vector<std::string>>> queue_api::add_resources(
 asio::awaitable<outcome<none>> queue_api::release_resource(std::string queue, std::string id) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!valid_name(id)) co_return bad_name("resource id", id);
-  strings k{keys_.queue(queue, "res:meta"), keys_.queue(queue, "res:free"),
-            keys_.queue(queue, "res:seq"), keys_.queue(queue, "res:holder"),
-            keys_.queue(queue, "assigned"), keys_.queue(queue, "pending"),
+  strings k{keys_.queue(queue, "res:meta"),   keys_.queue(queue, "res:free"),
+            keys_.queue(queue, "res:seq"),    keys_.queue(queue, "res:holder"),
+            keys_.queue(queue, "assigned"),   keys_.queue(queue, "pending"),
             keys_.queue(queue, "pending:ids")};
   strings a{id, keys_.wake_channel(), queue};
   auto r = co_await run(*conn_, "resource_release", std::move(k), std::move(a));
@@ -108,9 +108,9 @@ asio::awaitable<outcome<none>> queue_api::release_resource(std::string queue, st
 asio::awaitable<outcome<none>> queue_api::remove_resource(std::string queue, std::string id) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!valid_name(id)) co_return bad_name("resource id", id);
-  strings k{keys_.queue(queue, "res:meta"), keys_.queue(queue, "res:free"),
+  strings k{keys_.queue(queue, "res:meta"),   keys_.queue(queue, "res:free"),
             keys_.queue(queue, "res:holder"), keys_.queue(queue, "assigned"),
-            keys_.queue(queue, "pending"), keys_.queue(queue, "pending:ids")};
+            keys_.queue(queue, "pending"),    keys_.queue(queue, "pending:ids")};
   strings a{id};
   auto r = co_await run(*conn_, "resource_remove", std::move(k), std::move(a));
   if (!r.ok()) co_return failure_of(r);
@@ -167,11 +167,11 @@ asio::awaitable<outcome<long long>> queue_api::source_index(std::string queue) {
 asio::awaitable<outcome<std::optional<assignment>>> queue_api::assign_one(
     std::string queue, long long source, long long fencing_token, long long accept_timeout_ms) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
-  strings k{keys_.queue(queue, "waiting"),  keys_.queue(queue, "assigned"),
-            keys_.queue(queue, "res:meta"), keys_.queue(queue, "res:free"),
+  strings k{keys_.queue(queue, "waiting"),    keys_.queue(queue, "assigned"),
+            keys_.queue(queue, "res:meta"),   keys_.queue(queue, "res:free"),
             keys_.queue(queue, "res:holder"), keys_.queue(queue, "seq"),
-            keys_.queue(queue, "outbox"),   keys_.queue(queue, "fence"),
-            keys_.queue(queue, "pending"),  keys_.queue(queue, "pending:ids")};
+            keys_.queue(queue, "outbox"),     keys_.queue(queue, "fence"),
+            keys_.queue(queue, "pending"),    keys_.queue(queue, "pending:ids")};
   strings a{queue,
             std::to_string(source),
             std::to_string(fencing_token),
@@ -186,8 +186,9 @@ asio::awaitable<outcome<std::optional<assignment>>> queue_api::assign_one(
       assignment{r.value.at(0).str, r.value.at(1).str, r.value.at(2).str}};
 }
 
-asio::awaitable<outcome<std::pair<std::string, std::string>>> queue_api::accept(
-    std::string queue, std::string user, std::string id) {
+asio::awaitable<outcome<std::pair<std::string, std::string>>> queue_api::accept(std::string queue,
+                                                                                std::string user,
+                                                                                std::string id) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!valid_name(user)) co_return bad_name("user", user);
   strings k{keys_.queue(queue, "pending"), keys_.queue(queue, "pending:ids"),
@@ -199,15 +200,19 @@ asio::awaitable<outcome<std::pair<std::string, std::string>>> queue_api::accept(
 }
 
 asio::awaitable<outcome<std::optional<assignment>>> queue_api::expire_one(std::string queue,
-                                                                         long long source,
-                                                                         long long fencing_token) {
+                                                                          long long source,
+                                                                          long long fencing_token) {
   strings k{keys_.queue(queue, "pending"),  keys_.queue(queue, "pending:ids"),
             keys_.queue(queue, "assigned"), keys_.queue(queue, "res:free"),
             keys_.queue(queue, "res:seq"),  keys_.queue(queue, "res:holder"),
             keys_.queue(queue, "seq"),      keys_.queue(queue, "outbox"),
             keys_.queue(queue, "fence")};
-  strings a{queue, std::to_string(source), std::to_string(fencing_token),
-            std::to_string(outbox_maxlen), keys_.bus_channel(), keys_.wake_channel()};
+  strings a{queue,
+            std::to_string(source),
+            std::to_string(fencing_token),
+            std::to_string(outbox_maxlen),
+            keys_.bus_channel(),
+            keys_.wake_channel()};
   auto r = co_await run(*conn_, "expire", std::move(k), std::move(a));
   if (!r.ok()) co_return failure_of(r);
   if (r.value.is_nil()) co_return std::optional<assignment>{};

@@ -49,17 +49,19 @@ class queue_api {
   boost::asio::awaitable<outcome<none>> remove_resource(std::string queue, std::string id);
   boost::asio::awaitable<outcome<std::vector<resource_info>>> list_resources(std::string queue);
   /// Counts of free and assigned resources.
-  boost::asio::awaitable<outcome<std::pair<long long, long long>>> resource_counts(std::string queue);
+  boost::asio::awaitable<outcome<std::pair<long long, long long>>> resource_counts(
+      std::string queue);
 
   /// The user takes its assignment (id "" = whichever it holds): {id, resource};
   /// failure not_found when it holds none (or it expired).
-  boost::asio::awaitable<outcome<std::pair<std::string, std::string>>> accept(
-      std::string queue, std::string user, std::string id);
+  boost::asio::awaitable<outcome<std::pair<std::string, std::string>>> accept(std::string queue,
+                                                                              std::string user,
+                                                                              std::string id);
   /// Expires one assignment past its accept deadline, or std::nullopt when none is due.
   /// The assignment's `user` gets an `expired` message with the new message `id`.
   boost::asio::awaitable<outcome<std::optional<assignment>>> expire_one(std::string queue,
-                                                                       long long source,
-                                                                       long long fencing_token);
+                                                                        long long source,
+                                                                        long long fencing_token);
 
   /// The queue's source index for message ids (allocated once per queue name).
   boost::asio::awaitable<outcome<long long>> source_index(std::string queue);

@@ -54,7 +54,8 @@ asio::awaitable<outcome<json::array>> live_members(std::shared_ptr<redis::connec
                       {"pid", o["pid"]},
                       {"host", o["host"]},
                       {"last_seen", o["last_seen"]}};
-    if (kind == "gateway") item["sessions"] = o.contains("sessions") ? o["sessions"] : json::value(0);
+    if (kind == "gateway")
+      item["sessions"] = o.contains("sessions") ? o["sessions"] : json::value(0);
     out.push_back(std::move(item));
   }
   co_return out;
@@ -81,13 +82,17 @@ asio::awaitable<outcome<json::object>> collect_status(std::shared_ptr<redis::con
   json::value leader = nullptr;
   if (!rs[0].value.elements.empty()) {
     auto l = hash_to_object(rs[0].value);
-    leader = json::object{{"id", l["id"].is_string() ? l["id"] : json::value(json::serialize(l["id"]))},
-                          {"pid", l["pid"]}, {"host", l["host"]},
-                          {"fencing_token", l["fencing_token"]}, {"since", l["since"]}};
+    leader =
+        json::object{{"id", l["id"].is_string() ? l["id"] : json::value(json::serialize(l["id"]))},
+                     {"pid", l["pid"]},
+                     {"host", l["host"]},
+                     {"fencing_token", l["fencing_token"]},
+                     {"since", l["since"]}};
   }
   auto stats = hash_to_object(rs[2].value);
   json::object counters;
-  for (auto name : {"published", "delivered", "duplicates_suppressed", "redelivered", "dead_lettered"})
+  for (auto name :
+       {"published", "delivered", "duplicates_suppressed", "redelivered", "dead_lettered"})
     counters[name] = stats.contains(name) ? stats[name] : json::value(0);
   co_return json::object{{"leader", leader},
                          {"queue_length", rs[1].value.integer},

@@ -29,10 +29,10 @@ struct gateway_settings {
   std::optional<std::string> admin_token;    // PUSHONCE_ADMIN_TOKEN; none: /api/status is 403
   std::chrono::milliseconds idle_ttl{std::chrono::hours(24 * 7)};
   std::chrono::milliseconds hello_timeout{std::chrono::seconds(10)};
-  std::size_t max_frame = 64 * 1024;        // WebSocket payload; over: 1009
-  std::size_t max_queue_frames = 1024;      // send queue per session; over: 1013
+  std::size_t max_frame = 64 * 1024;    // WebSocket payload; over: 1009
+  std::size_t max_queue_frames = 1024;  // send queue per session; over: 1013
   std::size_t max_queue_bytes = 4u << 20;
-  std::size_t inbox_page = 100;             // XRANGE COUNT of a replay
+  std::size_t inbox_page = 100;  // XRANGE COUNT of a replay
 };
 
 /// Counters of this gateway, exported by GET /metrics.

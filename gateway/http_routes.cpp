@@ -1,14 +1,13 @@
 #include "gateway/http_routes.hpp"
 
-#include "core/log.hpp"
-#include "gateway/gateway_state.hpp"
-#include "gateway/publish_api.hpp"
-#include "gateway/web_assets.hpp"
-
 #include <boost/json.hpp>
 #include <boost/url/parse.hpp>
 
+#include "core/log.hpp"
 #include "core/status.hpp"
+#include "gateway/gateway_state.hpp"
+#include "gateway/publish_api.hpp"
+#include "gateway/web_assets.hpp"
 
 namespace pushonce::gateway {
 
@@ -21,8 +20,7 @@ namespace {
 bool same_secret(std::string_view a, std::string_view b) {
   if (a.size() != b.size() || b.empty()) return false;
   unsigned char diff = 0;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  for (std::size_t i = 0; i < a.size(); ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
   return diff == 0;
 }
 
@@ -85,8 +83,9 @@ asio::awaitable<http_response> status(http_request& req, gateway_state& st) {
   auto s = co_await collect_status(st.conn, st.keys, queue);
   if (!s) {
     auto code = s.error().code == "bad_request" ? 400 : 503;
-    co_return json_response(code, error_json(code == 400 ? "bad_request" : "unavailable",
-                                             s.error().message), req.version());
+    co_return json_response(
+        code, error_json(code == 400 ? "bad_request" : "unavailable", s.error().message),
+        req.version());
   }
   co_return json_response(200, boost::json::serialize(s.value()), req.version());
 }
@@ -131,7 +130,8 @@ asio::awaitable<http_response> metrics(http_request& req, gateway_state& st) {
 
 asio::awaitable<http_response> publish(http_request& req, gateway_state& st) {
   auto body = parse_publish_body(req.body());
-  if (!body) co_return json_response(400, error_json("bad_request", body.error().message), req.version());
+  if (!body)
+    co_return json_response(400, error_json("bad_request", body.error().message), req.version());
   auto requests = body.value().requests;
   st.metrics.api_messages += requests.size();
   auto results = co_await st.pub->publish_batch(std::move(requests));

@@ -1,5 +1,6 @@
 #include "gateway/http_session.hpp"
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -11,7 +12,6 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
-#include <algorithm>
 #include <limits>
 
 #include "core/log.hpp"
@@ -101,8 +101,8 @@ asio::awaitable<void> run_session(tcp::socket socket, std::shared_ptr<gateway_st
       parser.body_limit(max_publish_body);
       auto [rec, rn] = co_await http::async_read(stream, buf, parser, use_tuple);
       if (rec == http::error::body_limit) {
-        early = json_response(413, error_json("too_large", "the body is over 1 MiB"),
-                              req.version());
+        early =
+            json_response(413, error_json("too_large", "the body is over 1 MiB"), req.version());
       } else if (rec) {
         break;
       } else {
@@ -111,8 +111,10 @@ asio::awaitable<void> run_session(tcp::socket socket, std::shared_ptr<gateway_st
     }
     http_response res;
     ++st->metrics.http_requests;
-    if (early) res = std::move(*early);
-    else res = co_await route->handle(req, *st);
+    if (early)
+      res = std::move(*early);
+    else
+      res = co_await route->handle(req, *st);
     bool keep_alive = body_read && req.keep_alive() && !st->stopping;
     res.keep_alive(keep_alive);
     res.prepare_payload();

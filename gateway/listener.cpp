@@ -11,8 +11,7 @@ namespace pushonce::gateway {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
-listener::listener(asio::io_context& ioc, tcp::endpoint where,
-                   std::shared_ptr<gateway_state> state)
+listener::listener(asio::io_context& ioc, tcp::endpoint where, std::shared_ptr<gateway_state> state)
     : ioc_(ioc), acceptor_(asio::make_strand(ioc)), state_(std::move(state)) {
   acceptor_.open(where.protocol());
   acceptor_.set_option(asio::socket_base::reuse_address(true));
@@ -31,7 +30,9 @@ void listener::stop() {
   });
 }
 
-tcp::endpoint listener::local_endpoint() const { return acceptor_.local_endpoint(); }
+tcp::endpoint listener::local_endpoint() const {
+  return acceptor_.local_endpoint();
+}
 
 void listener::do_accept() {
   acceptor_.async_accept(asio::make_strand(ioc_),

@@ -1,4 +1,5 @@
 // pushonce-gateway: WebSocket/HTTP server (PROTOCOL.md "pushonce-gateway").
+#include <boost/asio/ip/address.hpp>
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/value_semantic.hpp>
 #include <cstdio>
@@ -11,8 +12,6 @@
 #include "core/log.hpp"
 #include "core/names.hpp"
 #include "gateway/server.hpp"
-
-#include <boost/asio/ip/address.hpp>
 
 namespace po = boost::program_options;
 using namespace pushonce;

@@ -16,8 +16,11 @@ namespace asio = boost::asio;
 position_notifier::position_notifier(asio::any_io_executor ex,
                                      std::shared_ptr<redis::connection> conn, keys k,
                                      std::chrono::milliseconds debounce)
-    : strand_(asio::make_strand(ex)), conn_(std::move(conn)), keys_(std::move(k)),
-      debounce_(debounce), timer_(strand_) {}
+    : strand_(asio::make_strand(ex)),
+      conn_(std::move(conn)),
+      keys_(std::move(k)),
+      debounce_(debounce),
+      timer_(strand_) {}
 
 void position_notifier::watch(std::shared_ptr<session> s, std::string queue, std::string user,
                               long long position) {
@@ -68,8 +71,7 @@ void position_notifier::schedule(std::string queue) {
     self->timer_armed_ = false;
     auto queues = std::move(self->dirty_);
     self->dirty_.clear();
-    for (auto& q : queues)
-      asio::co_spawn(self->strand_, self->refresh(q), asio::detached);
+    for (auto& q : queues) asio::co_spawn(self->strand_, self->refresh(q), asio::detached);
   });
 }
 
@@ -87,8 +89,8 @@ asio::awaitable<void> position_notifier::refresh(std::string queue) {
   std::map<std::string, std::optional<long long>> positions;
   for (std::size_t i = 0; i < users.size(); ++i) {
     if (!rs[i].ok()) co_return;  // Redis trouble: the next change or reconnect retries
-    positions[users[i]] = rs[i].value.is_nil() ? std::nullopt
-                                               : std::optional<long long>(rs[i].value.integer + 1);
+    positions[users[i]] =
+        rs[i].value.is_nil() ? std::nullopt : std::optional<long long>(rs[i].value.integer + 1);
   }
   it = watched_.find(queue);  // the map may have changed while we waited
   if (it == watched_.end()) co_return;

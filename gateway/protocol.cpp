@@ -23,7 +23,8 @@ std::optional<long long> non_negative(const json::value& v) {
     if (n <= static_cast<unsigned long long>(max)) return static_cast<long long>(n);
   } else if (v.is_double()) {
     double d = v.get_double();
-    if (d >= 0 && d <= static_cast<double>(max) && static_cast<double>(static_cast<long long>(d)) == d)
+    if (d >= 0 && d <= static_cast<double>(max) &&
+        static_cast<double>(static_cast<long long>(d)) == d)
       return static_cast<long long>(d);
   }
   return std::nullopt;
@@ -117,8 +118,8 @@ std::string_view op_name(const client_op& op) {
   return names[op.index()];
 }
 
-std::string render_welcome(std::string_view user, std::string_view session,
-                           std::string_view epoch, long long offset, bool recovered) {
+std::string render_welcome(std::string_view user, std::string_view session, std::string_view epoch,
+                           long long offset, bool recovered) {
   json::object o;
   o["type"] = "welcome";
   o["user"] = user;
@@ -169,7 +170,9 @@ std::string render_accepted(std::string_view id) {
   return json::serialize(o);
 }
 
-std::string render_pong() { return R"({"type":"pong"})"; }
+std::string render_pong() {
+  return R"({"type":"pong"})";
+}
 
 std::string_view client_error_code(std::string_view failure_code) {
   if (failure_code == "already_queued" || failure_code == "already_assigned") return "conflict";

@@ -20,14 +20,22 @@ struct hello_op {
   std::optional<std::string> user;   // --dev-auth only
   std::optional<since_position> since;
 };
-struct join_op { std::string queue; };
-struct leave_op { std::string queue; };
-struct position_op { std::string queue; };
+struct join_op {
+  std::string queue;
+};
+struct leave_op {
+  std::string queue;
+};
+struct position_op {
+  std::string queue;
+};
 struct accept_op {
   std::string id;
   std::string queue;  // optional in the frame; default "default"
 };
-struct ack_op { long long offset = 0; };
+struct ack_op {
+  long long offset = 0;
+};
 struct ping_op {};
 
 using client_op =
@@ -35,9 +43,9 @@ using client_op =
 
 /// Why a frame could not be understood; sent back as an error frame.
 struct protocol_error {
-  std::string code;     // "bad_request" | "unknown_op"
+  std::string code;  // "bad_request" | "unknown_op"
   std::string message;
-  std::string op;       // the op as given ("" when there is none)
+  std::string op;  // the op as given ("" when there is none)
 };
 
 using parse_result = std::variant<client_op, protocol_error>;
@@ -52,8 +60,8 @@ parse_result parse_client_frame(std::string_view text);
 std::string_view op_name(const client_op& op);
 
 // Gateway → client frames.
-std::string render_welcome(std::string_view user, std::string_view session,
-                           std::string_view epoch, long long offset, bool recovered);
+std::string render_welcome(std::string_view user, std::string_view session, std::string_view epoch,
+                           long long offset, bool recovered);
 std::string render_error(std::string_view code, std::string_view message, std::string_view op);
 std::string render_joined(std::string_view queue, long long position, long long ticket);
 std::string render_left(std::string_view queue);

@@ -8,7 +8,9 @@ namespace json = boost::json;
 
 namespace {
 
-failure bad(std::string message) { return failure{"bad_request", std::move(message)}; }
+failure bad(std::string message) {
+  return failure{"bad_request", std::move(message)};
+}
 
 outcome<publish_request> parse_message(const json::value& v, const std::string& where) {
   if (!v.is_object()) return bad(where + " must be an object {\"user\",\"data\",\"id\"?}");

@@ -19,8 +19,8 @@ namespace pushonce::gateway {
 
 /// Where a new session starts reading the inbox, and whether it can honour the request.
 struct resume_plan {
-  long long start = 0;     // replay offsets > start
-  bool recovered = true;   // false: different epoch or a start beyond the latest offset
+  long long start = 0;    // replay offsets > start
+  bool recovered = true;  // false: different epoch or a start beyond the latest offset
 };
 
 /// since: the client's {epoch, offset} if given; epoch/latest/acked: from session.lua.

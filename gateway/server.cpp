@@ -69,8 +69,10 @@ int server::run() {
   auto wake = k.wake_channel();
   state->sub = redis::subscriber::create(
       ex, copts, [registry, positions, wake](const std::string& ch, std::string payload) {
-        if (ch == wake) positions->on_queue_changed(std::move(payload));
-        else registry->on_message(ch, std::move(payload));
+        if (ch == wake)
+          positions->on_queue_changed(std::move(payload));
+        else
+          registry->on_message(ch, std::move(payload));
       });
   state->sub->on_connect([registry, positions] {
     registry->on_subscriber_connect();
@@ -82,8 +84,8 @@ int server::run() {
   auto secret = jwt::secret_from_env();
   if (secret.empty() && !state->settings.dev_auth)
     log::warn("PUSHONCE_JWT_SECRET is not set and --dev-auth is off: every hello is refused");
-  state->auth = state->settings.dev_auth ? make_dev_authenticator(secret)
-                                         : make_jwt_authenticator(secret);
+  state->auth =
+      state->settings.dev_auth ? make_dev_authenticator(secret) : make_jwt_authenticator(secret);
 
   auto address = asio::ip::make_address(opts_.listen_host);
   auto lst = std::make_shared<listener>(ioc, tcp::endpoint(address, opts_.listen_port), state);
@@ -91,10 +93,13 @@ int server::run() {
   state->conn->start();
   state->health_conn->start();
   state->sub->start();
-  asio::co_spawn(ex, [sub = state->sub, wake]() -> asio::awaitable<void> {
-    auto channel = wake;
-    co_await sub->subscribe(std::move(channel));
-  }, asio::detached);
+  asio::co_spawn(
+      ex,
+      [sub = state->sub, wake]() -> asio::awaitable<void> {
+        auto channel = wake;
+        co_await sub->subscribe(std::move(channel));
+      },
+      asio::detached);
   lst->run();
   log::info("listening on {}:{} ({} threads), redis {}, namespace {}", opts_.listen_host,
             lst->local_endpoint().port(), opts_.threads, copts.where.display(), k.ns());

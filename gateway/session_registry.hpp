@@ -5,8 +5,8 @@
 // complete frame text: it is wrapped once in a shared_ptr<const std::string> and handed to
 // every session of the user. Targets are copied under the lock and called outside it.
 
-#include <boost/asio/awaitable.hpp>
 #include <atomic>
+#include <boost/asio/awaitable.hpp>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -40,8 +40,7 @@ class session_registry {
 
   /// Routes the user's channel to `s`; completes when the channel subscription is
   /// confirmed by Redis (an error when it could not be within the command timeout).
-  boost::asio::awaitable<std::error_code> add_route(std::shared_ptr<session> s,
-                                                    std::string user);
+  boost::asio::awaitable<std::error_code> add_route(std::shared_ptr<session> s, std::string user);
   /// Stops routing to `s`; the last session of a user unsubscribes the channel.
   void remove_route(const session* s, const std::string& user);
   std::size_t users() const;

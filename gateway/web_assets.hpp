@@ -8,7 +8,7 @@
 namespace pushonce::gateway {
 
 struct web_asset {
-  std::string_view path;          // "/index.html", "/pushonce.js"
+  std::string_view path;  // "/index.html", "/pushonce.js"
   std::string_view content_type;
   std::string_view body;
 };

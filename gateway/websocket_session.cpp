@@ -100,9 +100,8 @@ class websocket_session final : public session,
     asio::post(ws_.get_executor(), [self = shared_from_this()] { self->start_catch_up(); });
   }
   void shutdown(std::uint16_t code, std::string reason) override {
-    asio::post(ws_.get_executor(), [self = shared_from_this(), code, r = std::move(reason)] {
-      self->close(code, r);
-    });
+    asio::post(ws_.get_executor(),
+               [self = shared_from_this(), code, r = std::move(reason)] { self->close(code, r); });
   }
 
  private:
@@ -113,9 +112,8 @@ class websocket_session final : public session,
     timeouts.idle_timeout = std::chrono::seconds(60);  // a ping after 30 s of silence
     timeouts.keep_alive_pings = true;
     ws_.set_option(timeouts);
-    ws_.set_option(websocket::stream_base::decorator([](websocket::response_type& res) {
-      res.set(http::field::server, "pushonce-gateway");
-    }));
+    ws_.set_option(websocket::stream_base::decorator(
+        [](websocket::response_type& res) { res.set(http::field::server, "pushonce-gateway"); }));
     ws_.read_message_max(state_->settings.max_frame);
     auto [aec] = co_await ws_.async_accept(req, use_tuple);
     if (aec) {
@@ -208,8 +206,10 @@ class websocket_session final : public session,
       std::string queue = std::move(l->queue), q = queue, user = user_;
       auto r = co_await state_->queues->leave(std::move(q), std::move(user));
       state_->positions->unwatch(this, queue);
-      if (r) send(render_left(queue));
-      else send_failure(r.error(), "leave");
+      if (r)
+        send(render_left(queue));
+      else
+        send_failure(r.error(), "leave");
     } else if (auto* p = std::get_if<position_op>(&op)) {
       std::string queue = std::move(p->queue), q = queue, user = user_;
       auto r = co_await state_->queues->position(std::move(q), std::move(user));
@@ -228,8 +228,10 @@ class websocket_session final : public session,
     } else if (auto* a = std::get_if<accept_op>(&op)) {
       std::string id = std::move(a->id), queue = std::move(a->queue), user = user_;
       auto r = co_await state_->queues->accept(std::move(queue), std::move(user), id);
-      if (r) send(render_accepted(r.value().first));
-      else send_failure(r.error(), "accept");
+      if (r)
+        send(render_accepted(r.value().first));
+      else
+        send_failure(r.error(), "accept");
     } else if (std::holds_alternative<ping_op>(op)) {
       send(render_pong());
     }
@@ -310,8 +312,8 @@ class websocket_session final : public session,
   }
 
   asio::awaitable<std::optional<inbox_page>> read_page(long long after) {
-    redis::command cmd{"XRANGE", inbox_key_, std::to_string(after + 1) + "-0", "+", "COUNT",
-                       std::to_string(state_->settings.inbox_page)};
+    redis::command cmd{"XRANGE", inbox_key_, std::to_string(after + 1) + "-0",
+                       "+",      "COUNT",    std::to_string(state_->settings.inbox_page)};
     auto r = co_await state_->conn->exec(std::move(cmd));
     if (!r.ok()) {
       log::warn("ws: {}: inbox read failed: {}", user_, failure_of(r).message);
@@ -403,8 +405,8 @@ class websocket_session final : public session,
     if (closing_) return;
     const auto& s = state_->settings;
     if (queue_.size() >= s.max_queue_frames || queued_bytes_ + f->size() > s.max_queue_bytes) {
-      log::warn("ws: {}: send queue full ({} frames, {} bytes): closing 1013", user_,
-                queue_.size(), queued_bytes_);
+      log::warn("ws: {}: send queue full ({} frames, {} bytes): closing 1013", user_, queue_.size(),
+                queued_bytes_);
       ++state_->metrics.slow_consumer_closes;
       close(websocket::close_code::try_again_later, "slow consumer");
       return;
@@ -417,10 +419,9 @@ class websocket_session final : public session,
   void do_write() {
     writing_ = true;
     ws_.text(true);
-    ws_.async_write(asio::buffer(*queue_.front()),
-                    [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                      self->on_write(ec);
-                    });
+    ws_.async_write(
+        asio::buffer(*queue_.front()),
+        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_write(ec); });
   }
 
   void on_write(beast::error_code ec) {
@@ -468,10 +469,13 @@ class websocket_session final : public session,
     keep_timer_.cancel();
     hello_timer_.cancel();
     room_timer_.cancel();
-    close_reason_ = websocket::close_reason(static_cast<websocket::close_code>(code), reason.substr(0, 120));
+    close_reason_ =
+        websocket::close_reason(static_cast<websocket::close_code>(code), reason.substr(0, 120));
     drop_queued();
-    if (writing_) close_pending_ = true;
-    else do_close();
+    if (writing_)
+      close_pending_ = true;
+    else
+      do_close();
   }
 
   // Drops the queued frames but the one being written (its buffer is in use).

@@ -3,8 +3,8 @@
 #include <boost/json.hpp>
 
 #include "core/jwt.hpp"
-#include "core/publisher.hpp"
 #include "core/names.hpp"
+#include "core/publisher.hpp"
 #include "core/queue_api.hpp"
 
 namespace pushonce::leader {
@@ -14,9 +14,13 @@ namespace json = boost::json;
 
 namespace {
 
-int exit_for(const failure& f) { return f.code == "bad_request" || f.code == "usage" ? 2 : 1; }
+int exit_for(const failure& f) {
+  return f.code == "bad_request" || f.code == "usage" ? 2 : 1;
+}
 
-int report_failure(admin_context& ctx, const failure& f) { return ctx.out.fail(f, exit_for(f)); }
+int report_failure(admin_context& ctx, const failure& f) {
+  return ctx.out.fail(f, exit_for(f));
+}
 
 bool want_args(admin_context& ctx, std::size_t n, const char* usage, int& code) {
   if (ctx.args.size() == n) return true;
@@ -30,7 +34,9 @@ asio::awaitable<int> join(admin_context& ctx, queue_api& q) {
   auto user = ctx.args[0];
   auto r = co_await q.join(ctx.queue, user);
   if (!r) co_return report_failure(ctx, r.error());
-  json::object o{{"user", user}, {"queue", ctx.queue}, {"position", r.value().position},
+  json::object o{{"user", user},
+                 {"queue", ctx.queue},
+                 {"position", r.value().position},
                  {"ticket", r.value().ticket}};
   co_return ctx.out.ok(o, user + " joined queue " + ctx.queue + " at position " +
                               std::to_string(r.value().position) + " (ticket " +
@@ -54,8 +60,8 @@ asio::awaitable<int> position(admin_context& ctx, queue_api& q) {
   auto r = co_await q.position(ctx.queue, user);
   if (!r) co_return report_failure(ctx, r.error());
   json::object o{{"user", user}, {"queue", ctx.queue}, {"position", r.value()}};
-  co_return ctx.out.ok(o, user + " is at position " + std::to_string(r.value()) + " in queue " +
-                              ctx.queue);
+  co_return ctx.out.ok(
+      o, user + " is at position " + std::to_string(r.value()) + " in queue " + ctx.queue);
 }
 
 asio::awaitable<int> accept(admin_context& ctx, queue_api& q) {
@@ -65,10 +71,13 @@ asio::awaitable<int> accept(admin_context& ctx, queue_api& q) {
   std::string id = ctx.vm.count("id") ? ctx.vm["id"].as<std::string>() : "";
   auto r = co_await q.accept(ctx.queue, user, id);
   if (!r) co_return report_failure(ctx, r.error());
-  json::object o{{"user", user}, {"queue", ctx.queue}, {"id", r.value().first},
-                 {"resource", r.value().second}, {"accepted", true}};
-  co_return ctx.out.ok(o, user + " accepted " + r.value().second + " (assignment " +
-                              r.value().first + ")");
+  json::object o{{"user", user},
+                 {"queue", ctx.queue},
+                 {"id", r.value().first},
+                 {"resource", r.value().second},
+                 {"accepted", true}};
+  co_return ctx.out.ok(
+      o, user + " accepted " + r.value().second + " (assignment " + r.value().first + ")");
 }
 
 asio::awaitable<int> token(admin_context& ctx) {
@@ -83,7 +92,9 @@ asio::awaitable<int> token(admin_context& ctx) {
     co_return ctx.out.fail({"no_secret", "set PUSHONCE_JWT_SECRET (or PUSHONCE_JWT_SECRET_FILE)"});
   auto t = jwt::mint(user, std::chrono::seconds(ttl), secret);
   auto exp = std::chrono::duration_cast<std::chrono::seconds>(
-                 std::chrono::system_clock::now().time_since_epoch()).count() + ttl;
+                 std::chrono::system_clock::now().time_since_epoch())
+                 .count() +
+             ttl;
   co_return ctx.out.ok(json::object{{"user", user}, {"token", t}, {"exp", exp}}, t);
 }
 
@@ -111,7 +122,8 @@ asio::awaitable<int> resource(admin_context& ctx, queue_api& q) {
   auto sub = ctx.args[0];
   std::vector<std::string> ids(ctx.args.begin() + 1, ctx.args.end());
   if (sub == "add") {
-    if (ids.empty()) co_return ctx.out.usage("usage: pushonce-leader resource add ID... [--meta JSON]");
+    if (ids.empty())
+      co_return ctx.out.usage("usage: pushonce-leader resource add ID... [--meta JSON]");
     std::string meta;
     if (ctx.vm.count("meta")) {
       boost::system::error_code ec;
@@ -129,11 +141,14 @@ asio::awaitable<int> resource(admin_context& ctx, queue_api& q) {
   if (sub == "release" || sub == "remove") {
     if (ids.size() != 1) co_return ctx.out.usage("usage: pushonce-leader resource " + sub + " ID");
     outcome<none> r = failure{};
-    if (sub == "release") r = co_await q.release_resource(ctx.queue, ids[0]);
-    else r = co_await q.remove_resource(ctx.queue, ids[0]);
+    if (sub == "release")
+      r = co_await q.release_resource(ctx.queue, ids[0]);
+    else
+      r = co_await q.remove_resource(ctx.queue, ids[0]);
     if (!r) co_return report_failure(ctx, r.error());
     auto word = sub == "release" ? "released" : "removed";
-    co_return ctx.out.ok(json::object{{"resource", ids[0]}, {word, true}}, std::string(word) + " " + ids[0]);
+    co_return ctx.out.ok(json::object{{"resource", ids[0]}, {word, true}},
+                         std::string(word) + " " + ids[0]);
   }
   if (sub == "list") {
     if (!ids.empty()) co_return ctx.out.usage("usage: pushonce-leader resource list");
@@ -168,8 +183,8 @@ asio::awaitable<int> publish(admin_context& ctx) {
   auto r = co_await pub.publish(std::move(req));
   if (!r) co_return report_failure(ctx, r.error());
   json::object o{{"id", r.value().id}, {"duplicate", r.value().duplicate}};
-  co_return ctx.out.ok(o, (r.value().duplicate ? "duplicate of message " : "published message ") +
-                              r.value().id);
+  co_return ctx.out.ok(
+      o, (r.value().duplicate ? "duplicate of message " : "published message ") + r.value().id);
 }
 
 }  // namespace

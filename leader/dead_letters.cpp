@@ -28,22 +28,25 @@ json::value parse_or_string(const std::string& text) {
 // The outbox a bus message came from ("q:QUEUE" or "bus:N").
 std::string outbox_of(const keys& k, const std::string& src) {
   if (src.rfind("q:", 0) == 0) return k.queue(src.substr(2), "outbox");
-  if (src.rfind("bus:", 0) == 0) return k.bus(static_cast<unsigned>(std::stoul(src.substr(4))), "outbox");
+  if (src.rfind("bus:", 0) == 0)
+    return k.bus(static_cast<unsigned>(std::stoul(src.substr(4))), "outbox");
   return {};
 }
 
 asio::awaitable<int> list(admin_context& ctx) {
   long long limit = ctx.vm.count("limit") ? ctx.vm["limit"].as<long long>() : 100;
-  redis::command range{"XRANGE", ctx.k.plain("dead-letters"), "-", "+", "COUNT",
-                       std::to_string(limit)};
+  redis::command range{"XRANGE", ctx.k.plain("dead-letters"), "-", "+",
+                       "COUNT",  std::to_string(limit)};
   auto r = co_await ctx.conn->exec(std::move(range));
   if (!r.ok()) co_return ctx.out.fail(failure_of(r));
   json::array items;
   std::string text;
   for (auto& e : r.value.elements) {
     const auto& f = e.at(1);
-    json::object o{{"entry", e.at(0).str},          {"id", field(f, "id")},
-                   {"user", field(f, "user")},      {"reason", field(f, "reason")},
+    json::object o{{"entry", e.at(0).str},
+                   {"id", field(f, "id")},
+                   {"user", field(f, "user")},
+                   {"reason", field(f, "reason")},
                    {"attempts", std::stoll("0" + field(f, "attempts"))},
                    {"message", parse_or_string(field(f, "m"))}};
     text += field(f, "id") + "  to " + field(f, "user") + "  " + field(f, "reason") + "\n";
@@ -54,8 +57,8 @@ asio::awaitable<int> list(admin_context& ctx) {
 }
 
 asio::awaitable<int> replay(admin_context& ctx, std::string id) {
-  redis::command range{"XRANGE", ctx.k.plain("dead-letters"), "-", "+", "COUNT",
-                       std::to_string(scan_limit)};
+  redis::command range{"XRANGE", ctx.k.plain("dead-letters"), "-", "+",
+                       "COUNT",  std::to_string(scan_limit)};
   auto r = co_await ctx.conn->exec(std::move(range));
   if (!r.ok()) co_return ctx.out.fail(failure_of(r));
   const redis::reply* found = nullptr;
@@ -66,7 +69,8 @@ asio::awaitable<int> replay(admin_context& ctx, std::string id) {
   auto user = field(f, "user"), src = field(f, "src"), m = field(f, "m");
   auto outbox = outbox_of(ctx.k, src);
   if (user.empty() || outbox.empty())
-    co_return ctx.out.fail({"bad_request", "dead letter " + id + " is malformed and cannot be replayed"});
+    co_return ctx.out.fail(
+        {"bad_request", "dead letter " + id + " is malformed and cannot be replayed"});
   // The claim forgets the message (it was marked dead); back into its outbox and onto the
   // bus, where the normal claim → deliver path takes it; then off the dead-letter list.
   std::vector<redis::command> cmds{
@@ -87,7 +91,8 @@ asio::awaitable<int> purge(admin_context& ctx) {
   for (auto& x : rs)
     if (!x.ok()) co_return ctx.out.fail(failure_of(x));
   auto n = rs[0].value.integer;
-  co_return ctx.out.ok(json::object{{"purged", n}}, "purged " + std::to_string(n) + " dead letters");
+  co_return ctx.out.ok(json::object{{"purged", n}},
+                       "purged " + std::to_string(n) + " dead letters");
 }
 
 }  // namespace

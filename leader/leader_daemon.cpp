@@ -42,12 +42,15 @@ void leader_daemon::start() {
       wake_timer_.cancel();
     });
   });
-  asio::co_spawn(ex_, [this]() -> asio::awaitable<void> {
-    auto wake = keys_.wake_channel();
-    auto released = keys_.plain("leader:released");
-    co_await sub_->subscribe(std::move(wake));
-    co_await sub_->subscribe(std::move(released));
-  }, asio::detached);
+  asio::co_spawn(
+      ex_,
+      [this]() -> asio::awaitable<void> {
+        auto wake = keys_.wake_channel();
+        auto released = keys_.plain("leader:released");
+        co_await sub_->subscribe(std::move(wake));
+        co_await sub_->subscribe(std::move(released));
+      },
+      asio::detached);
   asio::co_spawn(ex_, lease_loop(), asio::detached);
   asio::co_spawn(ex_, assign_loop(), asio::detached);
   asio::co_spawn(ex_, expire_loop(), asio::detached);
@@ -65,8 +68,11 @@ void leader_daemon::on_wake(const std::string& channel, const std::string& paylo
 
 asio::awaitable<long long> leader_daemon::lease_call(std::string mode) {
   std::vector<std::string> k{keys_.plain("leader"), keys_.plain("leader:fencing")};
-  std::vector<std::string> a{std::move(mode), opts_.id, std::to_string(getpid()),
-                             heartbeat::hostname(), std::to_string(opts_.lease.count()),
+  std::vector<std::string> a{std::move(mode),
+                             opts_.id,
+                             std::to_string(getpid()),
+                             heartbeat::hostname(),
+                             std::to_string(opts_.lease.count()),
                              keys_.plain("leader:released")};
   const auto& s = redis::get_script("leader_lease");
   auto r = co_await redis::eval(*conn_, s, std::move(k), std::move(a));
@@ -97,8 +103,10 @@ asio::awaitable<void> leader_daemon::lease_loop() {
     if (stopping_) break;
     if (token > 0) {
       last_ok = std::chrono::steady_clock::now();
-      if (!leading()) become_leader(token);
-      else if (token != token_) become_leader(token);
+      if (!leading())
+        become_leader(token);
+      else if (token != token_)
+        become_leader(token);
     } else if (token == 0) {
       step_down("the lease is held by another leader");
     } else if (leading() && std::chrono::steady_clock::now() - last_ok > opts_.lease * 2 / 3) {
@@ -138,9 +146,12 @@ asio::awaitable<void> leader_daemon::expire_loop() {
           break;
         }
         if (!r.value()) break;
-        tracer(conn_, keys_).record(r.value()->id, {{"event", "published"}, {"kind", "expired"},
-                                                    {"queue", queue}, {"user", r.value()->user},
-                                                    {"resource", r.value()->resource}});
+        tracer(conn_, keys_)
+            .record(r.value()->id, {{"event", "published"},
+                                    {"kind", "expired"},
+                                    {"queue", queue},
+                                    {"user", r.value()->user},
+                                    {"resource", r.value()->resource}});
         log::info("queue {}: assignment of {} to {} expired", queue, r.value()->resource,
                   r.value()->user);
         redis::command stat{"HINCRBY", keys_.plain("stats"), "published", "1"};
@@ -173,12 +184,13 @@ asio::awaitable<void> leader_daemon::assign_queue(const std::string& queue) {
     }
     if (!r.value()) break;
     ++n;
-    tracer(conn_, keys_).record(r.value()->id, {{"event", "published"},
-                                                {"kind", "assignment"},
-                                                {"queue", queue},
-                                                {"user", r.value()->user},
-                                                {"resource", r.value()->resource},
-                                                {"leader", opts_.id}});
+    tracer(conn_, keys_)
+        .record(r.value()->id, {{"event", "published"},
+                                {"kind", "assignment"},
+                                {"queue", queue},
+                                {"user", r.value()->user},
+                                {"resource", r.value()->resource},
+                                {"leader", opts_.id}});
     log::debug("queue {}: assigned {} to {} (message {})", queue, r.value()->resource,
                r.value()->user, r.value()->id);
     if (i == 999) dirty_.insert(queue);

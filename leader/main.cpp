@@ -39,7 +39,8 @@ int run_daemon(command_line& cl) {
     if (!valid_name(q)) throw usage_error("--queue: invalid queue name '" + q + "'");
   auto accept = cl.vm["accept-timeout"].as<double>();
   auto lease = cl.vm["lease-ms"].as<long long>();
-  if (accept < 0 || lease < 300) throw usage_error("--accept-timeout must be >= 0 and --lease-ms >= 300");
+  if (accept < 0 || lease < 300)
+    throw usage_error("--accept-timeout must be >= 0 and --lease-ms >= 300");
   if (cl.positional.size() > 1) throw usage_error("unexpected argument '" + cl.positional[1] + "'");
   opts.accept_timeout = std::chrono::milliseconds(static_cast<long long>(accept * 1000));
   opts.lease = std::chrono::milliseconds(lease);
@@ -56,10 +57,13 @@ int run_daemon(command_line& cl) {
   signals.async_wait([&](auto ec, int sig) {
     if (ec) return;
     log::info("signal {}: releasing the lease", sig);
-    asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-      co_await d.stop();
-      io.stop();
-    }, asio::detached);
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          co_await d.stop();
+          io.stop();
+        },
+        asio::detached);
   });
   io.run();
   log::info("stopped after {} assignments", d.assigned());
@@ -90,10 +94,13 @@ int run_command(command_line& cl, bool json) {
   conn->start();
   leader::admin_context ctx{conn, keys(cl.common.ns), out, cl.vm, std::move(args), queue};
   int code = 1;
-  asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-    code = co_await leader::run_admin(ctx, command);
-    conn->stop();
-  }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        code = co_await leader::run_admin(ctx, command);
+        conn->stop();
+      },
+      asio::detached);
   io.run();
   return code;
 }
@@ -106,15 +113,16 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) json |= std::strcmp(argv[i], "--json") == 0;
 
   po::options_description own("leader options");
-  own.add_options()
-      ("queue", po::value<std::vector<std::string>>()->composing(), "queue name (default: default)")
-      ("json", po::bool_switch(), "print one JSON object")
-      ("limit", po::value<long long>(), "queue: how many users to list")
-      ("meta", po::value<std::string>(), "resource add: metadata JSON")
-      ("id", po::value<std::string>(), "publish: idempotency key; run: leader name")
-      ("ttl", po::value<long long>(), "token: lifetime in seconds")
-      ("accept-timeout", po::value<double>()->default_value(0), "run: seconds to accept (0: never expire)")
-      ("lease-ms", po::value<long long>()->default_value(5000), "run: leader lease (ms)");
+  own.add_options()("queue", po::value<std::vector<std::string>>()->composing(),
+                    "queue name (default: default)")(
+      "json", po::bool_switch(), "print one JSON object")("limit", po::value<long long>(),
+                                                          "queue: how many users to list")(
+      "meta", po::value<std::string>(), "resource add: metadata JSON")(
+      "id", po::value<std::string>(), "publish: idempotency key; run: leader name")(
+      "ttl", po::value<long long>(), "token: lifetime in seconds")(
+      "accept-timeout", po::value<double>()->default_value(0),
+      "run: seconds to accept (0: never expire)")(
+      "lease-ms", po::value<long long>()->default_value(5000), "run: leader lease (ms)");
   program_info info{"pushonce-leader", usage_text, json};
   return run_program(argc, argv, info, own, [&](command_line& cl) {
     if (!cl.positional.empty() && cl.positional[0] == "run") return run_daemon(cl);

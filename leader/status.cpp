@@ -1,8 +1,9 @@
 // `pushonce-leader status`: the JSON of core/status.hpp, or a text rendering of it.
 
+#include "core/status.hpp"
+
 #include <boost/json.hpp>
 
-#include "core/status.hpp"
 #include "leader/admin.hpp"
 
 namespace pushonce::leader {
@@ -40,8 +41,8 @@ std::string render(const json::object& s, const std::string& queue) {
     text += std::string(name) + ": " + plain(v) + "\n";
   const auto& r = s.at("resources").as_object();
   text += "queue " + queue + ": " + plain(s.at("queue_length")) + " waiting\n" +
-          "resources: " + plain(r.at("free")) + " free, " + plain(r.at("assigned")) + " assigned\n" +
-          member_lines(s.at("workers").as_array(), "workers") +
+          "resources: " + plain(r.at("free")) + " free, " + plain(r.at("assigned")) +
+          " assigned\n" + member_lines(s.at("workers").as_array(), "workers") +
           member_lines(s.at("gateways").as_array(), "gateways");
   return text;
 }

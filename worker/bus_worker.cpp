@@ -5,10 +5,9 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/json.hpp>
 
 #include "core/log.hpp"
-
-#include <boost/json.hpp>
 
 namespace pushonce::worker {
 
@@ -21,18 +20,20 @@ bus_worker::bus_worker(asio::any_io_executor ex, redis::connection_options redis
       opts_(std::move(opts)),
       conn_(redis::connection::create(ex, redis)),
       claims_(conn_, k, opts_.claim),
-      heartbeat_(conn_, k, "worker", opts_.id, std::chrono::seconds(1), [this] {
-        return std::map<std::string, std::string>{
-            {"won", std::to_string(counters_.won)},
-            {"lost", std::to_string(counters_.lost)},
-            {"delivered", std::to_string(counters_.delivered)}};
-      }),
+      heartbeat_(conn_, k, "worker", opts_.id, std::chrono::seconds(1),
+                 [this] {
+                   return std::map<std::string, std::string>{
+                       {"won", std::to_string(counters_.won)},
+                       {"lost", std::to_string(counters_.lost)},
+                       {"delivered", std::to_string(counters_.delivered)}};
+                 }),
       trace_(conn_, k, opts_.claim.dedup_window, opts_.trace),
-      sweeper_(conn_, k,
-               sweeper_options{opts_.id, opts_.sweep_interval, opts_.claim.lease,
-                               opts_.claim.dedup_window},
-               [this](bus_message m) { enqueue(std::move(m), true); },
-               [this](const std::string& e, const std::string& raw) { on_malformed(e, raw); }) {
+      sweeper_(
+          conn_, k,
+          sweeper_options{opts_.id, opts_.sweep_interval, opts_.claim.lease,
+                          opts_.claim.dedup_window},
+          [this](bus_message m) { enqueue(std::move(m), true); },
+          [this](const std::string& e, const std::string& raw) { on_malformed(e, raw); }) {
   bus_ = redis::subscriber::create(ex, redis, [this](const std::string&, std::string payload) {
     asio::post(ex_, [this, p = std::move(payload)]() mutable { on_bus_message(std::move(p)); });
   });
@@ -45,8 +46,10 @@ void bus_worker::start() {
       ex_,
       [this]() -> asio::awaitable<void> {
         auto ec = co_await bus_->subscribe(keys_.bus_channel());
-        if (ec) log::warn("bus subscription not confirmed yet: {}", ec.message());
-        else log::info("worker {} listening on {}", opts_.id, keys_.bus_channel());
+        if (ec)
+          log::warn("bus subscription not confirmed yet: {}", ec.message());
+        else
+          log::info("worker {} listening on {}", opts_.id, keys_.bus_channel());
       },
       asio::detached);
   asio::co_spawn(ex_, heartbeat_.run(), asio::detached);
@@ -82,10 +85,10 @@ void bus_worker::enqueue(bus_message m, bool redrive) {
 void bus_worker::on_malformed(const std::string& entry_id, const std::string& raw) {
   log::warn("outbox entry {} is not a bus message; dead-lettered: {:.200}", entry_id, raw);
   ++counters_.dead_lettered;
-  conn_->async_exec(redis::command{"XADD", keys_.plain("dead-letters"), "MAXLEN", "~", "10000", "*",
-                                   "id", "", "user", "", "src", "", "reason", "malformed",
-                                   "attempts", "0", "m", raw},
-                    asio::detached);
+  conn_->async_exec(
+      redis::command{"XADD", keys_.plain("dead-letters"), "MAXLEN", "~", "10000", "*", "id", "",
+                     "user", "", "src", "", "reason", "malformed", "attempts", "0", "m", raw},
+      asio::detached);
 }
 
 void bus_worker::pump() {
@@ -97,7 +100,9 @@ void bus_worker::pump() {
   }
 }
 
-std::string bus_worker::next_owner() { return opts_.id + ":" + std::to_string(++owner_seq_); }
+std::string bus_worker::next_owner() {
+  return opts_.id + ":" + std::to_string(++owner_seq_);
+}
 
 asio::awaitable<void> bus_worker::process(job j) {
   const auto& m = j.m;
@@ -109,7 +114,8 @@ asio::awaitable<void> bus_worker::process(job j) {
   } else {
     auto state = claimed.value().state;
     static constexpr const char* names[] = {"won", "taken", "done", "dead"};
-    trace_.record(m.id, {{"event", j.redrive ? "reclaimed" : "claimed"}, {"worker", opts_.id},
+    trace_.record(m.id, {{"event", j.redrive ? "reclaimed" : "claimed"},
+                         {"worker", opts_.id},
                          {"outcome", names[static_cast<int>(state)]}});
     if (state == claim_state::won) {
       ++counters_.won;
@@ -142,8 +148,10 @@ asio::awaitable<void> bus_worker::deliver_won(const job& j, const std::string& o
     ++counters_.delivered;
     bool again = j.redrive || attempts > 1;
     if (again) ++counters_.redelivered;
-    trace_.record(m.id, {{"event", again ? "redelivered" : "delivered"}, {"worker", opts_.id},
-                         {"offset", delivered.value()}, {"attempt", attempts}});
+    trace_.record(m.id, {{"event", again ? "redelivered" : "delivered"},
+                         {"worker", opts_.id},
+                         {"offset", delivered.value()},
+                         {"attempt", attempts}});
     log::debug("delivered {} to {} at offset {}", m.id, m.user, delivered.value());
   } else if (delivered.error().code == "fenced") {
     ++counters_.fenced;

@@ -32,8 +32,8 @@ struct worker_options {
 };
 
 struct worker_counters {
-  std::uint64_t received = 0, won = 0, lost = 0, delivered = 0, fenced = 0, failed = 0,
-                dropped = 0, redelivered = 0, dead_lettered = 0;
+  std::uint64_t received = 0, won = 0, lost = 0, delivered = 0, fenced = 0, failed = 0, dropped = 0,
+                redelivered = 0, dead_lettered = 0;
 };
 
 class bus_worker {
@@ -57,7 +57,8 @@ class bus_worker {
   void enqueue(bus_message m, bool redrive);
   void pump();
   boost::asio::awaitable<void> process(job j);
-  boost::asio::awaitable<void> deliver_won(const job& j, const std::string& owner, long long attempts);
+  boost::asio::awaitable<void> deliver_won(const job& j, const std::string& owner,
+                                           long long attempts);
   void on_malformed(const std::string& entry_id, const std::string& raw);
   boost::asio::awaitable<void> flush_stats_loop();
   boost::asio::awaitable<void> flush_stats();

@@ -49,8 +49,7 @@ asio::awaitable<outcome<claim_result>> claim_client::claim(const bus_message& m,
   co_return out;
 }
 
-asio::awaitable<outcome<long long>> claim_client::deliver(const bus_message& m,
-                                                          std::string owner) {
+asio::awaitable<outcome<long long>> claim_client::deliver(const bus_message& m, std::string owner) {
   auto frame = render_frame(m);
   std::vector<std::string> k{keys_.claim(m.user, m.id), keys_.user(m.user, "meta"),
                              keys_.user(m.user, "inbox"), keys_.user_channel(m.user)};
@@ -77,15 +76,15 @@ asio::awaitable<bool> claim_client::release(const bus_message& m, std::string ow
 
 asio::awaitable<outcome<bool>> claim_client::dead_letter(const bus_message& m, std::string owner,
                                                          std::string reason, long long attempts) {
-  redis::command add{"XADD",    keys_.plain("dead-letters"),
-                     "MAXLEN",  "~",
-                     "10000",   "*",
-                     "id",      m.id,
-                     "user",    m.user,
-                     "src",     m.src,
-                     "reason",  reason,
+  redis::command add{"XADD",     keys_.plain("dead-letters"),
+                     "MAXLEN",   "~",
+                     "10000",    "*",
+                     "id",       m.id,
+                     "user",     m.user,
+                     "src",      m.src,
+                     "reason",   reason,
                      "attempts", std::to_string(attempts),
-                     "m",       m.raw};
+                     "m",        m.raw};
   auto added = co_await conn_->exec(std::move(add));
   if (!added.ok()) co_return failure_of(added);
   std::vector<std::string> k{keys_.claim(m.user, m.id)};

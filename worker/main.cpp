@@ -18,20 +18,19 @@ using namespace pushonce;
 
 int main(int argc, char** argv) {
   po::options_description own("worker options");
-  own.add_options()
-      ("id", po::value<std::string>(), "worker name (default: <host>-<pid>-<random>)")
-      ("concurrency", po::value<std::size_t>()->default_value(64), "messages in flight at once")
-      ("lease-ms", po::value<long long>()->default_value(5000), "how long a claim is held (ms)")
-      ("dedup-window-ms", po::value<long long>()->default_value(24LL * 3600 * 1000),
-       "how long a delivered id is remembered (ms)")
-      ("no-trace", po::bool_switch(), "do not record claim/deliver events for `trace`")
-      ("max-attempts", po::value<long long>()->default_value(5),
-       "leases a message may take before it goes to the dead-letter stream")
-      ("sweep-interval-ms", po::value<long long>()->default_value(1000),
-       "how often the recovery sweeper looks for undelivered outbox entries (ms)")
-      ("inbox-maxlen", po::value<long long>()->default_value(1000), "messages kept per user inbox")
-      ("inbox-idle-ms", po::value<long long>()->default_value(7LL * 24 * 3600 * 1000),
-       "an inbox untouched this long expires (ms)");
+  own.add_options()("id", po::value<std::string>(), "worker name (default: <host>-<pid>-<random>)")(
+      "concurrency", po::value<std::size_t>()->default_value(64), "messages in flight at once")(
+      "lease-ms", po::value<long long>()->default_value(5000), "how long a claim is held (ms)")(
+      "dedup-window-ms", po::value<long long>()->default_value(24LL * 3600 * 1000),
+      "how long a delivered id is remembered (ms)")(
+      "no-trace", po::bool_switch(), "do not record claim/deliver events for `trace`")(
+      "max-attempts", po::value<long long>()->default_value(5),
+      "leases a message may take before it goes to the dead-letter stream")(
+      "sweep-interval-ms", po::value<long long>()->default_value(1000),
+      "how often the recovery sweeper looks for undelivered outbox entries (ms)")(
+      "inbox-maxlen", po::value<long long>()->default_value(1000), "messages kept per user inbox")(
+      "inbox-idle-ms", po::value<long long>()->default_value(7LL * 24 * 3600 * 1000),
+      "an inbox untouched this long expires (ms)");
   program_info info{"pushonce-worker",
                     "usage: pushonce-worker [--id NAME] [--concurrency N] [--lease-ms MS] "
                     "[--redis URL] [--namespace NS] [--log-level L]\n"};
@@ -39,15 +38,17 @@ int main(int argc, char** argv) {
   return run_program(argc, argv, info, own, [&](command_line& cl) {
     worker::worker_options opts;
     opts.id = cl.vm.count("id") ? cl.vm["id"].as<std::string>() : make_process_id("w");
-    if (!valid_name(opts.id)) throw usage_error("--id: use 1-128 characters of A-Z a-z 0-9 . _ @ -");
+    if (!valid_name(opts.id))
+      throw usage_error("--id: use 1-128 characters of A-Z a-z 0-9 . _ @ -");
     opts.concurrency = cl.vm["concurrency"].as<std::size_t>();
     auto lease = cl.vm["lease-ms"].as<long long>();
     auto window = cl.vm["dedup-window-ms"].as<long long>();
     auto maxlen = cl.vm["inbox-maxlen"].as<long long>();
     auto idle = cl.vm["inbox-idle-ms"].as<long long>();
     if (opts.concurrency == 0 || lease <= 0 || window <= lease || maxlen <= 0 || idle <= 0)
-      throw usage_error("--concurrency, --lease-ms, --inbox-* must be positive and "
-                        "--dedup-window-ms longer than the lease");
+      throw usage_error(
+          "--concurrency, --lease-ms, --inbox-* must be positive and "
+          "--dedup-window-ms longer than the lease");
     if (!cl.positional.empty()) throw usage_error("unexpected argument '" + cl.positional[0] + "'");
     opts.max_attempts = cl.vm["max-attempts"].as<long long>();
     opts.trace = !cl.vm["no-trace"].as<bool>();
@@ -62,8 +63,7 @@ int main(int argc, char** argv) {
     log::set_tag("worker[" + opts.id + "]");
 
     asio::io_context io;
-    worker::bus_worker w(io.get_executor(),
-                         redis_options(cl.common, "pushonce-worker:" + opts.id),
+    worker::bus_worker w(io.get_executor(), redis_options(cl.common, "pushonce-worker:" + opts.id),
                          keys(cl.common.ns), opts);
     w.start();
     log::info("started (concurrency {}, lease {} ms, redis {}, namespace {})", opts.concurrency,
@@ -73,10 +73,13 @@ int main(int argc, char** argv) {
     signals.async_wait([&](auto ec, int sig) {
       if (ec) return;
       log::info("signal {}: draining", sig);
-      asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-        co_await w.stop(std::chrono::milliseconds(5000));
-        io.stop();
-      }, asio::detached);
+      asio::co_spawn(
+          io,
+          [&]() -> asio::awaitable<void> {
+            co_await w.stop(std::chrono::milliseconds(5000));
+            io.stop();
+          },
+          asio::detached);
     });
     io.run();
     const auto& c = w.counters();

@@ -27,8 +27,11 @@ std::string field(const redis::reply& fields, std::string_view name) {
 
 sweeper::sweeper(std::shared_ptr<redis::connection> conn, keys k, sweeper_options opts,
                  redrive_fn redrive, malformed_fn malformed)
-    : conn_(std::move(conn)), keys_(std::move(k)), opts_(std::move(opts)),
-      redrive_(std::move(redrive)), malformed_(std::move(malformed)) {}
+    : conn_(std::move(conn)),
+      keys_(std::move(k)),
+      opts_(std::move(opts)),
+      redrive_(std::move(redrive)),
+      malformed_(std::move(malformed)) {}
 
 asio::awaitable<void> sweeper::run() {
   asio::steady_timer timer(co_await asio::this_coro::executor);
@@ -53,7 +56,8 @@ asio::awaitable<std::vector<sweeper::outbox_ref>> sweeper::outboxes() {
   for (auto& name : rs[0].value.elements) {
     if (name.str.rfind("q:", 0) != 0) continue;
     auto q = name.str.substr(2);
-    out.push_back({keys_.queue(q, "outbox"), keys_.queue(q, "sweep"), keys_.queue(q, "sweep:lock")});
+    out.push_back(
+        {keys_.queue(q, "outbox"), keys_.queue(q, "sweep"), keys_.queue(q, "sweep:lock")});
   }
   for (unsigned n = 0; n < 16; ++n)
     if (rs[n + 1].ok() && rs[n + 1].value.integer == 1)
@@ -70,8 +74,8 @@ asio::awaitable<sweep_stats> sweeper::sweep_all() {
   auto list = co_await outboxes();
   for (const auto& o : list) {
     // One sweeper per outbox per interval, whichever worker gets there first.
-    redis::command lock{"SET", o.lock, opts_.owner, "NX", "PX",
-                        std::to_string(opts_.interval.count())};
+    redis::command lock{"SET", o.lock, opts_.owner,
+                        "NX",  "PX",   std::to_string(opts_.interval.count())};
     auto got = co_await conn_->exec(std::move(lock));
     if (!got.ok() || got.value.is_nil()) continue;
     co_await sweep(o, now_ms, st);
@@ -84,8 +88,7 @@ asio::awaitable<void> sweeper::sweep(const outbox_ref& o, long long now_ms, swee
   auto cur = co_await conn_->exec(std::move(get_cursor));
   if (!cur.ok()) co_return;
   std::string cursor = cur.value.is_nil() ? "0-0" : cur.value.str;
-  redis::command range{"XRANGE", o.stream, "(" + cursor, "+", "COUNT",
-                       std::to_string(opts_.batch)};
+  redis::command range{"XRANGE", o.stream, "(" + cursor, "+", "COUNT", std::to_string(opts_.batch)};
   auto entries = co_await conn_->exec(std::move(range));
   if (!entries.ok()) co_return;
 
@@ -136,8 +139,7 @@ asio::awaitable<void> sweeper::sweep(const outbox_ref& o, long long now_ms, swee
     if (!blocked) advance = it.entry_id;
   }
   if (!advance.empty()) {
-    redis::command set{"SET", o.cursor, advance, "PX",
-                       std::to_string(opts_.dedup_window.count())};
+    redis::command set{"SET", o.cursor, advance, "PX", std::to_string(opts_.dedup_window.count())};
     co_await conn_->exec(std::move(set));
   }
 }

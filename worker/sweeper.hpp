@@ -38,8 +38,8 @@ class sweeper {
   using redrive_fn = std::function<void(bus_message)>;
   using malformed_fn = std::function<void(const std::string&, const std::string&)>;
 
-  sweeper(std::shared_ptr<redis::connection> conn, keys k, sweeper_options opts,
-          redrive_fn redrive, malformed_fn malformed);
+  sweeper(std::shared_ptr<redis::connection> conn, keys k, sweeper_options opts, redrive_fn redrive,
+          malformed_fn malformed);
 
   boost::asio::awaitable<void> run();
   void stop() { stopped_ = true; }

@@ -22,11 +22,10 @@ void assign(boost::asio::any_completion_handler<Signature>& target,
 template <typename Handler, typename Fallback, typename... Args>
 void complete(Handler&& handler, const Fallback& fallback, Args&&... args) {
   auto ex = boost::asio::get_associated_executor(handler, fallback);
-  boost::asio::dispatch(
-      ex, [h = std::forward<Handler>(handler),
-           tup = std::make_tuple(std::forward<Args>(args)...)]() mutable {
-        std::apply([&](auto&&... a) { std::move(h)(std::move(a)...); }, std::move(tup));
-      });
+  boost::asio::dispatch(ex, [h = std::forward<Handler>(handler),
+                             tup = std::make_tuple(std::forward<Args>(args)...)]() mutable {
+    std::apply([&](auto&&... a) { std::move(h)(std::move(a)...); }, std::move(tup));
+  });
 }
 
 }  // namespace pushonce::redis::detail

@@ -1,5 +1,6 @@
 #include "core/redis/connection.hpp"
 
+#include <atomic>
 #include <boost/asio/append.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -10,7 +11,6 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
-#include <atomic>
 #include <deque>
 
 #include "core/backoff.hpp"
@@ -42,15 +42,19 @@ struct connection::state : std::enable_shared_from_this<connection::state> {
   struct pending {
     std::string wire;
     clock_type::time_point deadline;
-    handler_type handler;         // single command
-    std::shared_ptr<batch> group; // or one slot of a batch
+    handler_type handler;          // single command
+    std::shared_ptr<batch> group;  // or one slot of a batch
     std::size_t index = 0;
     bool done = false;
   };
 
   state(asio::any_io_executor ex, connection_options o)
-      : strand(asio::make_strand(ex)), stream(strand), opts(std::move(o)),
-        wake(strand), ticker(strand), pause(strand),
+      : strand(asio::make_strand(ex)),
+        stream(strand),
+        opts(std::move(o)),
+        wake(strand),
+        ticker(strand),
+        pause(strand),
         retry(opts.backoff_initial, opts.backoff_max) {}
 
   asio::strand<asio::any_io_executor> strand;
@@ -167,7 +171,8 @@ struct connection::state : std::enable_shared_from_this<connection::state> {
 
   asio::awaitable<void> run() {
     auto self = shared_from_this();
-    asio::co_spawn(strand, [self]() { return self->deadlines(); }, asio::detached);
+    asio::co_spawn(
+        strand, [self]() { return self->deadlines(); }, asio::detached);
     bool was_down = false;
     while (!stopped) {
       auto ec = co_await stream.connect(opts);
@@ -210,13 +215,16 @@ std::shared_ptr<connection> connection::create(asio::any_io_executor ex, connect
 connection::connection(asio::any_io_executor ex, connection_options opts)
     : state_(std::make_shared<state>(std::move(ex), std::move(opts))) {}
 
-connection::~connection() { stop(); }
+connection::~connection() {
+  stop();
+}
 
 void connection::start() {
   asio::post(state_->strand, [st = state_] {
     if (st->started || st->stopped) return;
     st->started = true;
-    asio::co_spawn(st->strand, [st] { return st->run(); }, asio::detached);
+    asio::co_spawn(
+        st->strand, [st] { return st->run(); }, asio::detached);
   });
 }
 
@@ -236,14 +244,16 @@ void connection::stop() {
 }
 
 void connection::on_connect(std::function<void()> fn) {
-  asio::post(state_->strand, [st = state_, fn = std::move(fn)]() mutable { st->on_connect = std::move(fn); });
+  asio::post(state_->strand,
+             [st = state_, fn = std::move(fn)]() mutable { st->on_connect = std::move(fn); });
 }
 
 void connection::initiate(command cmd, handler_type handler) {
   auto p = std::make_shared<state::pending>();
   resp_stream::encode(cmd, p->wire);
   detail::assign(p->handler, std::move(handler));
-  asio::post(state_->strand, [st = state_, p = std::move(p)]() mutable { st->enqueue(std::move(p)); });
+  asio::post(state_->strand,
+             [st = state_, p = std::move(p)]() mutable { st->enqueue(std::move(p)); });
 }
 
 asio::awaitable<result> connection::exec(command cmd) {
@@ -289,7 +299,11 @@ void connection::batch_initiation::operator()(
   });
 }
 
-bool connection::connected() const { return state_->connected; }
-const connection_options& connection::options() const { return state_->opts; }
+bool connection::connected() const {
+  return state_->connected;
+}
+const connection_options& connection::options() const {
+  return state_->opts;
+}
 
 }  // namespace pushonce::redis

@@ -46,7 +46,9 @@ class connection : public std::enable_shared_from_this<connection> {
   template <typename Token>
   auto async_exec(command cmd, Token&& token) {
     return boost::asio::async_initiate<Token, void(std::error_code, reply)>(
-        [this](auto handler, command c) { initiate(std::move(c), handler_type(std::move(handler))); },
+        [this](auto handler, command c) {
+          initiate(std::move(c), handler_type(std::move(handler)));
+        },
         token, std::move(cmd));
   }
 

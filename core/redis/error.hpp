@@ -7,11 +7,11 @@
 namespace pushonce::redis {
 
 enum class error {
-  timeout = 1,     // no reply within the command timeout
-  disconnected,    // the connection dropped while the command was in flight
-  protocol,        // the server sent something the RESP parser rejected
-  queue_full,      // too many commands waiting for a connection
-  stopped,         // the client was stopped
+  timeout = 1,   // no reply within the command timeout
+  disconnected,  // the connection dropped while the command was in flight
+  protocol,      // the server sent something the RESP parser rejected
+  queue_full,    // too many commands waiting for a connection
+  stopped,       // the client was stopped
 };
 
 const std::error_category& error_category();

@@ -115,7 +115,8 @@ bool resp_stream::take_reply(reply& out, std::error_code& ec) {
 asio::awaitable<std::error_code> resp_stream::read(reply& out) {
   std::error_code ec;
   while (!take_reply(out, ec)) {
-    auto [rec, n] = co_await socket_.async_read_some(asio::buffer(buf_.get(), read_chunk), use_tuple);
+    auto [rec, n] =
+        co_await socket_.async_read_some(asio::buffer(buf_.get(), read_chunk), use_tuple);
     if (rec) co_return rec;
     if (redisReaderFeed(reader_, buf_.get(), n) != REDIS_OK) co_return error::protocol;
   }

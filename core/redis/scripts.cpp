@@ -38,7 +38,9 @@ const std::map<std::string, script, std::less<>>& registry() {
 }
 
 // Outside the coroutine: GCC 12 rejects a braced list inside co_await (TOOLCHAIN.md).
-command script_load_command(const script& s) { return {"SCRIPT", "LOAD", s.text}; }
+command script_load_command(const script& s) {
+  return {"SCRIPT", "LOAD", s.text};
+}
 
 }  // namespace
 

@@ -1,5 +1,6 @@
 #include "core/redis/subscriber.hpp"
 
+#include <atomic>
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/append.hpp>
 #include <boost/asio/as_tuple.hpp>
@@ -11,7 +12,6 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
-#include <atomic>
 #include <deque>
 #include <map>
 #include <set>
@@ -44,8 +44,13 @@ struct subscriber::state : std::enable_shared_from_this<subscriber::state> {
   };
 
   state(asio::any_io_executor ex, connection_options o, message_fn fn, bool sh)
-      : strand(asio::make_strand(ex)), stream(strand), opts(std::move(o)),
-        on_message(std::move(fn)), sharded(sh), wake(strand), pause(strand),
+      : strand(asio::make_strand(ex)),
+        stream(strand),
+        opts(std::move(o)),
+        on_message(std::move(fn)),
+        sharded(sh),
+        wake(strand),
+        pause(strand),
         retry(opts.backoff_initial, opts.backoff_max) {}
 
   asio::strand<asio::any_io_executor> strand;
@@ -59,7 +64,7 @@ struct subscriber::state : std::enable_shared_from_this<subscriber::state> {
   std::set<std::string> wanted;
   std::map<std::string, int> sent;
   std::multimap<std::string, waiter_entry> waiters;
-  std::deque<std::string> outbox;  // encoded commands to write
+  std::deque<std::string> outbox;       // encoded commands to write
   std::set<std::string> resubscribing;  // confirmations still due before on_connect
   clock_type::time_point last_read;
   std::atomic<bool> connected{false};
@@ -243,13 +248,16 @@ subscriber::subscriber(asio::any_io_executor ex, connection_options opts, messag
     : state_(std::make_shared<state>(std::move(ex), std::move(opts), std::move(on_message),
                                      sharded)) {}
 
-subscriber::~subscriber() { stop(); }
+subscriber::~subscriber() {
+  stop();
+}
 
 void subscriber::start() {
   asio::post(state_->strand, [st = state_] {
     if (st->started || st->stopped) return;
     st->started = true;
-    asio::co_spawn(st->strand, [st] { return st->run(); }, asio::detached);
+    asio::co_spawn(
+        st->strand, [st] { return st->run(); }, asio::detached);
   });
 }
 
@@ -272,22 +280,25 @@ asio::awaitable<std::error_code> subscriber::subscribe(std::string channel) {
   auto st = state_;
   // Named locals only: GCC 12 destroys temporaries in a co_await operand twice.
   auto init = [st](auto handler, std::string ch) {
-    asio::post(st->strand, [st, ch = std::move(ch), h = state::waiter(std::move(handler))]() mutable {
-      if (st->stopped) return detail::complete(std::move(h), st->strand, std::error_code(error::stopped));
-      st->add_channel(std::move(ch), std::move(h));
-    });
+    asio::post(
+        st->strand, [st, ch = std::move(ch), h = state::waiter(std::move(handler))]() mutable {
+          if (st->stopped)
+            return detail::complete(std::move(h), st->strand, std::error_code(error::stopped));
+          st->add_channel(std::move(ch), std::move(h));
+        });
   };
   auto op = asio::async_initiate<decltype(use_tuple), void(std::error_code)>(init, use_tuple,
-                                                                           std::move(channel));
+                                                                             std::move(channel));
   auto [ec] = co_await std::move(op);
   co_return ec;
 }
 
 void subscriber::unsubscribe(std::string channel) {
-  asio::post(state_->strand,
-             [st = state_, ch = std::move(channel)] { st->remove_channel(ch); });
+  asio::post(state_->strand, [st = state_, ch = std::move(channel)] { st->remove_channel(ch); });
 }
 
-bool subscriber::connected() const { return state_->connected; }
+bool subscriber::connected() const {
+  return state_->connected;
+}
 
 }  // namespace pushonce::redis

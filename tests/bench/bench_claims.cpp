@@ -12,6 +12,7 @@
 // Prints one summary line and one JSON line; exit 0 when every check passed.
 // Note: workers flush their counters every 100 ms, so times have that granularity.
 
+#include <fmt/format.h>
 #include <hiredis/hiredis.h>
 
 #include <boost/asio/co_spawn.hpp>
@@ -23,7 +24,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fmt/format.h>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -84,12 +84,18 @@ options parse(int argc, char** argv) {
       usage(a + " needs a positive integer");
     }
     ++i;
-    if (a == "--messages") o.messages = v;
-    else if (a == "--workers") o.workers = static_cast<int>(v);
-    else if (a == "--concurrency") o.concurrency = v;
-    else if (a == "--users") o.users = v;
-    else if (a == "--timeout") o.timeout = std::chrono::seconds(v);
-    else usage("unknown option " + a);
+    if (a == "--messages")
+      o.messages = v;
+    else if (a == "--workers")
+      o.workers = static_cast<int>(v);
+    else if (a == "--concurrency")
+      o.concurrency = v;
+    else if (a == "--users")
+      o.users = v;
+    else if (a == "--timeout")
+      o.timeout = std::chrono::seconds(v);
+    else
+      usage("unknown option " + a);
   }
   return o;
 }
@@ -165,11 +171,12 @@ int main(int argc, char** argv) {
   long long per_user = (opt.messages + opt.users - 1) / opt.users;
   std::vector<std::unique_ptr<pushonce::test::process>> workers;
   for (int i = 0; i < opt.workers; ++i) {
-    std::vector<std::string> args{"--redis", server.url(), "--namespace", ns, "--id",
-                                  "bench-w" + std::to_string(i + 1), "--concurrency",
-                                  std::to_string(opt.concurrency), "--inbox-maxlen",
-                                  std::to_string(std::max(1000LL, 2 * per_user)), "--log-level",
-                                  "info"};
+    std::vector<std::string> args{"--redis",        server.url(),
+                                  "--namespace",    ns,
+                                  "--id",           "bench-w" + std::to_string(i + 1),
+                                  "--concurrency",  std::to_string(opt.concurrency),
+                                  "--inbox-maxlen", std::to_string(std::max(1000LL, 2 * per_user)),
+                                  "--log-level",    "info"};
     if (!opt.trace) args.push_back("--no-trace");
     workers.push_back(std::make_unique<pushonce::test::process>(worker_bin, args));
   }
@@ -188,8 +195,8 @@ int main(int argc, char** argv) {
   for (long long i = 0; i < opt.messages; ++i) {
     if (i % opt.chunk == 0) chunks.emplace_back();
     chunks.back().push_back(pushonce::publish_request{
-        "u" + std::to_string(i % opt.users), fmt::format(R"({{"n":{},"pad":"xxxxxxxxxxxxxxxx"}})", i),
-        std::nullopt});
+        "u" + std::to_string(i % opt.users),
+        fmt::format(R"({{"n":{},"pad":"xxxxxxxxxxxxxxxx"}})", i), std::nullopt});
   }
 
   // Publishing runs on its own thread; this thread polls the counters.
@@ -213,8 +220,10 @@ int main(int argc, char** argv) {
           auto batch = std::move(c);
           auto results = co_await pub.publish_batch(std::move(batch));
           for (auto& res : results) {
-            if (res.ok() && !res.value().duplicate) published_ids.push_back(res.value().id);
-            else ++publish_failures;
+            if (res.ok() && !res.value().duplicate)
+              published_ids.push_back(res.value().id);
+            else
+              ++publish_failures;
           }
         }
         t_published = clock_type::now();
@@ -299,8 +308,8 @@ int main(int argc, char** argv) {
   double delivered_per_s = secs > 0 ? static_cast<double>(n) / secs : 0;
   // Claims per second: every claim (won + lost) over the time until all were counted.
   double claims_per_s = claim_secs > 0 ? static_cast<double>(claims) / claim_secs
-                        : secs > 0    ? static_cast<double>(claims) / secs
-                                      : 0;
+                        : secs > 0     ? static_cast<double>(claims) / secs
+                                       : 0;
   bool ok = t_delivered && t_claims && delivered == n && lost == expected_lost &&
             publish_failures == 0 && static_cast<long long>(published_ids.size()) == n &&
             inbox_total == n && duplicate_ids == 0 && bad_frames == 0 && offset_gaps == 0 &&
@@ -310,8 +319,8 @@ int main(int argc, char** argv) {
       "bench_claims: messages %lld workers %d concurrency %lld users %lld | seconds %.3f | "
       "delivered/s %.0f | claims/s %.0f | publish %.3f s | inbox total %lld, duplicate ids "
       "%lld, missing %lld | %s\n",
-      n, opt.workers, opt.concurrency, opt.users, secs, delivered_per_s, claims_per_s,
-      publish_secs, inbox_total, duplicate_ids, missing, ok ? "OK" : "FAILED");
+      n, opt.workers, opt.concurrency, opt.users, secs, delivered_per_s, claims_per_s, publish_secs,
+      inbox_total, duplicate_ids, missing, ok ? "OK" : "FAILED");
   json::object j{{"bench", "claims"},
                  {"messages", n},
                  {"workers", opt.workers},

@@ -15,18 +15,19 @@
 // Prints delivered/s, latency p50/p90/p99/max, duplicates and losses (both must be 0),
 // one summary line and one JSON line; exit 0 when nothing was lost or duplicated.
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <atomic>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
-#include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fmt/format.h>
 #include <mutex>
 #include <set>
 #include <string>
@@ -70,14 +71,22 @@ options parse(int argc, char** argv) {
       std::fprintf(stderr, "error: %s needs a positive integer\n", a.c_str());
       std::exit(2);
     }
-    if (a == "--messages") o.messages = v;
-    else if (a == "--users") o.users = v;
-    else if (a == "--gateways") o.gateways = v;
-    else if (a == "--workers") o.workers = v;
-    else if (a == "--chunk") o.chunk = v;
-    else if (a == "--rate") o.rate = v;
+    if (a == "--messages")
+      o.messages = v;
+    else if (a == "--users")
+      o.users = v;
+    else if (a == "--gateways")
+      o.gateways = v;
+    else if (a == "--workers")
+      o.workers = v;
+    else if (a == "--chunk")
+      o.chunk = v;
+    else if (a == "--rate")
+      o.rate = v;
     else {
-      std::fprintf(stderr, "usage: bench_delivery [--messages N] [--users M] [--gateways G] [--workers W] [--rate R]\n");
+      std::fprintf(stderr,
+                   "usage: bench_delivery [--messages N] [--users M] [--gateways G] [--workers W] "
+                   "[--rate R]\n");
       std::exit(2);
     }
   }
@@ -129,9 +138,8 @@ int main(int argc, char** argv) {
   auto opt = parse(argc, argv);
   pushonce::test::redis_server redis;
   const std::string ns = "bench";
-  pushonce::test::environment env{{"PUSHONCE_REDIS", redis.url()},
-                                  {"PUSHONCE_NAMESPACE", ns},
-                                  {"PUSHONCE_LOG_LEVEL", "warn"}};
+  pushonce::test::environment env{
+      {"PUSHONCE_REDIS", redis.url()}, {"PUSHONCE_NAMESPACE", ns}, {"PUSHONCE_LOG_LEVEL", "warn"}};
   std::string bin = PUSHONCE_BIN_DIR;
   std::vector<std::unique_ptr<pushonce::test::process>> procs;
   for (long long i = 0; i < opt.workers; ++i)
@@ -176,7 +184,8 @@ int main(int argc, char** argv) {
   long long per_user = opt.messages / opt.users;
   long long total = per_user * opt.users;
   std::vector<std::thread> threads;
-  for (auto& r : rs) threads.emplace_back([&, p = r.get()] { receive_loop(*p, per_user, give_up); });
+  for (auto& r : rs)
+    threads.emplace_back([&, p = r.get()] { receive_loop(*p, per_user, give_up); });
 
   asio::io_context io;
   pushonce::redis::connection_options co;
@@ -185,31 +194,36 @@ int main(int argc, char** argv) {
   conn->start();
   pushonce::publisher pub(conn, pushonce::keys(ns));
   long long start_us = now_us(), publish_failures = 0;
-  asio::co_spawn(io, [&]() -> asio::awaitable<void> {
-    long long chunk = opt.rate ? std::max(1LL, opt.rate / 100) : opt.chunk;
-    asio::steady_timer pace(io);
-    auto t0 = std::chrono::steady_clock::now();
-    for (long long sent = 0; sent < total;) {
-      if (opt.rate) {  // the time `sent` messages are due at
-        pace.expires_at(t0 + std::chrono::microseconds(sent * 1000000 / opt.rate));
-        co_await pace.async_wait(asio::use_awaitable);
-      }
-      std::vector<pushonce::publish_request> batch;
-      for (long long i = 0; i < chunk && sent < total; ++i, ++sent) {
-        auto user = fmt::format("u{}", sent % opt.users);
-        batch.push_back({user, fmt::format(R"({{"seq":{},"t":{}}})", sent, now_us()), std::nullopt});
-      }
-      auto results = co_await pub.publish_batch(std::move(batch));
-      for (auto& x : results) publish_failures += x.ok() ? 0 : 1;
-    }
-    conn->stop();
-  }, asio::detached);
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        long long chunk = opt.rate ? std::max(1LL, opt.rate / 100) : opt.chunk;
+        asio::steady_timer pace(io);
+        auto t0 = std::chrono::steady_clock::now();
+        for (long long sent = 0; sent < total;) {
+          if (opt.rate) {  // the time `sent` messages are due at
+            pace.expires_at(t0 + std::chrono::microseconds(sent * 1000000 / opt.rate));
+            co_await pace.async_wait(asio::use_awaitable);
+          }
+          std::vector<pushonce::publish_request> batch;
+          for (long long i = 0; i < chunk && sent < total; ++i, ++sent) {
+            auto user = fmt::format("u{}", sent % opt.users);
+            batch.push_back(
+                {user, fmt::format(R"({{"seq":{},"t":{}}})", sent, now_us()), std::nullopt});
+          }
+          auto results = co_await pub.publish_batch(std::move(batch));
+          for (auto& x : results) publish_failures += x.ok() ? 0 : 1;
+        }
+        conn->stop();
+      },
+      asio::detached);
   io.run();
   long long published_us = now_us();
 
   std::thread watchdog([&] {
     auto deadline = std::chrono::steady_clock::now() + 120s;
-    while (std::chrono::steady_clock::now() < deadline && !give_up) std::this_thread::sleep_for(100ms);
+    while (std::chrono::steady_clock::now() < deadline && !give_up)
+      std::this_thread::sleep_for(100ms);
     give_up = true;
   });
   for (auto& t : threads) t.join();
@@ -231,22 +245,29 @@ int main(int argc, char** argv) {
   double rate = static_cast<double>(received) / seconds;
   auto ms = [](long long us) { return static_cast<double>(us) / 1000.0; };
   std::printf(
-      "bench_delivery: messages %lld users %lld gateways %lld workers %lld rate %lld | publish %.3f s | "
+      "bench_delivery: messages %lld users %lld gateways %lld workers %lld rate %lld | publish "
+      "%.3f s | "
       "all received after %.3f s | delivered/s %.0f | latency ms p50 %.1f p90 %.1f p99 %.1f "
       "max %.1f | duplicates %lld lost %lld offset errors %lld | %s\n",
       total, opt.users, opt.gateways, opt.workers, opt.rate,
-      static_cast<double>(published_us - start_us) / 1e6,
-      seconds, rate, ms(percentile(lat, 0.5)), ms(percentile(lat, 0.9)), ms(percentile(lat, 0.99)),
-      ms(lat.empty() ? 0 : lat.back()), dups, lost, offset_errors,
-      dups == 0 && lost == 0 && publish_failures == 0 ? "OK" : "FAILED");
-  json::object o{{"bench", "delivery"},          {"messages", total},
-                 {"users", opt.users},           {"gateways", opt.gateways},
-                 {"workers", opt.workers},       {"rate", opt.rate},
+      static_cast<double>(published_us - start_us) / 1e6, seconds, rate, ms(percentile(lat, 0.5)),
+      ms(percentile(lat, 0.9)), ms(percentile(lat, 0.99)), ms(lat.empty() ? 0 : lat.back()), dups,
+      lost, offset_errors, dups == 0 && lost == 0 && publish_failures == 0 ? "OK" : "FAILED");
+  json::object o{{"bench", "delivery"},
+                 {"messages", total},
+                 {"users", opt.users},
+                 {"gateways", opt.gateways},
+                 {"workers", opt.workers},
+                 {"rate", opt.rate},
                  {"seconds", seconds},
-                 {"delivered_per_s", rate},      {"p50_ms", ms(percentile(lat, 0.5))},
-                 {"p90_ms", ms(percentile(lat, 0.9))}, {"p99_ms", ms(percentile(lat, 0.99))},
-                 {"max_ms", ms(lat.empty() ? 0 : lat.back())}, {"duplicates", dups},
-                 {"lost", lost},                 {"offset_errors", offset_errors},
+                 {"delivered_per_s", rate},
+                 {"p50_ms", ms(percentile(lat, 0.5))},
+                 {"p90_ms", ms(percentile(lat, 0.9))},
+                 {"p99_ms", ms(percentile(lat, 0.99))},
+                 {"max_ms", ms(lat.empty() ? 0 : lat.back())},
+                 {"duplicates", dups},
+                 {"lost", lost},
+                 {"offset_errors", offset_errors},
                  {"publish_failures", publish_failures}};
   std::printf("%s\n", json::serialize(o).c_str());
   for (auto& r : rs) r->ws.close();

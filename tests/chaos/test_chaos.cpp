@@ -24,6 +24,7 @@
 // second. PUSHONCE_KEEP_TEST_DIRS keeps the processes' logs.
 
 #include <doctest/doctest.h>
+#include <fmt/format.h>
 #include <hiredis/hiredis.h>
 
 #include <algorithm>
@@ -41,7 +42,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <deque>
-#include <fmt/format.h>
 #include <functional>
 #include <map>
 #include <memory>
@@ -102,7 +102,9 @@ long long ms_since(steady::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - t).count();
 }
 
-std::string user_name(int i) { return "u" + std::to_string(i); }
+std::string user_name(int i) {
+  return "u" + std::to_string(i);
+}
 
 json::value parse_or_null(const std::string& text) {
   boost::system::error_code ec;
@@ -266,8 +268,8 @@ class fleet {
     auto id = fmt::format("L{}-{}", slot, ++generation_);
     if (leaders.size() <= slot) leaders.resize(slot + 1), leader_ids.resize(slot + 1);
     retire(std::move(leaders[slot]));
-    leaders[slot] = spawn("pushonce-leader",
-                          {"run", "--id", id, "--lease-ms", "2000", "--queue", queue_name});
+    leaders[slot] =
+        spawn("pushonce-leader", {"run", "--id", id, "--lease-ms", "2000", "--queue", queue_name});
     leader_ids[slot] = id;
   }
   void start_gateway(std::size_t slot) {
@@ -349,8 +351,8 @@ struct session_state {
   // Written by the session's thread only; read by the main thread after it joined.
   std::vector<std::pair<std::string, long long>> frames;  // (id, offset) in arrival order
   std::vector<long long> latency_ms;                      // receive time - ts, per frame
-  long long connects = 0, not_recovered = 0, welcome_failures = 0, offset_dups = 0,
-            offset_gaps = 0, protocol_errors = 0;
+  long long connects = 0, not_recovered = 0, welcome_failures = 0, offset_dups = 0, offset_gaps = 0,
+            protocol_errors = 0;
   std::vector<std::string> problems;  // the first few, for failure messages
 
   void note(std::string what) {
@@ -384,8 +386,8 @@ void run_session(session_state& s, const std::vector<std::uint16_t>& ports,
     }
     std::string hello = R"({"op":"hello","user":")" + s.user + "\"";
     if (!s.epoch.empty())
-      hello += fmt::format(R"(,"since":{{"epoch":"{}","offset":{}}})", s.epoch,
-                           s.last_offset.load());
+      hello +=
+          fmt::format(R"(,"since":{{"epoch":"{}","offset":{}}})", s.epoch, s.last_offset.load());
     hello += "}";
     if (!ws.send(hello, 2s)) {
       retry_later();
@@ -471,10 +473,10 @@ struct custom_message {
 
 struct load_result {
   std::vector<custom_message> custom;
-  long long publish_failures = 0;     // failed attempts (retried with the same key)
-  long long retried_duplicates = 0;   // a retry answered "duplicate": the first try had landed
+  long long publish_failures = 0;      // failed attempts (retried with the same key)
+  long long retried_duplicates = 0;    // a retry answered "duplicate": the first try had landed
   long long first_try_duplicates = 0;  // must be 0: every key is new
-  long long unaccepted = 0;           // messages never accepted (must be 0)
+  long long unaccepted = 0;            // messages never accepted (must be 0)
   long long releases_ok = 0, releases_ambiguous = 0, releases_refused = 0;
   long long joins = 0, join_failures = 0;
   std::atomic<bool> done{false};
@@ -603,7 +605,8 @@ class load_driver {
                                        pushonce::keys(ns).queue(queue_name, "res:holder")};
       auto h = co_await conn_->exec(std::move(holders));
       if (!h.ok() || h.value.elements.size() < 2) continue;
-      auto pick = std::uniform_int_distribution<std::size_t>(0, h.value.elements.size() / 2 - 1)(rng);
+      auto pick =
+          std::uniform_int_distribution<std::size_t>(0, h.value.elements.size() / 2 - 1)(rng);
       std::string resource = h.value.elements[pick * 2].str;
       std::string holder = h.value.elements[pick * 2 + 1].str;
       std::string queue = queue_name;
@@ -611,8 +614,10 @@ class load_driver {
       if (!r) {
         // Not known whether it happened: never retried (a retry could release the next
         // holder); the accounting at the end allows for it.
-        if (r.error().code == "redis_unavailable") ++out_.releases_ambiguous;
-        else ++out_.releases_refused;
+        if (r.error().code == "redis_unavailable")
+          ++out_.releases_ambiguous;
+        else
+          ++out_.releases_refused;
         continue;
       }
       ++out_.releases_ok;
@@ -623,7 +628,8 @@ class load_driver {
   asio::awaitable<void> join(std::string user) {
     std::string queue = queue_name;
     auto r = co_await queues_->join(std::move(queue), std::move(user));
-    if (r) ++out_.joins;
+    if (r)
+      ++out_.joins;
     else if (r.error().code != "already_queued" && r.error().code != "already_assigned")
       ++out_.join_failures;  // the next reconcile joins it
   }
@@ -687,8 +693,9 @@ struct inbox_view {
 
 }  // namespace
 
-TEST_CASE("chaos: kill -9 workers, leader, gateway and Redis under load: every session "
-          "gets every message exactly once, in order") {
+TEST_CASE(
+    "chaos: kill -9 workers, leader, gateway and Redis under load: every session "
+    "gets every message exactly once, in order") {
   const auto seconds = std::chrono::seconds(env_or("PUSHONCE_CHAOS_SECONDS", 70));
   const long long rate = env_or("PUSHONCE_CHAOS_RATE", 300);
   const auto run_start = steady::now();
@@ -704,7 +711,11 @@ TEST_CASE("chaos: kill -9 workers, leader, gateway and Redis under load: every s
   // --- the system ---------------------------------------------------------------------
   fleet f(redis.url(), logs.path());
   f.start_leader(0);
-  REQUIRE_MESSAGE(wait_until([&] { return db.integer({"EXISTS", k.plain("leader")}) == 1; }, 10s),
+  REQUIRE_MESSAGE(wait_until(
+                      [&] {
+                        return db.integer({"EXISTS", k.plain("leader")}) == 1;
+                      },
+                      10s),
                   f.digest());
   f.start_leader(1);  // the standby
   for (std::size_t i = 0; i < worker_count; ++i) f.start_worker(i);
@@ -786,8 +797,8 @@ TEST_CASE("chaos: kill -9 workers, leader, gateway and Redis under load: every s
     for (auto c = 0ms; c < total; c += cycle) {
       auto at = [&](double fraction) {
         return load_start + c +
-               std::chrono::milliseconds(static_cast<long long>(
-                   fraction * static_cast<double>(cycle.count())));
+               std::chrono::milliseconds(
+                   static_cast<long long>(fraction * static_cast<double>(cycle.count())));
       };
       events.push_back({at(0.2), "leader-kill"});
       events.push_back({at(0.4), "gateway-kill"});
@@ -852,8 +863,8 @@ TEST_CASE("chaos: kill -9 workers, leader, gateway and Redis under load: every s
             leader_restart_at = steady::now() + 4s;
             ++leader_kills;
             done = true;
-            fault_log.push_back(fmt::format("{} ms: kill -9 leader {} (pid {})", t,
-                                            killed_leader_id, *pid));
+            fault_log.push_back(
+                fmt::format("{} ms: kill -9 leader {} (pid {})", t, killed_leader_id, *pid));
           }
         }
         if (!done) e.what = what, e.at = now + 500ms;  // no leader right now: try again
@@ -914,7 +925,8 @@ TEST_CASE("chaos: kill -9 workers, leader, gateway and Redis under load: every s
   }
   long long behind_sessions = 0;
   for (int i = 0; i < user_count; ++i)
-    if (sessions[static_cast<std::size_t>(i)]->last_offset != inbox_len[static_cast<std::size_t>(i)])
+    if (sessions[static_cast<std::size_t>(i)]->last_offset !=
+        inbox_len[static_cast<std::size_t>(i)])
       ++behind_sessions;
   stop_sessions = true;
   for (auto& t : session_threads) t.join();
@@ -1044,8 +1056,7 @@ TEST_CASE("chaos: kill -9 workers, leader, gateway and Redis under load: every s
   auto holders = db.cmd({"HGETALL", k.queue(queue_name, "res:holder")});
   long long base = resource_count + load.releases_ok;
   long long accounted = assignments + free_now;
-  bool assignments_consistent =
-      accounted >= base && accounted <= base + load.releases_ambiguous;
+  bool assignments_consistent = accounted >= base && accounted <= base + load.releases_ambiguous;
   std::set<std::string> holding_users;
   for (size_t i = 1; holders->type == REDIS_REPLY_ARRAY && i < holders->elements; i += 2)
     holding_users.insert(std::string(holders->element[i]->str, holders->element[i]->len));

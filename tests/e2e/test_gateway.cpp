@@ -3,11 +3,10 @@
 // claim.lua then deliver.lua (the embedded scripts of core) with the frame of
 // core/message.hpp render_frame.
 
+#include <doctest/doctest.h>
 #include <hiredis/hiredis.h>
 
 #include <boost/json.hpp>
-#include <doctest/doctest.h>
-
 #include <chrono>
 #include <csignal>
 #include <memory>
@@ -115,11 +114,12 @@ long long num(const json::object& o, const char* k) {
 struct gateway_proc {
   gateway_proc(const redis_server& redis, std::vector<std::string> extra_args, environment env)
       : port(free_port()) {
-    std::vector<std::string> args{"--redis", redis.url(), "--namespace", ns, "--listen",
-                                  "127.0.0.1:" + std::to_string(port), "--threads", "2"};
+    std::vector<std::string> args{"--redis",   redis.url(), "--namespace",
+                                  ns,          "--listen",  "127.0.0.1:" + std::to_string(port),
+                                  "--threads", "2"};
     args.insert(args.end(), extra_args.begin(), extra_args.end());
-    proc = std::make_unique<process>(std::string(PUSHONCE_BIN_DIR) + "/pushonce-gateway", args,
-                                     env);
+    proc =
+        std::make_unique<process>(std::string(PUSHONCE_BIN_DIR) + "/pushonce-gateway", args, env);
     auto deadline = std::chrono::steady_clock::now() + 10s;
     while (std::chrono::steady_clock::now() < deadline) {
       if (!proc->running()) break;
@@ -132,8 +132,12 @@ struct gateway_proc {
   std::unique_ptr<process> proc;
 };
 
-environment with_key() { return {{"PUSHONCE_API_KEY", api_key}}; }
-environment without_key() { return {{"PUSHONCE_API_KEY", std::nullopt}}; }
+environment with_key() {
+  return {{"PUSHONCE_API_KEY", api_key}};
+}
+environment without_key() {
+  return {{"PUSHONCE_API_KEY", std::nullopt}};
+}
 
 // Connects and says hello; returns the welcome.
 json::object hello(ws_client& c, std::uint16_t port, const std::string& user,
@@ -178,8 +182,8 @@ TEST_CASE("gateway: HTTP routes and /api/publish") {
 
   std::string one = R"({"user":"alice","data":{"n":1},"id":"k-1"})";
   CHECK(http_request(host, gw.port, "POST", "/api/publish", one).status == 401);
-  auto wrong = http_request(host, gw.port, "POST", "/api/publish", one,
-                            {{"Authorization", "Bearer nope"}});
+  auto wrong =
+      http_request(host, gw.port, "POST", "/api/publish", one, {{"Authorization", "Bearer nope"}});
   CHECK(wrong.status == 401);
   CHECK(json::parse(wrong.body).is_object());
 
@@ -202,8 +206,8 @@ TEST_CASE("gateway: HTTP routes and /api/publish") {
   CHECK(first.at("duplicate") == false);
   auto id = str(first, "id");
   CHECK_FALSE(id.empty());
-  auto again = json::parse(http_request(host, gw.port, "POST", "/api/publish", one, auth).body)
-                   .as_object();
+  auto again =
+      json::parse(http_request(host, gw.port, "POST", "/api/publish", one, auth).body).as_object();
   CHECK(str(again, "id") == id);
   CHECK(again.at("duplicate") == true);
 
@@ -334,7 +338,8 @@ TEST_CASE("gateway: WebSocket ops") {
   // heartbeat: listed with its session count; removed on a clean stop
   const std::string hb_key = std::string(ns) + ":gateway:gw-test";
   auto deadline = std::chrono::steady_clock::now() + 3s;
-  while (hget(redis.port(), hb_key, "sessions") != "2" && std::chrono::steady_clock::now() < deadline)
+  while (hget(redis.port(), hb_key, "sessions") != "2" &&
+         std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(100ms);
   CHECK(hget(redis.port(), hb_key, "sessions") == "2");
   CHECK(gw.proc->stop(5s) == 0);
@@ -451,7 +456,8 @@ TEST_CASE("gateway: live delivery, resume with since, backlog after the acked of
 
   // a user who never connected gets the backlog after the acked offset
   for (int i = 1; i <= 4; ++i)
-    CHECK(deliver(rp, "bob", std::to_string(4096 * i + 1), "{\"b\":" + std::to_string(i) + "}") == i);
+    CHECK(deliver(rp, "bob", std::to_string(4096 * i + 1), "{\"b\":" + std::to_string(i) + "}") ==
+          i);
   ack_in_redis(rp, "bob", 1);
   ws_client bob;
   auto wb = hello(bob, gw.port, "bob");

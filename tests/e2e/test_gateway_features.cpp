@@ -2,9 +2,9 @@
 // JWT auth over a real socket, accept before the deadline vs expiry, live position frames,
 // the admin status API, /metrics and the embedded web files.
 
-#include <boost/json.hpp>
 #include <doctest/doctest.h>
 
+#include <boost/json.hpp>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -106,7 +106,8 @@ TEST_CASE("gateway features: JWT hello — valid, expired, wrong signature, alg 
   refused(hello_token(jwt::mint("alice", -5s, secret)), "expired");
   refused(hello_token(jwt::mint("alice", 60s, "not-the-secret")), "invalid token");
   // {"alg":"none"} header, {"sub":"alice","exp":<far future>} payload, no signature.
-  refused(hello_token("eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJzdWIiOiJhbGljZSIsImV4cCI6NDEwMjQ0NDgwMH0."),
+  refused(hello_token(
+              "eyJhbGciOiJub25lIiwidHlwIjoiSldUIn0.eyJzdWIiOiJhbGljZSIsImV4cCI6NDEwMjQ0NDgwMH0."),
           "invalid token");
   refused(R"({"op":"hello"})", "token");
   refused(R"({"op":"hello","user":"alice"})", "token");  // no --dev-auth: user is not trusted

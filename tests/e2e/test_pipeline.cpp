@@ -4,6 +4,7 @@
 
 #include <doctest/doctest.h>
 #include <hiredis/hiredis.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <boost/json.hpp>
@@ -18,7 +19,6 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 #include "tests/support/process.hpp"
@@ -130,9 +130,8 @@ class deployment {
   bool wait_ready(std::chrono::milliseconds timeout = 10s) {
     return wait_until(
         [&] {
-          bool leader_ok = !leader_ ||
-                           (redis_.integer({"EXISTS", key("leader")}) == 1 &&
-                            redis_.subscribers(key("leader:wake")) == 1);
+          bool leader_ok = !leader_ || (redis_.integer({"EXISTS", key("leader")}) == 1 &&
+                                        redis_.subscribers(key("leader:wake")) == 1);
           return leader_ok &&
                  redis_.subscribers(key("bus")) == static_cast<long long>(workers_.size());
         },
@@ -307,7 +306,11 @@ TEST_CASE("publish with an idempotency key: one message, one inbox entry") {
   CHECK(second.out.at("duplicate").as_bool() == true);
 
   auto inbox = d.inbox_key("alice");
-  REQUIRE_MESSAGE(wait_until([&] { return d.redis().integer({"XLEN", inbox}) >= 1; }, 10s),
+  REQUIRE_MESSAGE(wait_until(
+                      [&] {
+                        return d.redis().integer({"XLEN", inbox}) >= 1;
+                      },
+                      10s),
                   d.logs());
   // All three claims are counted once the workers flushed: then nothing else can arrive.
   json::object st;
@@ -407,8 +410,8 @@ TEST_CASE("CLI contract: exit codes, JSON errors, error: lines") {
   SUBCASE("unreachable Redis: redis_unavailable, exit 1 within 5 s") {
     // Both give up only after their timeouts: run them side by side.
     auto status_call = std::async(std::launch::async, [&] {
-      return run_cli(leader_bin, {"status", "--json", "--redis", "redis://127.0.0.1:1",
-                                  "--namespace", d.ns()},
+      return run_cli(leader_bin,
+                     {"status", "--json", "--redis", "redis://127.0.0.1:1", "--namespace", d.ns()},
                      15s);
     });
     auto join = run_cli(leader_bin, {"join", "carol", "--redis", "redis://127.0.0.1:1"}, 15s);
@@ -463,8 +466,8 @@ TEST_CASE("SIGTERM: the leader and the workers exit 0 within 5 s") {
   REQUIRE(leader_status.has_value());
   CHECK(*leader_status == 0);
   for (auto& w : d.workers()) {
-    auto remaining = std::chrono::duration_cast<std::chrono::milliseconds>(
-        start + 5s - clock_type::now());
+    auto remaining =
+        std::chrono::duration_cast<std::chrono::milliseconds>(start + 5s - clock_type::now());
     auto s = w->wait(std::max(remaining, 0ms));
     REQUIRE(s.has_value());
     CHECK(*s == 0);

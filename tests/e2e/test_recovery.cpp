@@ -2,10 +2,10 @@
 // published while no worker runs, dead letters (list, replay, purge) and `trace`, the
 // leader handing its lease over on SIGTERM, and the `accept` / `token` admin commands.
 
-#include <boost/json.hpp>
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <boost/json.hpp>
 #include <csignal>
 #include <memory>
 #include <set>
@@ -81,7 +81,9 @@ class deployment {
   std::vector<std::unique_ptr<process>> procs_;
 };
 
-std::string id_of(const json::object& o) { return std::string(o.at("id").as_string()); }
+std::string id_of(const json::object& o) {
+  return std::string(o.at("id").as_string());
+}
 
 }  // namespace
 
@@ -123,10 +125,12 @@ TEST_CASE("recovery: a message past --max-attempts is dead-lettered; list, trace
   d.start("pushonce-worker", {"--lease-ms", "1000", "--max-attempts", "3"});
 
   json::array letters;
-  REQUIRE(wait_until([&] {
-    letters = d.cli_json({"dead-letters", "list"}).at("dead_letters").as_array();
-    return letters.size() == 1;
-  }, 15s));
+  REQUIRE(wait_until(
+      [&] {
+        letters = d.cli_json({"dead-letters", "list"}).at("dead_letters").as_array();
+        return letters.size() == 1;
+      },
+      15s));
   const auto& dl = letters[0].as_object();
   CHECK(dl.at("id").as_string() == id);
   CHECK(dl.at("user") == "carol");
@@ -167,16 +171,22 @@ TEST_CASE("leader: SIGTERM hands the lease to the standby at once, with a newer 
   // released notice, not from polling or expiry.
   auto& first = d.start("pushonce-leader", {"run", "--lease-ms", "9000"});
   auto leader_key = d.k().plain("leader");
-  REQUIRE(wait_until([&] { return d.redis().text({"HGET", leader_key, "pid"}) ==
-                                  std::to_string(first.pid()); }, 10s));
+  REQUIRE(wait_until(
+      [&] {
+        return d.redis().text({"HGET", leader_key, "pid"}) == std::to_string(first.pid());
+      },
+      10s));
   auto& second = d.start("pushonce-leader", {"run", "--lease-ms", "9000"});
   std::this_thread::sleep_for(500ms);  // the standby is up and listening
   auto token1 = std::stoll(d.redis().text({"HGET", leader_key, "fencing_token"}));
 
   auto t0 = std::chrono::steady_clock::now();
   first.kill(SIGTERM);
-  REQUIRE(wait_until([&] { return d.redis().text({"HGET", leader_key, "pid"}) ==
-                                  std::to_string(second.pid()); }, 10s));
+  REQUIRE(wait_until(
+      [&] {
+        return d.redis().text({"HGET", leader_key, "pid"}) == std::to_string(second.pid());
+      },
+      10s));
   auto took = std::chrono::steady_clock::now() - t0;
   CHECK(took < 1500ms);
   CHECK(first.wait(5s) == 0);
@@ -198,12 +208,14 @@ TEST_CASE("CLI: accept an assignment; token needs a secret and verifies") {
   CHECK(d.cli({"join", "erin"}).exit_code == 0);
   CHECK(d.cli({"resource", "add", "desk-7"}).exit_code == 0);
   std::string assignment;
-  REQUIRE(wait_until([&] {
-    auto inbox = d.redis().inbox(d.k().user("erin", "inbox"));
-    if (inbox.empty()) return false;
-    assignment = std::string(json::parse(inbox[0].second).at("id").as_string());
-    return true;
-  }, 10s));
+  REQUIRE(wait_until(
+      [&] {
+        auto inbox = d.redis().inbox(d.k().user("erin", "inbox"));
+        if (inbox.empty()) return false;
+        assignment = std::string(json::parse(inbox[0].second).at("id").as_string());
+        return true;
+      },
+      10s));
   auto a = d.cli_json({"accept", "erin"});
   CHECK(a.at("accepted") == true);
   CHECK(a.at("resource") == "desk-7");

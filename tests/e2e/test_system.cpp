@@ -10,6 +10,7 @@
 
 #include <doctest/doctest.h>
 #include <hiredis/hiredis.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <boost/asio/co_spawn.hpp>
@@ -28,7 +29,6 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 #include "core/keys.hpp"
@@ -200,8 +200,8 @@ class deployment {
       gateway_ports_.push_back(port);
       gateways_.push_back(std::make_unique<process>(
           gateway_bin,
-          with_common({"--dev-auth", "--id", "gw" + std::to_string(i), "--threads", "2",
-                       "--listen", "127.0.0.1:" + std::to_string(port)}),
+          with_common({"--dev-auth", "--id", "gw" + std::to_string(i), "--threads", "2", "--listen",
+                       "127.0.0.1:" + std::to_string(port)}),
           env));
     }
   }
@@ -236,8 +236,7 @@ class deployment {
     bool ok = wait_until(
         [&] {
           if (!leader_->running()) return not_ready("the leader exited");
-          if (redis_.integer({"EXISTS", key("leader")}) != 1)
-            return not_ready("no leader lease");
+          if (redis_.integer({"EXISTS", key("leader")}) != 1) return not_ready("no leader lease");
           // the leader's subscriber connection (named after its --id) listens for wake-ups
           // (gateways may listen too: counting the channel's subscribers would not tell)
           if (!leader_subscribed()) return not_ready("the leader does not listen for wake-ups");
@@ -279,8 +278,7 @@ class deployment {
 
   json::object status() {
     auto r = admin({"status", "--json"});
-    if (r.code() != 0 || !r.out.is_object())
-      throw std::runtime_error("status: " + r.describe());
+    if (r.code() != 0 || !r.out.is_object()) throw std::runtime_error("status: " + r.describe());
     return r.out.as_object();
   }
 
@@ -486,7 +484,8 @@ std::vector<long long> range(long long from, long long to) {
 
 }  // namespace
 
-TEST_CASE("system: 50 users on 2 gateways join by WebSocket, 50 resources: one assignment per session") {
+TEST_CASE(
+    "system: 50 users on 2 gateways join by WebSocket, 50 resources: one assignment per session") {
   deployment d("assign");
   REQUIRE_MESSAGE(d.wait_ready(), d.ready_failure());
 
@@ -618,15 +617,14 @@ TEST_CASE("system: publish with an idempotency key twice: one frame per session"
   auto id = str(first.out.as_object(), "id");
   CHECK(is_decimal(id));
 
-  auto second =
-      d.admin({"publish", "alice", R"({"text":"again"})", "--id", "order-17", "--json"});
+  auto second = d.admin({"publish", "alice", R"({"text":"again"})", "--id", "order-17", "--json"});
   INFO("second: ", second.describe());
   REQUIRE(second.code() == 0);
   CHECK(second.out.at("duplicate").as_bool() == true);
   CHECK(str(second.out.as_object(), "id") == id);
 
-  REQUIRE_MESSAGE(pump_all(all, [&] { return !a0->messages.empty() && !a1->messages.empty(); },
-                           10s),
+  REQUIRE_MESSAGE(pump_all(
+                      all, [&] { return !a0->messages.empty() && !a1->messages.empty(); }, 10s),
                   d.logs());
   settled_status(d, 1, 1, 2);
   drain_all(all);
@@ -694,7 +692,8 @@ TEST_CASE("system: resume with since gets exactly the missed messages, then live
   CHECK(ids.size() == back->messages.size());
 }
 
-TEST_CASE("system: a user who joined by CLI and never connected gets the assignment on first connect") {
+TEST_CASE(
+    "system: a user who joined by CLI and never connected gets the assignment on first connect") {
   deployment d("offline");
   REQUIRE_MESSAGE(d.wait_ready(), d.ready_failure());
   auto j = d.admin({"join", "dave", "--json"});
@@ -736,8 +735,7 @@ TEST_CASE("system: messages published while a user resumes a backlog arrive once
   for (int n = 1; n <= backlog; ++n) datas.push_back("{\"n\":" + std::to_string(n) + "}");
   auto ids = pub.publish_batch("erin", datas);
   REQUIRE(ids.size() == static_cast<size_t>(backlog));
-  REQUIRE_MESSAGE(wait_until([&] { return d.inbox_len("erin") == backlog; }, 15s, 50ms),
-                  d.logs());
+  REQUIRE_MESSAGE(wait_until([&] { return d.inbox_len("erin") == backlog; }, 15s, 50ms), d.logs());
 
   // 100 more, paced, from another thread while the session resumes from offset 0
   std::atomic<int> sent{0};

@@ -44,9 +44,9 @@ struct deliver_args {
 };
 
 /// deliver.lua for message ID to USER by OWNER.
-inline boost::asio::awaitable<redis::result> deliver(redis::connection& c, keys k,
-                                                     std::string user, std::string id,
-                                                     std::string owner, deliver_args d) {
+inline boost::asio::awaitable<redis::result> deliver(redis::connection& c, keys k, std::string user,
+                                                     std::string id, std::string owner,
+                                                     deliver_args d) {
   std::vector<std::string> ks{k.claim(user, id), k.user(user, "meta"), k.user(user, "inbox"),
                               k.user_channel(user)};
   std::vector<std::string> as{std::move(owner),
@@ -71,9 +71,8 @@ inline boost::asio::awaitable<redis::result> ack(redis::connection& c, keys k, s
 }
 
 /// session.lua; idle_ms < 0: argument not given.
-inline boost::asio::awaitable<redis::result> session(redis::connection& c, keys k,
-                                                     std::string user, std::string epoch,
-                                                     long long idle_ms = -1) {
+inline boost::asio::awaitable<redis::result> session(redis::connection& c, keys k, std::string user,
+                                                     std::string epoch, long long idle_ms = -1) {
   std::vector<std::string> ks{k.user(user, "meta")};
   std::vector<std::string> as{std::move(epoch)};
   if (idle_ms >= 0) as.push_back(std::to_string(idle_ms));

@@ -74,11 +74,10 @@ class redis_fixture {
 
   /// A started subscriber recording into `into` (which must outlive the fixture's run()s).
   std::shared_ptr<redis::subscriber> subscriber(received& into, redis::connection_options o) {
-    auto s = redis::subscriber::create(
-        io.get_executor(), std::move(o),
-        [&into](const std::string& ch, std::string payload) {
-          into.messages.emplace_back(ch, std::move(payload));
-        });
+    auto s = redis::subscriber::create(io.get_executor(), std::move(o),
+                                       [&into](const std::string& ch, std::string payload) {
+                                         into.messages.emplace_back(ch, std::move(payload));
+                                       });
     s->on_connect([&into] { ++into.connects; });
     s->start();
     subs_.push_back(s);
@@ -104,6 +103,8 @@ class redis_fixture {
 };
 
 /// The words of a command; for building commands as named locals outside co_await.
-inline redis::command cmd(std::initializer_list<std::string> words) { return redis::command(words); }
+inline redis::command cmd(std::initializer_list<std::string> words) {
+  return redis::command(words);
+}
 
 }  // namespace pushonce::test

@@ -27,13 +27,13 @@
 
 #define PUSHONCE_CAT2(a, b) a##b
 #define PUSHONCE_CAT(a, b) PUSHONCE_CAT2(a, b)
-#define CO_LET(decl, ...)                                        \
-  auto PUSHONCE_CAT(co_let_op_, __LINE__) = (__VA_ARGS__);       \
+#define CO_LET(decl, ...)                                  \
+  auto PUSHONCE_CAT(co_let_op_, __LINE__) = (__VA_ARGS__); \
   decl = co_await std::move(PUSHONCE_CAT(co_let_op_, __LINE__))
-#define CO_DO(...)                                               \
-  do {                                                           \
-    auto co_do_op_ = (__VA_ARGS__);                              \
-    co_await std::move(co_do_op_);                               \
+#define CO_DO(...)                  \
+  do {                              \
+    auto co_do_op_ = (__VA_ARGS__); \
+    co_await std::move(co_do_op_);  \
   } while (false)
 
 namespace pushonce::test {

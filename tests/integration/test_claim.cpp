@@ -198,8 +198,8 @@ TEST_CASE("claim/deliver: lease expiry, re-claim, the fence, offsets, inbox and 
     CO_LET(auto done, pushonce::test::claim(*fx.conn, fx.k, user, id1, "w3", 5000));
     CHECK(outcome_of(done) == "done 1");
 
-    auto state = cmd({"HMGET", fx.k.claim(user, id1), "state", "owner", "attempts", "offset",
-                      "until"});
+    auto state =
+        cmd({"HMGET", fx.k.claim(user, id1), "state", "owner", "attempts", "offset", "until"});
     CO_LET(auto st, fx.conn->exec(state));
     CHECK(st.value.at(0).str == "delivered");
     CHECK(st.value.at(1).str == "w2");
@@ -237,8 +237,9 @@ TEST_CASE("claim/deliver: lease expiry, re-claim, the fence, offsets, inbox and 
   REQUIRE(p.size() == 2);
   CHECK(p[0] == f1.head + "1" + f1.tail);
   CHECK(p[1] == f2.head + "2" + f2.tail);
-  CHECK(p[0] ==
-        R"({"type":"message","id":"4096","offset":1,"kind":"message","data":{"n":4096},"ts":1700000000000})");
+  CHECK(
+      p[0] ==
+      R"({"type":"message","id":"4096","offset":1,"kind":"message","data":{"n":4096},"ts":1700000000000})");
 }
 
 TEST_CASE("claim: a released lease (worker shutdown) is claimable at once; a dead one never") {

@@ -5,10 +5,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <algorithm>
 #include <chrono>
 #include <set>
 #include <string>
@@ -21,8 +21,8 @@
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
-using pushonce::redis::result;
 using pushonce::redis::reply;
+using pushonce::redis::result;
 using pushonce::test::cmd;
 using pushonce::test::received;
 using pushonce::test::redis_fixture;
@@ -96,11 +96,8 @@ TEST_CASE("connection: an error reply is a reply, and the pipeline goes on") {
   redis_fixture fx;
   fx.run([&]() -> asio::awaitable<void> {
     std::vector<pushonce::redis::command> cmds{
-        cmd({"SET", "s", "1"}),
-        cmd({"LPUSH", "s", "x"}),  // WRONGTYPE
-        cmd({"NOSUCHCOMMAND", "a"}),
-        cmd({"INCR", "s"}),
-        cmd({"GET", "s"})};
+        cmd({"SET", "s", "1"}), cmd({"LPUSH", "s", "x"}),  // WRONGTYPE
+        cmd({"NOSUCHCOMMAND", "a"}), cmd({"INCR", "s"}), cmd({"GET", "s"})};
     CO_LET(auto rs, fx.conn->exec_all(std::move(cmds)));
     REQUIRE(rs.size() == 5);
     CHECK(rs[0].ok());

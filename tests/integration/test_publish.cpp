@@ -132,7 +132,7 @@ TEST_CASE("publish: a batch where a key repeats; the counter counts only new mes
     REQUIRE_FALSE(sec);
     std::vector<publish_request> batch{req("carol", "1", "k1"), req("carol", "2", "k2"),
                                        req("carol", "3", "k1"), req("bad name", "4"),
-                                       req("dave", "5", "k1"), req("carol", "6")};
+                                       req("dave", "5", "k1"),  req("carol", "6")};
     CO_LET(auto rs, pub.publish_batch(std::move(batch)));
     REQUIRE(rs.size() == 6);
     REQUIRE(rs[0].ok());

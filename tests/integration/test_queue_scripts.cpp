@@ -369,8 +369,8 @@ TEST_CASE("queue: ids are decimal strings that grow as numbers across digit boun
     CO_DO(assign_n(1));  // seq 2^40: exactly 2^52 + 16
   });
   REQUIRE(ids.size() == 6);
-  CHECK(ids == std::vector<std::string>{"4112", "8208", "12304", "98320", "102416",
-                                        "4503599627370512"});
+  CHECK(ids ==
+        std::vector<std::string>{"4112", "8208", "12304", "98320", "102416", "4503599627370512"});
   for (std::size_t i = 0; i < ids.size(); ++i) {
     CAPTURE(ids[i]);
     CHECK(all_digits(ids[i]));

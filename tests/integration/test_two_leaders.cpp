@@ -6,10 +6,10 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <algorithm>
 #include <chrono>
 #include <map>
 #include <set>
@@ -50,7 +50,8 @@ asio::awaitable<void> fill(queue_api& api, std::string q, int n) {
 
 std::map<std::string, std::string> as_map(const pushonce::redis::reply& r) {
   std::map<std::string, std::string> m;
-  for (std::size_t i = 0; i + 1 < r.elements.size(); i += 2) m[r.elements[i].str] = r.elements[i + 1].str;
+  for (std::size_t i = 0; i + 1 < r.elements.size(); i += 2)
+    m[r.elements[i].str] = r.elements[i + 1].str;
   return m;
 }
 
@@ -144,8 +145,9 @@ TEST_CASE("two leaders: 1000 users, 1000 resources, every one assigned exactly o
   CHECK(free_left == 0);
 
   // In id order the assignments are FIFO: the i-th user got the i-th resource.
-  std::sort(all.begin(), all.end(),
-            [](const assignment& x, const assignment& y) { return pushonce::compare_ids(x.id, y.id) < 0; });
+  std::sort(all.begin(), all.end(), [](const assignment& x, const assignment& y) {
+    return pushonce::compare_ids(x.id, y.id) < 0;
+  });
   int fifo = 0;
   for (int i = 0; i < n; ++i)
     fifo += all[i].user == numbered("u", i) && all[i].resource == numbered("r", i);

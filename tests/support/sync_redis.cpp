@@ -17,7 +17,9 @@ sync_redis::sync_redis(std::uint16_t port) {
   redisSetTimeout(ctx_, tv);
 }
 
-sync_redis::~sync_redis() { redisFree(ctx_); }
+sync_redis::~sync_redis() {
+  redisFree(ctx_);
+}
 
 reply_ptr sync_redis::cmd(const std::vector<std::string>& words) {
   std::vector<const char*> argv;

@@ -132,9 +132,15 @@ std::vector<std::string> ws_client::drain(std::chrono::milliseconds quiet) {
   return out;
 }
 
-bool ws_client::closed() const { return impl_->is_closed; }
-std::optional<int> ws_client::close_code() const { return impl_->code; }
-std::string ws_client::close_reason() const { return impl_->reason; }
+bool ws_client::closed() const {
+  return impl_->is_closed;
+}
+std::optional<int> ws_client::close_code() const {
+  return impl_->code;
+}
+std::string ws_client::close_reason() const {
+  return impl_->reason;
+}
 
 bool ws_client::wait_closed(std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;

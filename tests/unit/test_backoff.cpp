@@ -30,8 +30,8 @@ TEST_CASE("backoff: full jitter spreads the delays over [floor, ceiling]") {
     hi = std::max(hi, d);
     sum += d;
   }
-  CHECK(lo < 50);    // not a fixed delay...
-  CHECK(hi > 950);   // ...nor a narrow band
+  CHECK(lo < 50);   // not a fixed delay...
+  CHECK(hi > 950);  // ...nor a narrow band
   CHECK(sum / 2000 > 400);
   CHECK(sum / 2000 < 600);  // uniform: mean near half the ceiling
 }

@@ -1,10 +1,8 @@
-#include "gateway/protocol.hpp"
-
 #include <doctest/doctest.h>
 
 #include "core/jwt.hpp"
-
 #include "gateway/authenticator.hpp"
+#include "gateway/protocol.hpp"
 
 using namespace pushonce::gateway;
 
@@ -80,8 +78,8 @@ TEST_CASE("gateway protocol: ack, accept, ping") {
 }
 
 TEST_CASE("gateway protocol: malformed frames and unknown ops") {
-  for (auto text : {"", "not json", "{", "[1,2]", "\"hello\"", "42", "{\"op\":5}", "{}",
-                    "{\"user\":\"a\"}"}) {
+  for (auto text :
+       {"", "not json", "{", "[1,2]", "\"hello\"", "42", "{\"op\":5}", "{}", "{\"user\":\"a\"}"}) {
     CAPTURE(text);
     auto e = error_of(text);
     CHECK(e.code == "bad_request");
@@ -93,8 +91,9 @@ TEST_CASE("gateway protocol: malformed frames and unknown ops") {
 }
 
 TEST_CASE("gateway protocol: rendered frames") {
-  CHECK(render_welcome("alice", "s1", "e1", 3, true) ==
-        R"({"type":"welcome","user":"alice","session":"s1","epoch":"e1","offset":3,"recovered":true})");
+  CHECK(
+      render_welcome("alice", "s1", "e1", 3, true) ==
+      R"({"type":"welcome","user":"alice","session":"s1","epoch":"e1","offset":3,"recovered":true})");
   CHECK(render_error("bad_request", "say \"hi\"", "join") ==
         R"({"type":"error","code":"bad_request","message":"say \"hi\"","op":"join"})");
   CHECK(render_joined("default", 1, 9) ==

@@ -1,8 +1,8 @@
-#include "gateway/publish_api.hpp"
-
 #include <doctest/doctest.h>
 
 #include <string>
+
+#include "gateway/publish_api.hpp"
 
 using namespace pushonce;
 using namespace pushonce::gateway;

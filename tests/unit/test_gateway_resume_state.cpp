@@ -1,8 +1,8 @@
-#include "gateway/resume_state.hpp"
-
 #include <doctest/doctest.h>
 
 #include <string>
+
+#include "gateway/resume_state.hpp"
 
 using namespace pushonce::gateway;
 using live = resume_state::live_result;
@@ -11,8 +11,8 @@ namespace {
 
 resume_state::frame_ptr msg(long long offset, long long id = 0) {
   return std::make_shared<const std::string>(
-      R"({"type":"message","id":")" + std::to_string(id ? id : 4096 * offset) +
-      R"(","offset":)" + std::to_string(offset) + R"(,"kind":"message","data":{"offset":999},"ts":1})");
+      R"({"type":"message","id":")" + std::to_string(id ? id : 4096 * offset) + R"(","offset":)" +
+      std::to_string(offset) + R"(,"kind":"message","data":{"offset":999},"ts":1})");
 }
 
 resume_state::frame_ptr position_frame() {

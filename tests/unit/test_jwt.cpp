@@ -29,7 +29,8 @@ std::string b64url(const std::string& in) {
 
 long long now_s() {
   return std::chrono::duration_cast<std::chrono::seconds>(
-             std::chrono::system_clock::now().time_since_epoch()).count();
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 std::string libjwt_token(jwt_alg_t alg, const std::string& key, const char* sub, long exp) {
@@ -37,7 +38,8 @@ std::string libjwt_token(jwt_alg_t alg, const std::string& key, const char* sub,
   jwt_new(&j);
   if (sub) jwt_add_grant(j, "sub", sub);
   jwt_add_grant_int(j, "exp", exp);
-  jwt_set_alg(j, alg, reinterpret_cast<const unsigned char*>(key.data()), static_cast<int>(key.size()));
+  jwt_set_alg(j, alg, reinterpret_cast<const unsigned char*>(key.data()),
+              static_cast<int>(key.size()));
   char* s = jwt_encode_str(j);
   std::string out(s);
   std::free(s);

@@ -25,9 +25,11 @@ TEST_CASE("bus message: what is not one is refused with a reason") {
   std::string why;
   CHECK_FALSE(parse_bus_message("not json", &why));
   CHECK(why == "not a JSON object");
-  CHECK_FALSE(parse_bus_message(R"({"id":"12a","user":"a","kind":"message","data":1,"ts":1})", &why));
+  CHECK_FALSE(
+      parse_bus_message(R"({"id":"12a","user":"a","kind":"message","data":1,"ts":1})", &why));
   CHECK(why == "missing or non-numeric id");
-  CHECK_FALSE(parse_bus_message(R"({"id":"1","user":"{u:x}","kind":"message","data":1,"ts":1})", &why));
+  CHECK_FALSE(
+      parse_bus_message(R"({"id":"1","user":"{u:x}","kind":"message","data":1,"ts":1})", &why));
   CHECK(why == "missing or bad user");
   CHECK_FALSE(parse_bus_message(R"({"id":"1","user":"a","kind":"message","ts":1})", &why));
   CHECK(why == "missing data");
