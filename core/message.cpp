@@ -8,7 +8,55 @@ namespace pushonce {
 
 namespace json = boost::json;
 
+namespace {
+
+/// Reads `"` + a run of characters accepted by `ok` + `"` at `pos`; advances past it.
+template <typename Pred>
+std::optional<std::string_view> quoted(std::string_view s, std::size_t& pos, Pred ok) {
+  if (pos >= s.size() || s[pos] != '"') return std::nullopt;
+  auto end = pos + 1;
+  while (end < s.size() && ok(s[end])) ++end;
+  if (end >= s.size() || s[end] != '"' || end == pos + 1) return std::nullopt;
+  auto v = s.substr(pos + 1, end - pos - 1);
+  pos = end + 1;
+  return v;
+}
+
+bool expect(std::string_view s, std::size_t& pos, std::string_view lit) {
+  if (s.substr(pos, lit.size()) != lit) return false;
+  pos += lit.size();
+  return true;
+}
+
+bool digit(char c) { return c >= '0' && c <= '9'; }
+bool name_char(char c) {
+  return digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' ||
+         c == '_' || c == '@' || c == '-' || c == ':';
+}
+
+/// The scripts' own layout, without a JSON parse.
+std::optional<bus_message> scan(std::string_view text) {
+  std::size_t pos = 0;
+  if (!expect(text, pos, R"({"id":)")) return std::nullopt;
+  auto id = quoted(text, pos, digit);
+  if (!id || !expect(text, pos, R"(,"user":)")) return std::nullopt;
+  auto user = quoted(text, pos, name_char);
+  if (!user || !valid_name(*user) || !expect(text, pos, R"(,"src":)")) return std::nullopt;
+  auto src = quoted(text, pos, name_char);
+  if (!src || text.substr(pos, 9) != R"(,"kind":")" || text.back() != '}') return std::nullopt;
+  // The tail must end in ,"ts":<digits>} as the scripts write it.
+  auto ts = text.rfind(R"(,"ts":)");
+  if (ts == std::string_view::npos || ts < pos || ts + 7 > text.size() - 1) return std::nullopt;
+  for (auto i = ts + 6; i + 1 < text.size(); ++i)
+    if (!digit(text[i])) return std::nullopt;
+  return bus_message{std::string(*id), std::string(*user), std::string(*src),
+                     std::string(text.substr(pos)), std::string(text)};
+}
+
+}  // namespace
+
 std::optional<bus_message> parse_bus_message(std::string_view text, std::string* why) {
+  if (auto m = scan(text)) return m;
   auto fail = [&](const char* reason) -> std::optional<bus_message> {
     if (why) *why = reason;
     return std::nullopt;
@@ -35,26 +83,38 @@ std::optional<bus_message> parse_bus_message(std::string_view text, std::string*
   bus_message m;
   m.id = std::string(*id);
   m.user = std::string(*user);
-  m.kind = std::string(*kind);
-  m.data_json = json::serialize(*data);
-  m.ts = ts->to_number<std::int64_t>();
   if (auto* src = str("src")) m.src = std::string(*src);
+  m.tail.append(R"(,"kind":)")
+      .append(json::serialize(*kind))
+      .append(R"(,"data":)")
+      .append(json::serialize(*data))
+      .append(R"(,"ts":)")
+      .append(std::to_string(ts->to_number<std::int64_t>()))
+      .append("}");
   m.raw = std::string(text);
   return m;
 }
 
-frame_parts render_frame(const bus_message& m) {
-  frame_parts f;
-  f.head.reserve(48 + m.id.size());
-  f.head.append(R"({"type":"message","id":")").append(m.id).append(R"(","offset":)");
-  f.tail.reserve(48 + m.kind.size() + m.data_json.size());
-  f.tail.append(R"(,"kind":)")
-      .append(json::serialize(json::string(m.kind)))
-      .append(R"(,"data":)")
-      .append(m.data_json)
-      .append(R"(,"ts":)")
-      .append(std::to_string(m.ts))
-      .append("}");
+std::vector<std::string_view> split_bus_payload(std::string_view payload) {
+  std::vector<std::string_view> lines;
+  while (!payload.empty()) {
+    auto nl = payload.find('\n');
+    auto line = payload.substr(0, nl);
+    if (!line.empty()) lines.push_back(line);
+    if (nl == std::string_view::npos) break;
+    payload.remove_prefix(nl + 1);
+  }
+  return lines;
+}
+
+std::string render_frame(const bus_message& m, long long offset) {
+  std::string f;
+  f.reserve(40 + m.id.size() + m.tail.size());
+  f.append(R"({"type":"message","id":")")
+      .append(m.id)
+      .append(R"(","offset":)")
+      .append(std::to_string(offset))
+      .append(m.tail);
   return f;
 }
 

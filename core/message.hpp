@@ -1,33 +1,32 @@
 #pragma once
 // The bus message (docs/data-model.md): what assign.lua/publish.lua put in an outbox and
-// on the bus, and what a worker turns into the browser frame.
+// on the bus (several per bus payload, one per line), and what a worker turns into the
+// browser frame.
 
-#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace pushonce {
 
 struct bus_message {
-  std::string id;  // decimal digits
+  std::string id;    // decimal digits
   std::string user;
-  std::string kind;       // "assignment" | "expired" | "message"
-  std::string data_json;  // the data value, serialised
-  std::int64_t ts = 0;    // ms since the epoch
-  std::string src;        // "q:QUEUE" | "bus:N"
-  std::string raw;        // the message text as received (for dead letters, replays)
+  std::string src;   // "q:QUEUE" | "bus:N"
+  std::string tail;  // the frame after its offset: ,"kind":K,"data":D,"ts":T}
+  std::string raw;   // the message text as received (for dead letters, replays)
 };
 
-/// Parses a bus message; std::nullopt (and a reason) when it is not one.
-std::optional<bus_message> parse_bus_message(std::string_view json, std::string* why = nullptr);
+/// Parses one bus message; std::nullopt (and a reason) when it is not one. The layout the
+/// scripts write, {"id":"ID","user":"U","src":"S","kind":...}, is read without a JSON
+/// parse (the tail is its suffix from ,"kind"); anything else goes through Boost.JSON.
+std::optional<bus_message> parse_bus_message(std::string_view text, std::string* why = nullptr);
 
-/// The frame a browser receives, split around the offset that only deliver.lua knows:
-/// head = {"type":"message","id":"ID","offset":   tail = ,"kind":K,"data":D,"ts":T}
-struct frame_parts {
-  std::string head;
-  std::string tail;
-};
-frame_parts render_frame(const bus_message& m);
+/// A bus payload: one message per line.
+std::vector<std::string_view> split_bus_payload(std::string_view payload);
+
+/// The browser frame of a message delivered at `offset` (what claim.lua writes).
+std::string render_frame(const bus_message& m, long long offset);
 
 }  // namespace pushonce

@@ -1,8 +1,8 @@
 #include "core/publisher.hpp"
 
 #include "core/names.hpp"
+#include "core/lua/publish.hpp"
 #include "core/redis/scripts.hpp"
-#include "core/trace.hpp"
 
 namespace pushonce {
 
@@ -23,22 +23,6 @@ std::optional<failure> publisher::validate(const publish_request& r) {
   return std::nullopt;
 }
 
-redis::command publisher::command_for(const publish_request& r) const {
-  unsigned shard = keys::shard_of(r.user, opts_.shards);
-  auto seq = keys_.bus(shard, "seq");
-  std::vector<std::string> k{
-      seq, keys_.bus(shard, "outbox"),
-      r.idempotency_key ? keys_.idem(shard, r.user, *r.idempotency_key) : seq};
-  std::vector<std::string> a{r.user,
-                             r.data_json,
-                             std::to_string(shard),
-                             r.idempotency_key ? "1" : "0",
-                             std::to_string(opts_.dedup_window.count()),
-                             std::to_string(opts_.outbox_maxlen),
-                             keys_.bus_channel()};
-  return redis::evalsha_command(redis::get_script("publish"), k, a);
-}
-
 asio::awaitable<outcome<published>> publisher::publish(publish_request r) {
   std::vector<publish_request> one;
   one.push_back(std::move(r));
@@ -50,45 +34,50 @@ asio::awaitable<std::vector<outcome<published>>> publisher::publish_batch(
     std::vector<publish_request> batch) {
   std::vector<outcome<published>> out;
   out.reserve(batch.size());
-  for (auto& r : batch) {
+  // The valid requests of each shard, in order, and where their results go.
+  std::vector<std::vector<publish_request>> items(opts_.shards);
+  std::vector<std::vector<std::size_t>> slots(opts_.shards);
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    auto& r = batch[i];
     if (auto f = validate(r)) {
       out.emplace_back(*f);
       continue;
     }
     out.emplace_back(published{});
+    auto shard = keys::shard_of(r.user, opts_.shards);
+    items[shard].push_back(std::move(r));
+    slots[shard].push_back(i);
   }
   std::vector<redis::command> cmds;
-  std::vector<std::size_t> slot;
-  for (std::size_t i = 0; i < batch.size(); ++i) {
-    if (!out[i].ok()) continue;
-    cmds.push_back(command_for(batch[i]));
-    slot.push_back(i);
+  std::vector<unsigned> shard_of_cmd;
+  for (unsigned shard = 0; shard < opts_.shards; ++shard) {
+    if (items[shard].empty()) continue;
+    lua::publish_settings s{shard, opts_.dedup_window, opts_.outbox_retention};
+    cmds.push_back(lua::publish_command(keys_, s, items[shard]));
+    shard_of_cmd.push_back(shard);
   }
   if (cmds.empty()) co_return out;
 
-  // Scripts of one shard run in order, so a key repeated in the batch is a duplicate of
-  // its first use; a NOSCRIPT retry is safe because of the idempotency keys.
+  // A NOSCRIPT retry is safe: the script either ran whole or not at all.
   const auto& script = redis::get_script("publish");
   auto results = co_await redis::eval_all(*conn_, script, std::move(cmds));
 
   long long fresh = 0;
   for (std::size_t j = 0; j < results.size(); ++j) {
+    const auto& slot = slots[shard_of_cmd[j]];
     auto& r = results[j];
-    if (!r.ok()) {
-      out[slot[j]] = failure_of(r);
-      continue;
+    auto parsed = r.ok() ? lua::parse_publish_reply(r.value, slot.size()) : std::nullopt;
+    for (std::size_t n = 0; n < slot.size(); ++n) {
+      if (!r.ok()) {
+        out[slot[n]] = failure_of(r);
+      } else if (!parsed) {
+        out[slot[n]] = failure{"internal", "unexpected reply from publish.lua"};
+      } else {
+        auto& p = (*parsed)[n];
+        if (!p.duplicate) ++fresh;
+        out[slot[n]] = published{std::move(p.id), p.duplicate};
+      }
     }
-    published p;
-    const auto& idv = r.value.at(0);
-    p.id = idv.is_string() ? idv.str : std::to_string(idv.integer);
-    p.duplicate = r.value.at(1).integer != 0;
-    if (!p.duplicate) {
-      ++fresh;
-      tracer(conn_, keys_, opts_.dedup_window)
-          .record(p.id,
-                  {{"event", "published"}, {"user", batch[slot[j]].user}, {"kind", "message"}});
-    }
-    out[slot[j]] = std::move(p);
   }
   if (fresh > 0) {
     redis::command stat{"HINCRBY", keys_.plain("stats"), "published", std::to_string(fresh)};

@@ -1,8 +1,8 @@
 #pragma once
-// Custom publishes (PROTOCOL.md `publish`, POST /api/publish): one publish.lua call per
-// message in the user's bus shard, with an optional idempotency key scoped to the user.
-// A batch is pipelined on one connection; scripts of one shard run in order, so a key
-// repeated inside a batch is a duplicate of its first use.
+// Custom publishes (PROTOCOL.md `publish`, POST /api/publish): one publish.lua call per bus
+// shard for a whole batch (one bus payload per shard), with an optional idempotency key
+// scoped to the user. Messages of one shard keep their order, so a key repeated inside a
+// batch is a duplicate of its first use.
 
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
@@ -11,26 +11,20 @@
 #include <string>
 #include <vector>
 
+#include "core/defaults.hpp"
 #include "core/keys.hpp"
+#include "core/lua/publish.hpp"
 #include "core/outcome.hpp"
 
 namespace pushonce {
 
-struct publish_request {
-  std::string user;
-  std::string data_json;  // any JSON value, already validated and serialised
-  std::optional<std::string> idempotency_key;
-};
-
-struct published {
-  std::string id;
-  bool duplicate = false;
-};
+using publish_request = lua::publish_item;
+using published = lua::publish_outcome;
 
 struct publisher_options {
   unsigned shards = 1;
-  std::chrono::milliseconds dedup_window{std::chrono::hours(24)};
-  long long outbox_maxlen = 100000;
+  std::chrono::milliseconds dedup_window = defaults::dedup_window;
+  std::chrono::milliseconds outbox_retention = defaults::outbox_retention;
 };
 
 class publisher {
@@ -46,8 +40,6 @@ class publisher {
       std::vector<publish_request> batch);
 
  private:
-  redis::command command_for(const publish_request& r) const;
-
   std::shared_ptr<redis::connection> conn_;
   keys keys_;
   publisher_options opts_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/defaults.hpp"
 #include "core/names.hpp"
 #include "core/redis/scripts.hpp"
 
@@ -176,7 +177,7 @@ asio::awaitable<outcome<std::optional<assignment>>> queue_api::assign_one(
             std::to_string(source),
             std::to_string(fencing_token),
             std::to_string(accept_timeout_ms),
-            std::to_string(outbox_maxlen),
+            std::to_string(defaults::outbox_retention.count()),
             keys_.bus_channel(),
             keys_.wake_channel()};
   auto r = co_await run(*conn_, "assign", std::move(k), std::move(a));
@@ -210,7 +211,7 @@ asio::awaitable<outcome<std::optional<assignment>>> queue_api::expire_one(std::s
   strings a{queue,
             std::to_string(source),
             std::to_string(fencing_token),
-            std::to_string(outbox_maxlen),
+            std::to_string(defaults::outbox_retention.count()),
             keys_.bus_channel(),
             keys_.wake_channel()};
   auto r = co_await run(*conn_, "expire", std::move(k), std::move(a));

@@ -69,7 +69,6 @@ class queue_api {
   boost::asio::awaitable<outcome<std::optional<assignment>>> assign_one(
       std::string queue, long long source, long long fencing_token, long long accept_timeout_ms);
 
-  static constexpr long long outbox_maxlen = 100000;
 
  private:
   std::shared_ptr<redis::connection> conn_;

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "core/defaults.hpp"
 #include "core/keys.hpp"
 #include "core/redis/connection.hpp"
 
@@ -16,7 +17,7 @@ namespace pushonce {
 class tracer {
  public:
   tracer(std::shared_ptr<redis::connection> conn, keys k,
-         std::chrono::milliseconds keep = std::chrono::hours(24), bool enabled = true)
+         std::chrono::milliseconds keep = defaults::dedup_window, bool enabled = true)
       : conn_(std::move(conn)), keys_(std::move(k)), keep_(keep), enabled_(enabled) {}
 
   /// Appends `event` (an "event" field and details; "ts" is added) to the id's history.

@@ -74,8 +74,8 @@ asio::awaitable<int> replay(admin_context& ctx, std::string id) {
   // The claim forgets the message (it was marked dead); back into its outbox and onto the
   // bus, where the normal claim → deliver path takes it; then off the dead-letter list.
   std::vector<redis::command> cmds{
-      {"HDEL", ctx.k.claim(user, id), "state", "attempts", "reason"},
-      {"XADD", outbox, "MAXLEN", "~", "100000", "*", "id", id, "user", user, "m", m},
+      {"DEL", ctx.k.claim(user, id)},
+      {"XADD", outbox, "*", "m", m},
       {"PUBLISH", ctx.k.bus_channel(), m},
       {"XDEL", ctx.k.plain("dead-letters"), found->at(0).str}};
   auto rs = co_await ctx.conn->exec_all(std::move(cmds));

@@ -6,7 +6,8 @@
 -- KEYS[9] pending (zset user -> accept_by; only with an accept timeout),
 -- KEYS[10] pending:ids (hash user -> assignment id, what `accept` checks)
 -- ARGV[1] queue name, ARGV[2] source index, ARGV[3] fencing token ("0" = none),
--- ARGV[4] accept timeout ms ("0" = none), ARGV[5] outbox maxlen, ARGV[6] bus channel,
+-- ARGV[4] accept timeout ms ("0" = none), ARGV[5] outbox retention ms
+-- (older entries are trimmed, XADD MINID), ARGV[6] bus channel,
 -- ARGV[7] wake channel (optional: told the queue's name, so gateways update positions)
 -- Returns nil when nobody waits or nothing is free, else {id, user, resource}.
 -- Errors: fenced (a newer leader has acted on this queue), bad_request (bad number).
@@ -19,12 +20,12 @@ local queue = ARGV[1]
 local source = uint(ARGV[2])
 local token = uint(ARGV[3])
 local timeout = uint(ARGV[4])
-local maxlen = uint(ARGV[5])
+local retention = uint(ARGV[5])
 if not source or source > 4095 then
   return redis.error_reply('bad_request source must be an integer 0..4095')
 end
-if not token or not timeout or not maxlen then
-  return redis.error_reply('bad_request fencing token, accept timeout and maxlen must be integers')
+if not token or not timeout or not retention then
+  return redis.error_reply('bad_request fencing token, accept timeout and retention must be integers')
 end
 
 if token ~= 0 then
@@ -79,13 +80,14 @@ if meta == '' then meta = 'null' end
 local accept_by = 'null'
 if timeout > 0 then accept_by = string.format('%.0f', now + timeout) end
 
+-- The bus message layout of publish.lua: the frame tail is the suffix from ,"kind".
 local msg = '{"id":"' .. id .. '","user":' .. cjson.encode(user) ..
+  ',"src":' .. cjson.encode('q:' .. queue) ..
   ',"kind":"assignment","data":{"queue":' .. cjson.encode(queue) ..
   ',"resource":' .. cjson.encode(resource) .. ',"meta":' .. meta ..
-  ',"accept_by":' .. accept_by .. '},"ts":' .. string.format('%.0f', now) ..
-  ',"src":' .. cjson.encode('q:' .. queue) .. '}'
+  ',"accept_by":' .. accept_by .. '},"ts":' .. string.format('%.0f', now) .. '}'
 
-redis.call('XADD', KEYS[7], 'MAXLEN', '~', maxlen, '*', 'id', id, 'user', user, 'm', msg)
+redis.call('XADD', KEYS[7], 'MINID', '~', string.format('%.0f', now - retention), '*', 'm', msg)
 redis.call('PUBLISH', ARGV[6], msg)
 if ARGV[7] then redis.call('PUBLISH', ARGV[7], queue) end
 if KEYS[10] then

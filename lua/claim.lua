@@ -1,43 +1,117 @@
--- claim.lua: the one arbiter of who processes a message (check and set in one step).
--- KEYS[1] NS:{u:U}:claim:<id> (hash: state leased|delivered, owner, until ms, attempts,
---         offset)
--- ARGV[1] owner token, ARGV[2] lease ms, ARGV[3] dedup window ms
--- Returns {"done", offset} when already delivered, {"dead", 0} when it was dead-lettered,
--- {"taken", 0} while another lease is live, else takes the lease: {"won", attempts}
--- (attempts counts every lease taken).
--- Error: bad_request (bad number, empty owner).
+-- claim.lua: the one arbiter of who delivers a message: for each message of a batch, in one
+-- atomic step, check its claim record and, when nobody has delivered it and no live lease
+-- holds it, deliver it: append the frame to the user's inbox with the next offset, publish
+-- it on the user's channel and record the claim as delivered for the dedup window.
+-- Nothing can happen between the claim and the delivery, so a winner never dies holding a
+-- claim it has not delivered; a loser's claim costs one key of an MGET.
+--
+-- KEYS[i] NS:{u:U}:claim:<id> for message i. The user's NS:{u:U}:meta (epoch, offset),
+--   NS:{u:U}:inbox and channel NS:{u:U}:ch are named from the claim key's prefix (same
+--   hash tag, same slot). On Redis Cluster every key of one call is in one slot.
+-- ARGV[1] owner token, ARGV[2] lease ms, ARGV[3] dedup window ms, ARGV[4] max attempts,
+-- ARGV[5] inbox maxlen, ARGV[6] inbox idle ttl ms, ARGV[7] new epoch (used when a user has
+-- none), then for message i: ARGV[6+2i] id (decimal), ARGV[7+2i] frame tail. The frame is
+-- {"type":"message","id":"<id>","offset":<offset> .. tail. An empty tail takes a lease
+-- without delivering (the caller then dead-letters the message).
+--
+-- The claim record is a string:
+--   "<offset>" or "<offset>:<attempts>"   delivered (attempts shown when more than 1)
+--   "l:<owner>:<until ms>:<attempts>"     leased (a dead-letter in progress, or a delivery
+--                                         that failed: retried after the lease)
+--   "r:<attempts>"                        lease handed back (release.lua)
+--   "x:<attempts>:<reason>"               dead-lettered (dead_letter.lua)
+-- Returns a flat array, two items per message:
+--   "delivered", offset | "done", offset (delivered earlier) | "taken", 0 (live lease) |
+--   "dead", 0 | "won", attempts (lease taken, nothing delivered: empty tail or attempts over
+--   the maximum) | "failed", "<error>" (the inbox write failed; lease kept for a retry).
+-- Error: bad_request (bad number, empty owner or epoch, odd argument count).
 local function uint(v)
   if type(v) ~= 'string' or not string.match(v, '^%d+$') or #v > 15 then return nil end
   return tonumber(v)
 end
 
-local owner = ARGV[1]
-local lease = uint(ARGV[2])
-local window = uint(ARGV[3])
-if owner == nil or owner == '' then
-  return redis.error_reply('bad_request owner token is empty')
+local owner, epoch = ARGV[1], ARGV[7]
+local lease, window, max_attempts = uint(ARGV[2]), uint(ARGV[3]), uint(ARGV[4])
+local maxlen, idle = uint(ARGV[5]), uint(ARGV[6])
+if owner == nil or owner == '' or epoch == nil or epoch == '' then
+  return redis.error_reply('bad_request owner token and epoch must not be empty')
 end
-if not lease or lease == 0 or not window or window == 0 then
-  return redis.error_reply('bad_request lease and dedup window must be positive integers')
+if not lease or lease == 0 or not window or window == 0 or not max_attempts or not maxlen
+    or not idle or idle == 0 then
+  return redis.error_reply('bad_request lease, window, attempts, maxlen, idle must be integers')
 end
-
-local c = redis.call('HMGET', KEYS[1], 'state', 'until', 'offset')
-local state, till, offset = c[1], tonumber(c[2]), tonumber(c[3])
-if state == 'delivered' then
-  return {'done', offset or 0}
-end
-if state == 'dead' then
-  return {'dead', 0}
+if #ARGV ~= 7 + 2 * #KEYS then
+  return redis.error_reply('bad_request expected an id and a tail per key')
 end
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if state == 'leased' and till and till > now then
-  return {'taken', 0}
+local now
+local function clock()
+  if not now then
+    local t = redis.call('TIME')
+    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now
 end
 
-redis.call('HSET', KEYS[1], 'state', 'leased', 'owner', owner,
-           'until', string.format('%.0f', now + lease))
-local attempts = redis.call('HINCRBY', KEYS[1], 'attempts', 1)
-redis.call('PEXPIRE', KEYS[1], window)
-return {'won', attempts}
+local function lease_for(attempts)
+  return 'l:' .. owner .. ':' .. string.format('%.0f', clock() + lease) .. ':' .. attempts
+end
+
+local function deliver(ck, id, tail, attempts)
+  local prefix = string.sub(ck, 1, #ck - #id - 6)  -- strips 'claim:' .. id
+  local meta, inbox = prefix .. 'meta', prefix .. 'inbox'
+  local offset = redis.call('HINCRBY', meta, 'offset', 1)
+  if offset == 1 and redis.call('HSETNX', meta, 'epoch', epoch) == 1 then
+    -- A new epoch: an inbox left from an earlier epoch (its offsets restart) is stale.
+    redis.call('DEL', inbox)
+  end
+  local off = string.format('%.0f', offset)
+  local frame = '{"type":"message","id":"' .. id .. '","offset":' .. off .. tail
+  local added = redis.pcall('XADD', inbox, 'MAXLEN', '~', maxlen, off .. '-0', 'f', frame)
+  if type(added) == 'table' and added.err then
+    redis.call('HINCRBY', meta, 'offset', -1)  -- offsets stay gap-free
+    redis.call('SET', ck, lease_for(attempts), 'PX', window)
+    return 'failed', added.err
+  end
+  redis.call('PUBLISH', prefix .. 'ch', frame)
+  redis.call('SET', ck, attempts > 1 and (off .. ':' .. attempts) or off, 'PX', window)
+  redis.call('PEXPIRE', meta, idle)
+  redis.call('PEXPIRE', inbox, idle)
+  return 'delivered', offset
+end
+
+-- One MGET reads every claim record of the batch: a loser's claim costs one key of it.
+local records = redis.call('MGET', unpack(KEYS))
+local out = {}
+for i = 1, #KEYS do
+  local ck, id, tail = KEYS[i], ARGV[6 + 2 * i], ARGV[7 + 2 * i]
+  local state, value
+  local v = records[i]
+  local attempts = 1
+  if v then
+    local b1, b2 = string.byte(v, 1, 2)
+    if b2 ~= 58 then  -- no ':' second: "<offset>[:<attempts>]", delivered
+      state, value = 'done', tonumber(string.match(v, '^%d+'))
+    elseif b1 == 108 then  -- l:<owner>:<until>:<attempts>
+      local till, a = string.match(v, ':(%d+):(%d+)$')
+      if tonumber(till) > clock() then state, value = 'taken', 0 end
+      attempts = tonumber(a) + 1
+    elseif b1 == 114 then  -- r:<attempts>
+      attempts = tonumber(string.sub(v, 3)) + 1
+    elseif b1 == 120 then  -- x:<attempts>:<reason>
+      state, value = 'dead', 0
+    else  -- a one-digit offset with attempts: "5:2"
+      state, value = 'done', tonumber(string.match(v, '^%d+'))
+    end
+  end
+  if not state then
+    if tail == '' or attempts > max_attempts then
+      redis.call('SET', ck, lease_for(attempts), 'PX', window)
+      state, value = 'won', attempts
+    else
+      state, value = deliver(ck, id, tail, attempts)
+    end
+  end
+  out[2 * i - 1], out[2 * i] = state, value
+end
+return out

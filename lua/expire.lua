@@ -3,7 +3,7 @@
 -- outbox and the bus. One per call; nil when none is due.
 -- KEYS[1] pending, KEYS[2] pending:ids, KEYS[3] assigned, KEYS[4] res:free, KEYS[5] res:seq,
 -- KEYS[6] res:holder, KEYS[7] seq, KEYS[8] outbox, KEYS[9] fence
--- ARGV[1] queue, ARGV[2] source, ARGV[3] fencing token ("0" = none), ARGV[4] outbox maxlen,
+-- ARGV[1] queue, ARGV[2] source, ARGV[3] fencing token ("0" = none), ARGV[4] outbox retention ms,
 -- ARGV[5] bus channel, ARGV[6] wake channel
 -- Returns {expired message id, user, resource, assignment id}. Error: fenced.
 local queue, source, token = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
@@ -32,10 +32,12 @@ end
 local seq = redis.call('INCR', KEYS[7])
 local id = string.format('%.0f', seq * 4096 + source)
 local msg = '{"id":"' .. id .. '","user":' .. cjson.encode(user) ..
+  ',"src":' .. cjson.encode('q:' .. queue) ..
   ',"kind":"expired","data":{"id":' .. cjson.encode(assignment) .. ',"queue":' ..
   cjson.encode(queue) .. ',"resource":' .. cjson.encode(resource) .. '},"ts":' ..
-  string.format('%.0f', now) .. ',"src":' .. cjson.encode('q:' .. queue) .. '}'
-redis.call('XADD', KEYS[8], 'MAXLEN', '~', tonumber(ARGV[4]), '*', 'id', id, 'user', user, 'm', msg)
+  string.format('%.0f', now) .. '}'
+local minid = string.format('%.0f', now - (tonumber(ARGV[4]) or 0))
+redis.call('XADD', KEYS[8], 'MINID', '~', minid, '*', 'm', msg)
 redis.call('PUBLISH', ARGV[5], msg)
 redis.call('PUBLISH', ARGV[6], queue)
 return {id, user, resource, assignment}

@@ -1,53 +1,72 @@
--- publish.lua: a custom message to a user, through a bus shard's outbox and the bus.
--- KEYS[1] NS:{bus:N}:seq, KEYS[2] NS:{bus:N}:outbox,
--- KEYS[3] NS:{bus:N}:idem:<user>:<key> (without an idempotency key: the seq key again;
---         it is then not touched)
--- ARGV[1] user, ARGV[2] data JSON (validated; spliced verbatim), ARGV[3] source (shard N),
--- ARGV[4] has idem ("0"/"1"), ARGV[5] dedup window ms, ARGV[6] outbox maxlen,
--- ARGV[7] bus channel
--- Returns {id, duplicate}: duplicate 1 (nothing published) when the idempotency key was
--- seen inside the dedup window, with the first message's id.
--- Error: bad_request (bad number).
+-- publish.lua: custom messages to users of one bus shard. Each message gets the shard's
+-- next id; the batch is ONE outbox entry and ONE bus message, one line per message, so
+-- workers claim it with one call and the sweeper reads it back whole.
+-- KEYS[1] NS:{bus:N}:seq, KEYS[2] NS:{bus:N}:outbox, KEYS[3..] NS:{bus:N}:idem:<user>:<key>,
+--   one per message that has an idempotency key, in message order.
+-- ARGV[1] shard N (0..4095), ARGV[2] dedup window ms, ARGV[3] outbox retention ms (entries
+-- older than this are trimmed, XADD MINID), ARGV[4] bus channel, then for message i:
+-- ARGV[2+3i] user, ARGV[3+3i] data JSON (validated by the caller; spliced verbatim),
+-- ARGV[4+3i] "1" when it has an idempotency key (the next unused KEYS entry), else "0".
+-- A message line is {"id":"ID","user":"U","src":"bus:N","kind":"message","data":D,"ts":T}:
+-- the frame tail a worker needs is its suffix from ,"kind".
+-- Returns a flat array, two items per message: id, duplicate (1 when its idempotency key
+-- was seen inside the window: the first message's id, nothing published). A key repeated
+-- inside one batch is a duplicate of its first use.
+-- Error: bad_request (bad number, bad user, empty data, argument count).
 local function uint(v)
   if type(v) ~= 'string' or not string.match(v, '^%d+$') or #v > 15 then return nil end
   return tonumber(v)
 end
 
-local user, data = ARGV[1], ARGV[2]
-local source = uint(ARGV[3])
-local has_idem = ARGV[4] == '1'
-local window = uint(ARGV[5])
-local maxlen = uint(ARGV[6])
+local source, window, retention = uint(ARGV[1]), uint(ARGV[2]), uint(ARGV[3])
+local channel = ARGV[4]
 if not source or source > 4095 then
   return redis.error_reply('bad_request source must be an integer 0..4095')
 end
-if not window or not maxlen then
-  return redis.error_reply('bad_request dedup window and maxlen must be integers')
+if not window or window == 0 or not retention or retention == 0 then
+  return redis.error_reply('bad_request dedup window and retention must be positive integers')
 end
-if has_idem and window == 0 then
-  return redis.error_reply('bad_request dedup window must be positive')
-end
-if data == nil or data == '' then
-  return redis.error_reply('bad_request data is empty')
-end
-
-if has_idem then
-  local first = redis.call('GET', KEYS[3])
-  if first then return {first, 1} end
+local n = (#ARGV - 4) / 3
+if n < 1 or n ~= math.floor(n) or not channel then
+  return redis.error_reply('bad_request expected user, data, has-key per message')
 end
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local tail = ',"ts":' .. string.format('%.0f', now) .. '}'
+local head = '","src":"bus:' .. source .. '","kind":"message","data":'
+local minid = string.format('%.0f', now - retention)
 
-local seq = redis.call('INCR', KEYS[1])
-local id = string.format('%.0f', seq * 4096 + source)
-local msg = '{"id":"' .. id .. '","user":' .. cjson.encode(user) ..
-  ',"kind":"message","data":' .. data .. ',"ts":' .. string.format('%.0f', now) ..
-  ',"src":"bus:' .. string.format('%.0f', source) .. '"}'
-
-redis.call('XADD', KEYS[2], 'MAXLEN', '~', maxlen, '*', 'id', id, 'user', user, 'm', msg)
-redis.call('PUBLISH', ARGV[7], msg)
-if has_idem then
-  redis.call('SET', KEYS[3], id, 'PX', window)
+for i = 1, n do
+  local user, data = ARGV[2 + 3 * i], ARGV[3 + 3 * i]
+  if not string.match(user, '^[%w%._@%-]+$') or data == '' then
+    return redis.error_reply('bad_request message ' .. i .. ': bad user or empty data')
+  end
 end
-return {id, 0}
+
+local out, lines, next_key, seq = {}, {}, 3, nil
+for i = 1, n do
+  local user, data, has_key = ARGV[2 + 3 * i], ARGV[3 + 3 * i], ARGV[4 + 3 * i] == '1'
+  local key, first
+  if has_key then
+    key, next_key = KEYS[next_key], next_key + 1
+    first = redis.call('GET', key)
+  end
+  if first then
+    out[2 * i - 1], out[2 * i] = first, 1
+  else
+    -- Ids are taken in one INCRBY for the batch: the first fresh message reserves the rest.
+    if not seq then seq = redis.call('INCRBY', KEYS[1], n - i + 1) - (n - i + 1) end
+    seq = seq + 1
+    local id = string.format('%.0f', seq * 4096 + source)
+    lines[#lines + 1] = '{"id":"' .. id .. '","user":"' .. user .. head .. data .. tail
+    if key then redis.call('SET', key, id, 'PX', window) end
+    out[2 * i - 1], out[2 * i] = id, 0
+  end
+end
+if #lines > 0 then
+  local payload = table.concat(lines, '\n')
+  redis.call('XADD', KEYS[2], 'MINID', '~', minid, '*', 'm', payload)
+  redis.call('PUBLISH', channel, payload)
+end
+return out

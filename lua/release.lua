@@ -1,10 +1,11 @@
 -- release.lua: a worker hands back a lease it will not use (it is shutting down), so
 -- another worker (or the sweeper) can claim the message at once instead of after the lease.
--- KEYS[1] NS:{u:U}:claim:<id>
+-- KEYS[1] NS:{u:U}:claim:<id> (the string record described in claim.lua)
 -- ARGV[1] owner token
 -- Returns 1 when the caller held the lease (now released), else 0.
-local c = redis.call('HMGET', KEYS[1], 'state', 'owner')
-if c[1] ~= 'leased' or c[2] ~= ARGV[1] then return 0 end
-redis.call('HSET', KEYS[1], 'state', 'released')
-redis.call('HDEL', KEYS[1], 'until')
+local v = redis.call('GET', KEYS[1])
+if not v or string.sub(v, 1, 2) ~= 'l:' then return 0 end
+local owner, attempts = string.match(v, '^l:(.*):%d+:(%d+)$')
+if owner ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], 'r:' .. attempts, 'KEEPTTL')
 return 1

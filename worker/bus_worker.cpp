@@ -7,6 +7,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/json.hpp>
 
+#include "core/dead_letter_entry.hpp"
 #include "core/log.hpp"
 
 namespace pushonce::worker {
@@ -32,7 +33,7 @@ bus_worker::bus_worker(asio::any_io_executor ex, redis::connection_options redis
           conn_, k,
           sweeper_options{opts_.id, opts_.sweep_interval, opts_.claim.lease,
                           opts_.claim.dedup_window},
-          [this](bus_message m) { enqueue(std::move(m), true); },
+          [this](std::vector<bus_message> ms) { return claim_all(std::move(ms), true); },
           [this](const std::string& e, const std::string& raw) { on_malformed(e, raw); }) {
   bus_ = redis::subscriber::create(ex, redis, [this](const std::string&, std::string payload) {
     asio::post(ex_, [this, p = std::move(payload)]() mutable { on_bus_message(std::move(p)); });
@@ -59,108 +60,127 @@ void bus_worker::start() {
 
 void bus_worker::on_bus_message(std::string payload) {
   if (stopping_) return;
-  ++counters_.received;
-  std::string why;
-  auto m = parse_bus_message(payload, &why);
-  if (!m) {
-    ++counters_.failed;
-    log::warn("ignoring malformed bus message ({}): {:.200}", why, payload);
+  std::vector<bus_message> batch;
+  for (auto line : split_bus_payload(payload)) {
+    ++counters_.received;
+    std::string why;
+    auto m = parse_bus_message(line, &why);
+    if (!m) {
+      ++counters_.failed;
+      log::warn("ignoring malformed bus message ({}): {:.200}", why, line);
+      continue;
+    }
+    batch.push_back(std::move(*m));
+  }
+  if (batch.empty()) return;
+  if (queued_messages_ + batch.size() > opts_.max_queued) {
+    // Still in the outbox: the recovery sweeper re-drives them.
+    auto before = counters_.dropped;
+    counters_.dropped += batch.size();
+    if (before / 1000 != counters_.dropped / 1000 || before == 0)
+      log::warn("worker saturated; {} bus messages dropped so far", counters_.dropped);
     return;
   }
-  enqueue(std::move(*m), false);
-}
-
-void bus_worker::enqueue(bus_message m, bool redrive) {
-  if (stopping_) return;
-  if (queued_.size() >= opts_.max_queued) {
-    // Still in the outbox: the recovery sweeper re-drives it.
-    ++counters_.dropped;
-    if (counters_.dropped % 1000 == 1) log::warn("worker saturated; dropping bus message {}", m.id);
-    return;
-  }
-  queued_.push_back(job{std::move(m), redrive});
+  queued_messages_ += batch.size();
+  queued_.push_back(std::move(batch));
   pump();
 }
 
 void bus_worker::on_malformed(const std::string& entry_id, const std::string& raw) {
   log::warn("outbox entry {} is not a bus message; dead-lettered: {:.200}", entry_id, raw);
   ++counters_.dead_lettered;
-  conn_->async_exec(
-      redis::command{"XADD", keys_.plain("dead-letters"), "MAXLEN", "~", "10000", "*", "id", "",
-                     "user", "", "src", "", "reason", "malformed", "attempts", "0", "m", raw},
-      asio::detached);
+  conn_->async_exec(dead_letter_entry(keys_, "", "", "", "malformed", 0, raw), asio::detached);
 }
 
 void bus_worker::pump() {
   while (!stopping_ && inflight_ < opts_.concurrency && !queued_.empty()) {
     ++inflight_;
-    auto j = std::move(queued_.front());
+    auto batch = std::move(queued_.front());
     queued_.pop_front();
-    asio::co_spawn(ex_, process(std::move(j)), asio::detached);
+    queued_messages_ -= batch.size();
+    asio::co_spawn(ex_, process(std::move(batch)), asio::detached);
   }
 }
 
-std::string bus_worker::next_owner() {
-  return opts_.id + ":" + std::to_string(++owner_seq_);
-}
+std::string bus_worker::next_owner() { return opts_.id + ":" + std::to_string(++owner_seq_); }
 
-asio::awaitable<void> bus_worker::process(job j) {
-  const auto& m = j.m;
-  auto owner = next_owner();
-  auto claimed = co_await claims_.claim(m, owner);
-  if (!claimed) {
-    ++counters_.failed;
-    log::warn("claim of {} failed: {} {}", m.id, claimed.error().code, claimed.error().message);
-  } else {
-    auto state = claimed.value().state;
-    static constexpr const char* names[] = {"won", "taken", "done", "dead"};
-    trace_.record(m.id, {{"event", j.redrive ? "reclaimed" : "claimed"},
-                         {"worker", opts_.id},
-                         {"outcome", names[static_cast<int>(state)]}});
-    if (state == claim_state::won) {
-      ++counters_.won;
-      leased_[m.id] = {m, owner};
-      co_await deliver_won(j, owner, claimed.value().attempts);
-      leased_.erase(m.id);
-    } else if (state != claim_state::dead) {
-      ++counters_.lost;
-    }
-  }
+asio::awaitable<void> bus_worker::process(std::vector<bus_message> batch) {
+  co_await claim_all(std::move(batch), false);
   --inflight_;
   pump();
 }
 
-asio::awaitable<void> bus_worker::deliver_won(const job& j, const std::string& owner,
-                                              long long attempts) {
-  const auto& m = j.m;
-  if (attempts > opts_.max_attempts) {
-    auto reason = "not delivered after " + std::to_string(attempts - 1) + " attempts";
-    auto dead = co_await claims_.dead_letter(m, owner, reason, attempts - 1);
-    if (dead && dead.value()) {
-      ++counters_.dead_lettered;
-      trace_.record(m.id, {{"event", "dead_lettered"}, {"worker", opts_.id}, {"reason", reason}});
-      log::warn("message {} to {} dead-lettered: {}", m.id, m.user, reason);
+asio::awaitable<bus_worker::outcomes> bus_worker::claim_all(std::vector<bus_message> batch,
+                                                           bool redrive) {
+  outcomes out;
+  out.reserve(batch.size());
+  std::span<const bus_message> all(batch);
+  for (std::size_t at = 0; at < all.size(); at += opts_.max_batch) {
+    auto part = all.subspan(at, std::min(opts_.max_batch, all.size() - at));
+    auto owner = next_owner();
+    auto claimed = co_await claims_.claim(part, owner);
+    if (!claimed) {
+      counters_.failed += part.size();
+      log::warn("claim of {} messages failed: {} {}", part.size(), claimed.error().code,
+                claimed.error().message);
+      out.resize(out.size() + part.size());
+      continue;
     }
-    co_return;
+    for (std::size_t i = 0; i < part.size(); ++i) {
+      const auto& o = claimed.value()[i];
+      co_await on_outcome(part[i], o, owner, redrive);
+      out.emplace_back(o);
+    }
   }
-  auto delivered = co_await claims_.deliver(m, owner);
-  if (delivered) {
-    ++counters_.delivered;
-    bool again = j.redrive || attempts > 1;
-    if (again) ++counters_.redelivered;
-    trace_.record(m.id, {{"event", again ? "redelivered" : "delivered"},
+  co_return out;
+}
+
+asio::awaitable<void> bus_worker::on_outcome(const bus_message& m, const lua::claim_outcome& o,
+                                             const std::string& owner, bool redrive) {
+  using st = lua::claim_state;
+  if (opts_.trace)
+    trace_.record(m.id, {{"event", redrive ? "reclaimed" : "claimed"},
                          {"worker", opts_.id},
-                         {"offset", delivered.value()},
-                         {"attempt", attempts}});
-    log::debug("delivered {} to {} at offset {}", m.id, m.user, delivered.value());
-  } else if (delivered.error().code == "fenced") {
-    ++counters_.fenced;
-    log::warn("lease on {} lost before delivery; another worker takes it", m.id);
-  } else {
-    ++counters_.failed;
-    log::warn("deliver of {} failed: {} {}", m.id, delivered.error().code,
-              delivered.error().message);
+                         {"outcome", lua::to_string(o.state)}});
+  switch (o.state) {
+    case st::delivered:
+      ++counters_.won;
+      ++counters_.delivered;
+      if (redrive) ++counters_.redelivered;
+      if (opts_.trace)
+        trace_.record(m.id, {{"event", redrive ? "redelivered" : "delivered"},
+                             {"worker", opts_.id},
+                             {"offset", o.number}});
+      break;
+    case st::done:
+    case st::taken:
+      ++counters_.lost;
+      break;
+    case st::dead:
+      break;
+    case st::won:
+      ++counters_.won;
+      co_await dead_letter(m, owner, o.number);
+      break;
+    case st::failed:
+      ++counters_.failed;
+      log::warn("delivery of {} to {} failed: {}", m.id, m.user, o.error);
+      break;
   }
+}
+
+asio::awaitable<void> bus_worker::dead_letter(const bus_message& m, const std::string& owner,
+                                              long long attempts) {
+  leased_[m.id] = {m, owner};
+  auto reason = "not delivered after " + std::to_string(attempts - 1) + " attempts";
+  auto dead = co_await claims_.dead_letter(m, owner, reason, attempts - 1);
+  if (dead && dead.value()) {
+    ++counters_.dead_lettered;
+    if (opts_.trace)
+      trace_.record(m.id, {{"event", "dead_lettered"}, {"worker", opts_.id}, {"reason", reason}});
+    log::warn("message {} to {} dead-lettered: {}", m.id, m.user, reason);
+  }
+  leased_.erase(m.id);
 }
 
 asio::awaitable<void> bus_worker::flush_stats() {
@@ -197,6 +217,7 @@ asio::awaitable<void> bus_worker::stop(std::chrono::milliseconds drain) {
   heartbeat_.stop();
   sweeper_.stop();
   queued_.clear();  // not claimed yet: other workers (or the sweeper) take them
+  queued_messages_ = 0;
   asio::steady_timer timer(ex_);
   auto deadline = std::chrono::steady_clock::now() + drain;
   while (inflight_ > 0 && std::chrono::steady_clock::now() < deadline) {

@@ -1,7 +1,7 @@
 #pragma once
-// A worker replica: hears every bus message, claims it, and when it wins, delivers it to
-// the user's inbox. Up to `concurrency` messages are in flight at once on one pipelined
-// connection; the rest wait in a bounded queue.
+// A worker replica: hears every bus payload (a batch of messages), and claims the batch
+// with one claim.lua call, which delivers the messages it wins. Up to `concurrency` calls
+// are in flight at once on one pipelined connection; the rest wait in a bounded queue.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -23,10 +23,10 @@ namespace pushonce::worker {
 
 struct worker_options {
   std::string id;
-  std::size_t concurrency = 64;
+  std::size_t concurrency = 64;     // claim.lua calls in flight
   std::size_t max_queued = 100000;  // bus messages waiting for a slot; beyond: dropped
-  long long max_attempts = 5;       // leases a message may take before it is dead-lettered
-  bool trace = true;                // record claim/deliver events for `pushonce-leader trace`
+  std::size_t max_batch = 200;      // messages per claim.lua call
+  bool trace = false;               // record per-event detail for `pushonce-leader trace`
   std::chrono::milliseconds sweep_interval{1000};
   claim_options claim;
 };
@@ -49,15 +49,15 @@ class bus_worker {
   const worker_counters& counters() const { return counters_; }
 
  private:
-  struct job {
-    bus_message m;
-    bool redrive = false;  // found by the sweeper, not heard on the bus
-  };
+  using outcomes = sweeper::outcomes;
   void on_bus_message(std::string payload);
-  void enqueue(bus_message m, bool redrive);
   void pump();
-  boost::asio::awaitable<void> process(job j);
-  boost::asio::awaitable<void> deliver_won(const job& j, const std::string& owner,
+  boost::asio::awaitable<void> process(std::vector<bus_message> batch);
+  /// Claims `batch` (in calls of at most max_batch); one outcome per message.
+  boost::asio::awaitable<outcomes> claim_all(std::vector<bus_message> batch, bool redrive);
+  boost::asio::awaitable<void> on_outcome(const bus_message& m, const lua::claim_outcome& o,
+                                          const std::string& owner, bool redrive);
+  boost::asio::awaitable<void> dead_letter(const bus_message& m, const std::string& owner,
                                            long long attempts);
   void on_malformed(const std::string& entry_id, const std::string& raw);
   boost::asio::awaitable<void> flush_stats_loop();
@@ -73,7 +73,8 @@ class bus_worker {
   heartbeat heartbeat_;
   tracer trace_;
   sweeper sweeper_;
-  std::deque<job> queued_;
+  std::deque<std::vector<bus_message>> queued_;
+  std::size_t queued_messages_ = 0;
   std::map<std::string, std::pair<bus_message, std::string>> leased_;  // id → (message, owner)
   std::size_t inflight_ = 0;
   std::uint64_t owner_seq_ = 0;

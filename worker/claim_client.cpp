@@ -2,6 +2,7 @@
 
 #include <random>
 
+#include "core/dead_letter_entry.hpp"
 #include "core/redis/scripts.hpp"
 
 namespace pushonce::worker {
@@ -25,45 +26,20 @@ std::string random_epoch() {
 claim_client::claim_client(std::shared_ptr<redis::connection> conn, keys k, claim_options opts)
     : conn_(std::move(conn)), keys_(std::move(k)), opts_(opts) {}
 
-asio::awaitable<outcome<claim_result>> claim_client::claim(const bus_message& m,
-                                                           std::string owner) {
-  std::vector<std::string> k{keys_.claim(m.user, m.id)};
-  std::vector<std::string> a{std::move(owner), std::to_string(opts_.lease.count()),
-                             std::to_string(opts_.dedup_window.count())};
+asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim_client::claim(
+    std::span<const bus_message> batch, std::string owner) {
+  lua::claim_settings s{std::move(owner), opts_.lease,        opts_.dedup_window,
+                        opts_.max_attempts, opts_.inbox_maxlen, opts_.inbox_idle,
+                        random_epoch()};
+  std::vector<redis::command> cmds;
+  cmds.push_back(lua::claim_command(keys_, s, batch));
   const auto& script = redis::get_script("claim");
-  auto r = co_await redis::eval(*conn_, script, std::move(k), std::move(a));
+  auto rs = co_await redis::eval_all(*conn_, script, std::move(cmds));
+  auto& r = rs.front();
   if (!r.ok()) co_return failure_of(r);
-  const auto& word = r.value.at(0).str;
-  claim_result out;
-  if (word == "won") {
-    out.state = claim_state::won;
-    out.attempts = r.value.at(1).as_int().value_or(1);
-  } else if (word == "dead") {
-    out.state = claim_state::dead;
-  } else if (word == "done") {
-    out.state = claim_state::done;
-    out.offset = r.value.at(1).as_int().value_or(0);
-  } else {
-    out.state = claim_state::taken;
-  }
-  co_return out;
-}
-
-asio::awaitable<outcome<long long>> claim_client::deliver(const bus_message& m, std::string owner) {
-  auto frame = render_frame(m);
-  std::vector<std::string> k{keys_.claim(m.user, m.id), keys_.user(m.user, "meta"),
-                             keys_.user(m.user, "inbox"), keys_.user_channel(m.user)};
-  std::vector<std::string> a{std::move(owner),
-                             std::move(frame.head),
-                             std::move(frame.tail),
-                             std::to_string(opts_.dedup_window.count()),
-                             std::to_string(opts_.inbox_maxlen),
-                             std::to_string(opts_.inbox_idle.count()),
-                             random_epoch()};
-  const auto& script = redis::get_script("deliver");
-  auto r = co_await redis::eval(*conn_, script, std::move(k), std::move(a));
-  if (!r.ok()) co_return failure_of(r);
-  co_return r.value.as_int().value_or(0);
+  auto parsed = lua::parse_claim_reply(r.value, batch.size());
+  if (!parsed) co_return failure{"internal", "unexpected reply from claim.lua"};
+  co_return std::move(*parsed);
 }
 
 asio::awaitable<bool> claim_client::release(const bus_message& m, std::string owner) {

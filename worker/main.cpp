@@ -6,6 +6,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/program_options.hpp>
 
+#include "core/defaults.hpp"
 #include "core/heartbeat.hpp"
 #include "core/log.hpp"
 #include "core/names.hpp"
@@ -21,9 +22,10 @@ int main(int argc, char** argv) {
   own.add_options()("id", po::value<std::string>(), "worker name (default: <host>-<pid>-<random>)")(
       "concurrency", po::value<std::size_t>()->default_value(64), "messages in flight at once")(
       "lease-ms", po::value<long long>()->default_value(5000), "how long a claim is held (ms)")(
-      "dedup-window-ms", po::value<long long>()->default_value(24LL * 3600 * 1000),
+      "dedup-window-ms", po::value<long long>()->default_value(defaults::dedup_window.count()),
       "how long a delivered id is remembered (ms)")(
-      "no-trace", po::bool_switch(), "do not record claim/deliver events for `trace`")(
+      "trace", po::bool_switch(), "also record per-event detail (claims) for `trace`")(
+      "no-trace", po::bool_switch(), "no per-event detail for `trace` (the default)")(
       "max-attempts", po::value<long long>()->default_value(5),
       "leases a message may take before it goes to the dead-letter stream")(
       "sweep-interval-ms", po::value<long long>()->default_value(1000),
@@ -50,10 +52,10 @@ int main(int argc, char** argv) {
           "--concurrency, --lease-ms, --inbox-* must be positive and "
           "--dedup-window-ms longer than the lease");
     if (!cl.positional.empty()) throw usage_error("unexpected argument '" + cl.positional[0] + "'");
-    opts.max_attempts = cl.vm["max-attempts"].as<long long>();
-    opts.trace = !cl.vm["no-trace"].as<bool>();
+    opts.claim.max_attempts = cl.vm["max-attempts"].as<long long>();
+    opts.trace = cl.vm["trace"].as<bool>() && !cl.vm["no-trace"].as<bool>();
     auto sweep = cl.vm["sweep-interval-ms"].as<long long>();
-    if (opts.max_attempts <= 0 || sweep <= 0)
+    if (opts.claim.max_attempts <= 0 || sweep <= 0)
       throw usage_error("--max-attempts and --sweep-interval-ms must be positive");
     opts.sweep_interval = std::chrono::milliseconds(sweep);
     opts.claim.lease = std::chrono::milliseconds(lease);

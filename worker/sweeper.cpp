@@ -13,14 +13,17 @@ namespace asio = boost::asio;
 
 namespace {
 
-long long stream_ms(const std::string& entry_id) {
-  return std::stoll(entry_id.substr(0, entry_id.find('-')));
-}
-
 std::string field(const redis::reply& fields, std::string_view name) {
   for (std::size_t i = 0; i + 1 < fields.elements.size(); i += 2)
     if (fields.elements[i].str == name) return fields.elements[i + 1].str;
   return {};
+}
+
+std::optional<long long> now_of(const redis::result& t) {
+  if (!t.ok()) return std::nullopt;
+  auto s = t.value.at(0).as_int(), us = t.value.at(1).as_int();
+  if (!s || !us) return std::nullopt;
+  return *s * 1000 + *us / 1000;
 }
 
 }  // namespace
@@ -40,9 +43,9 @@ asio::awaitable<void> sweeper::run() {
     co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
     if (stopped_) break;
     auto st = co_await sweep_all();
-    if (st.redriven || st.malformed)
-      log::info("sweep: {} entries checked, {} re-driven, {} malformed", st.scanned, st.redriven,
-                st.malformed);
+    if (st.redriven || st.malformed || st.expired)
+      log::info("sweep: {} entries checked, {} re-driven, {} malformed, {} expired", st.scanned,
+                st.redriven, st.malformed, st.expired);
   }
 }
 
@@ -67,81 +70,77 @@ asio::awaitable<std::vector<sweeper::outbox_ref>> sweeper::outboxes() {
 
 asio::awaitable<sweep_stats> sweeper::sweep_all() {
   sweep_stats st;
-  redis::command time{"TIME"};
-  auto t = co_await conn_->exec(std::move(time));
-  if (!t.ok()) co_return st;
-  long long now_ms = *t.value.at(0).as_int() * 1000 + *t.value.at(1).as_int() / 1000;
   auto list = co_await outboxes();
   for (const auto& o : list) {
+    if (stopped_) break;
     // One sweeper per outbox per interval, whichever worker gets there first.
-    redis::command lock{"SET", o.lock, opts_.owner,
-                        "NX",  "PX",   std::to_string(opts_.interval.count())};
+    redis::command lock{"SET", o.lock, opts_.owner, "NX", "PX",
+                        std::to_string(opts_.interval.count())};
     auto got = co_await conn_->exec(std::move(lock));
     if (!got.ok() || got.value.is_nil()) continue;
-    co_await sweep(o, now_ms, st);
+    co_await sweep(o, st);
   }
   co_return st;
 }
 
-asio::awaitable<void> sweeper::sweep(const outbox_ref& o, long long now_ms, sweep_stats& st) {
+asio::awaitable<void> sweeper::sweep(const outbox_ref& o, sweep_stats& st) {
+  for (std::size_t page = 0; page < opts_.max_pages && !stopped_; ++page) {
+    redis::command time{"TIME"};
+    auto now = now_of(co_await conn_->exec(std::move(time)));
+    if (!now || !co_await sweep_page(o, *now, st)) break;
+    redis::command extend{"PEXPIRE", o.lock, std::to_string(opts_.interval.count())};
+    co_await conn_->exec(std::move(extend));
+  }
+}
+
+asio::awaitable<bool> sweeper::sweep_page(const outbox_ref& o, long long now_ms,
+                                          sweep_stats& st) {
   redis::command get_cursor{"GET", o.cursor};
   auto cur = co_await conn_->exec(std::move(get_cursor));
-  if (!cur.ok()) co_return;
+  if (!cur.ok()) co_return false;
   std::string cursor = cur.value.is_nil() ? "0-0" : cur.value.str;
-  redis::command range{"XRANGE", o.stream, "(" + cursor, "+", "COUNT", std::to_string(opts_.batch)};
+  redis::command range{"XRANGE", o.stream, "(" + cursor, "+", "COUNT",
+                       std::to_string(opts_.batch)};
   auto entries = co_await conn_->exec(std::move(range));
-  if (!entries.ok()) co_return;
+  if (!entries.ok()) co_return false;
+  auto full_page = entries.value.elements.size() == opts_.batch;
 
-  // Entries old enough to have been delivered, with their claim states in one pipeline.
-  struct item {
-    std::string entry_id, raw;
-    std::optional<bus_message> m;
-  };
-  std::vector<item> old;
-  std::vector<redis::command> states;
-  for (auto& e : entries.value.elements) {
-    auto entry_id = e.at(0).str;
-    auto age = now_ms - stream_ms(entry_id);
-    if (age < opts_.lease.count()) break;  // the normal path may still be on it
-    item it{entry_id, field(e.at(1), "m"), std::nullopt};
-    it.m = parse_bus_message(it.raw);
-    // Older than the claims are kept: its claim record is gone; never re-drive.
-    if (age > (opts_.dedup_window - opts_.lease * 2).count()) it.m.reset(), it.raw.clear();
-    states.push_back(it.m ? redis::command{"HGET", keys_.claim(it.m->user, it.m->id), "state"}
-                          : redis::command{"PING"});
-    old.push_back(std::move(it));
-  }
-  if (old.empty()) co_return;
-  auto rs = co_await conn_->exec_all(std::move(states));
+  sweep_plan plan(opts_.lease, opts_.dedup_window, now_ms);
+  std::vector<outbox_entry> page;
+  for (auto& e : entries.value.elements) page.push_back({e.at(0).str, field(e.at(1), "m")});
+  plan.take(std::move(page));
+  if (plan.looked_at() == 0) co_return false;
 
-  std::string advance;  // the cursor moves over the leading run of finished entries
-  bool blocked = false;
-  for (std::size_t i = 0; i < old.size(); ++i) {
-    ++st.scanned;
-    auto& it = old[i];
-    bool finished = true;
-    if (!it.m) {
-      if (!it.raw.empty()) {
-        ++st.malformed;
-        malformed_(it.entry_id, it.raw);
-      }
-    } else if (!rs[i].ok()) {
-      finished = false;
-    } else {
-      const auto& state = rs[i].value.str;
-      if (state != "delivered" && state != "dead") {
-        finished = false;
-        ++st.redriven;
-        redrive_(std::move(*it.m));
-      }
-    }
-    if (!finished) blocked = true;
-    if (!blocked) advance = it.entry_id;
+  std::vector<redis::command> gets;
+  for (const auto* m : plan.to_check()) gets.push_back({"GET", keys_.claim(m->user, m->id)});
+  std::vector<std::optional<lua::claim_record>> records;
+  if (!gets.empty()) {
+    auto rs = co_await conn_->exec_all(std::move(gets));
+    for (auto& r : rs)
+      records.push_back(r.ok() ? lua::parse_claim_record(r.value) : std::nullopt);
   }
-  if (!advance.empty()) {
-    redis::command set{"SET", o.cursor, advance, "PX", std::to_string(opts_.dedup_window.count())};
-    co_await conn_->exec(std::move(set));
+  plan.on_records(records);
+  auto redrive = plan.to_redrive();
+  if (!redrive.empty()) plan.on_redriven(co_await redrive_(std::move(redrive)));
+
+  auto bad = plan.malformed();
+  for (const auto& [entry, line] : bad) malformed_(entry, line);
+  if (auto n = plan.expired()) {
+    log::warn("sweep: {} entries of {} were never delivered and are past the dedup window",
+              n, o.stream);
+    redis::command count{"HINCRBY", keys_.plain("stats"), "expired", std::to_string(n)};
+    co_await conn_->exec(std::move(count));
   }
+  st.scanned += plan.looked_at();
+  st.redriven += plan.redriven();
+  st.malformed += bad.size();
+  st.expired += plan.expired();
+
+  auto advance = plan.cursor();
+  if (advance.empty()) co_return false;
+  redis::command set{"SET", o.cursor, advance};
+  co_await conn_->exec(std::move(set));
+  co_return full_page && plan.entries() == opts_.batch && advance == plan.last_id();
 }
 
 }  // namespace pushonce::worker

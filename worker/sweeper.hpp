@@ -1,10 +1,11 @@
 #pragma once
 // Recovery (DESIGN.md "Message lifecycle" 5): Pub/Sub drops messages nobody heard, and a
-// winner can die between claim and deliver. Every interval, for each outbox (queue
-// outboxes from NS:sources, bus shards), one worker — whoever takes the outbox's sweep
-// lock — walks the entries older than the lease from the outbox's cursor, and re-drives
-// every one that is not delivered through the same claim → deliver path, so the claim
-// stays the one arbiter. The cursor (NS:...:sweep) moves past entries that are done.
+// worker can be down or saturated. Every interval, for each outbox (queue outboxes from
+// NS:sources, bus shards), one worker — whoever takes the outbox's sweep lock — walks the
+// entries older than the lease from the outbox's cursor, page after page while it makes
+// progress, and re-drives every one that is not delivered through claim.lua, so the claim
+// stays the one arbiter. sweep_plan decides; this class only does the I/O. The cursor
+// (NS:...:sweep) moves past entries that are finished.
 
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
@@ -14,8 +15,10 @@
 #include <vector>
 
 #include "core/keys.hpp"
+#include "core/lua/claim.hpp"
 #include "core/message.hpp"
 #include "core/redis/connection.hpp"
+#include "worker/sweep_plan.hpp"
 
 namespace pushonce::worker {
 
@@ -23,19 +26,22 @@ struct sweeper_options {
   std::string owner;  // this worker's id (lock value)
   std::chrono::milliseconds interval{1000};
   std::chrono::milliseconds lease{5000};
-  std::chrono::milliseconds dedup_window{std::chrono::hours(24)};
-  std::size_t batch = 500;  // outbox entries read per outbox per sweep
+  std::chrono::milliseconds dedup_window{std::chrono::minutes(2)};
+  std::size_t batch = 1000;    // outbox entries read per page
+  std::size_t max_pages = 100;  // pages per outbox per pass, while each one makes progress
 };
 
 struct sweep_stats {
-  std::size_t scanned = 0, redriven = 0, malformed = 0;
+  std::size_t scanned = 0, redriven = 0, malformed = 0, expired = 0;
 };
 
 class sweeper {
  public:
-  /// redrive(m): the worker's claim → deliver path for a message found undelivered.
+  /// redrive(ms): the worker's claim path for messages found undelivered; completes with
+  /// one outcome per message (std::nullopt where the call failed).
   /// malformed(entry id, text): an outbox entry that is not a bus message.
-  using redrive_fn = std::function<void(bus_message)>;
+  using outcomes = std::vector<std::optional<lua::claim_outcome>>;
+  using redrive_fn = std::function<boost::asio::awaitable<outcomes>(std::vector<bus_message>)>;
   using malformed_fn = std::function<void(const std::string&, const std::string&)>;
 
   sweeper(std::shared_ptr<redis::connection> conn, keys k, sweeper_options opts, redrive_fn redrive,
@@ -43,7 +49,7 @@ class sweeper {
 
   boost::asio::awaitable<void> run();
   void stop() { stopped_ = true; }
-  /// One pass over every outbox (tests call it directly).
+  /// One pass over every outbox.
   boost::asio::awaitable<sweep_stats> sweep_all();
 
  private:
@@ -51,7 +57,9 @@ class sweeper {
     std::string stream, cursor, lock;
   };
   boost::asio::awaitable<std::vector<outbox_ref>> outboxes();
-  boost::asio::awaitable<void> sweep(const outbox_ref& o, long long now_ms, sweep_stats& st);
+  boost::asio::awaitable<void> sweep(const outbox_ref& o, sweep_stats& st);
+  /// One page; false when there is nothing more to do now.
+  boost::asio::awaitable<bool> sweep_page(const outbox_ref& o, long long now_ms, sweep_stats& st);
 
   std::shared_ptr<redis::connection> conn_;
   keys keys_;

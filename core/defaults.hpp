@@ -1,0 +1,16 @@
+#pragma once
+// Defaults shared by the programs (docs/operations.md explains the memory they cost).
+
+#include <chrono>
+
+namespace pushonce::defaults {
+
+/// How long a delivered id (claim record) and an idempotency key are remembered. Minutes,
+/// not a day: Redis memory grows with rate × window (JetStream uses 2 min, Centrifugo 5).
+inline constexpr std::chrono::milliseconds dedup_window{std::chrono::minutes(2)};
+/// How long an outbox entry is kept for the recovery sweeper: by age (XADD MINID), so
+/// fast traffic can never outrun it. The sweeper re-drives nothing older than the dedup
+/// window, so keeping entries longer would only cost memory.
+inline constexpr std::chrono::milliseconds outbox_retention = dedup_window;
+
+}  // namespace pushonce::defaults

@@ -1,0 +1,115 @@
+#include "core/lua/claim.hpp"
+
+#include "core/redis/scripts.hpp"
+
+namespace pushonce::lua {
+
+redis::command claim_command(const keys& k, const claim_settings& s,
+                             std::span<const bus_message> batch,
+                             const std::vector<bool>& lease_only) {
+  const auto& script = redis::get_script("claim");
+  redis::command cmd;
+  cmd.reserve(3 + 7 + 3 * batch.size());
+  cmd.emplace_back("EVALSHA");
+  cmd.push_back(script.sha1);
+  cmd.push_back(std::to_string(batch.size()));
+  for (const auto& m : batch) cmd.push_back(k.claim(m.user, m.id));
+  cmd.push_back(s.owner);
+  cmd.push_back(std::to_string(s.lease.count()));
+  cmd.push_back(std::to_string(s.dedup_window.count()));
+  cmd.push_back(std::to_string(s.max_attempts));
+  cmd.push_back(std::to_string(s.inbox_maxlen));
+  cmd.push_back(std::to_string(s.inbox_idle.count()));
+  cmd.push_back(s.epoch);
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    cmd.push_back(batch[i].id);
+    cmd.push_back(i < lease_only.size() && lease_only[i] ? std::string() : batch[i].tail);
+  }
+  return cmd;
+}
+
+std::optional<std::vector<claim_outcome>> parse_claim_reply(const redis::reply& r,
+                                                            std::size_t messages) {
+  if (!r.is_array() || r.elements.size() != 2 * messages) return std::nullopt;
+  std::vector<claim_outcome> out(messages);
+  for (std::size_t i = 0; i < messages; ++i) {
+    const auto& word = r.elements[2 * i].str;
+    const auto& value = r.elements[2 * i + 1];
+    auto& o = out[i];
+    if (word == "delivered") o.state = claim_state::delivered;
+    else if (word == "done") o.state = claim_state::done;
+    else if (word == "taken") o.state = claim_state::taken;
+    else if (word == "dead") o.state = claim_state::dead;
+    else if (word == "won") o.state = claim_state::won;
+    else if (word == "failed") o.state = claim_state::failed;
+    else return std::nullopt;
+    if (o.state == claim_state::failed) o.error = value.str;
+    else o.number = value.as_int().value_or(0);
+  }
+  return out;
+}
+
+const char* to_string(claim_state s) {
+  static constexpr const char* names[] = {"delivered", "done", "taken", "dead", "won", "failed"};
+  return names[static_cast<int>(s)];
+}
+
+}  // namespace pushonce::lua
+
+namespace pushonce::lua {
+
+namespace {
+std::optional<long long> number(std::string_view s) {
+  if (s.empty() || s.size() > 18) return std::nullopt;
+  long long v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+}  // namespace
+
+std::optional<claim_record> parse_claim_record(const redis::reply& value) {
+  claim_record r;
+  if (value.is_nil()) return r;
+  if (!value.is_string()) return std::nullopt;
+  std::string_view v = value.str;
+  auto rest = v.size() > 2 ? v.substr(2) : std::string_view{};
+  if (v.starts_with("l:")) {  // l:<owner>:<until>:<attempts>
+    auto a = rest.rfind(':');
+    auto u = a == std::string_view::npos ? a : rest.rfind(':', a - 1);
+    if (u == std::string_view::npos || u == 0) return std::nullopt;
+    auto until = number(rest.substr(u + 1, a - u - 1));
+    auto attempts = number(rest.substr(a + 1));
+    if (!until || !attempts) return std::nullopt;
+    r.state = claim_record::kind::leased;
+    r.owner = std::string(rest.substr(0, u));
+    r.until_ms = *until;
+    r.attempts = *attempts;
+  } else if (v.starts_with("r:")) {
+    auto attempts = number(rest);
+    if (!attempts) return std::nullopt;
+    r.state = claim_record::kind::released;
+    r.attempts = *attempts;
+  } else if (v.starts_with("x:")) {  // x:<attempts>:<reason>
+    auto colon = rest.find(':');
+    auto attempts = number(rest.substr(0, colon));
+    if (!attempts) return std::nullopt;
+    r.state = claim_record::kind::dead;
+    r.attempts = *attempts;
+    if (colon != std::string_view::npos) r.reason = std::string(rest.substr(colon + 1));
+  } else {  // <offset>[:<attempts>]
+    auto colon = v.find(':');
+    auto offset = number(v.substr(0, colon));
+    auto attempts = colon == std::string_view::npos ? std::optional<long long>(1)
+                                                    : number(v.substr(colon + 1));
+    if (!offset || !attempts) return std::nullopt;
+    r.state = claim_record::kind::delivered;
+    r.offset = *offset;
+    r.attempts = *attempts;
+  }
+  return r;
+}
+
+}  // namespace pushonce::lua

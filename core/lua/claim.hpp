@@ -1,0 +1,71 @@
+#pragma once
+// The call of lua/claim.lua (KEYS and ARGV order written once, here) and its reply: for a
+// batch of messages, the one check-and-set that delivers each message at most once.
+
+#include <chrono>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/keys.hpp"
+#include "core/message.hpp"
+#include "core/redis/reply.hpp"
+
+namespace pushonce::lua {
+
+struct claim_settings {
+  std::string owner;  // this call's lease token (worker id + sequence)
+  std::chrono::milliseconds lease{5000};
+  std::chrono::milliseconds dedup_window{std::chrono::minutes(2)};
+  long long max_attempts = 5;
+  long long inbox_maxlen = 1000;
+  std::chrono::milliseconds inbox_idle{std::chrono::hours(24 * 7)};
+  std::string epoch;  // used for a user who has none (a new inbox)
+};
+
+enum class claim_state {
+  delivered,  // this call delivered it: `number` is the offset
+  done,       // delivered before: `number` is the offset
+  taken,      // another caller holds a live lease
+  dead,       // dead-lettered
+  won,        // lease taken, nothing delivered (lease only, or over max attempts):
+              // `number` is the attempts count including this one
+  failed,     // the inbox write failed (`error`); the lease is kept for a retry
+};
+
+struct claim_outcome {
+  claim_state state = claim_state::taken;
+  long long number = 0;
+  std::string error;
+};
+
+/// `lease_only[i]` (optional) takes the lease on message i without delivering it.
+redis::command claim_command(const keys& k, const claim_settings& s,
+                             std::span<const bus_message> batch,
+                             const std::vector<bool>& lease_only = {});
+
+/// One outcome per message, in order; std::nullopt when the reply is not claim.lua's.
+std::optional<std::vector<claim_outcome>> parse_claim_reply(const redis::reply& r,
+                                                            std::size_t messages);
+
+const char* to_string(claim_state s);
+
+}  // namespace pushonce::lua
+
+namespace pushonce::lua {
+
+/// A claim record as claim.lua writes it (read with GET by the sweeper and `trace`).
+struct claim_record {
+  enum class kind { none, delivered, leased, released, dead } state = kind::none;
+  long long offset = 0;    // delivered
+  long long attempts = 0;  // leases taken so far (1 for a first delivery)
+  long long until_ms = 0;  // leased: when the lease ends
+  std::string owner;       // leased
+  std::string reason;      // dead
+};
+
+/// Parses a claim record; a nil reply is `none`; std::nullopt when it is not one.
+std::optional<claim_record> parse_claim_record(const redis::reply& value);
+
+}  // namespace pushonce::lua

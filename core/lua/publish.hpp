@@ -1,0 +1,41 @@
+#pragma once
+// The call of lua/publish.lua (KEYS and ARGV order written once, here) and its reply: a
+// batch of custom messages to users of one bus shard, published as one bus payload.
+
+#include <chrono>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/keys.hpp"
+#include "core/redis/reply.hpp"
+
+namespace pushonce::lua {
+
+struct publish_item {
+  std::string user;
+  std::string data_json;  // any JSON value, validated and serialised
+  std::optional<std::string> idempotency_key;
+};
+
+struct publish_settings {
+  unsigned shard = 0;
+  std::chrono::milliseconds dedup_window{std::chrono::minutes(2)};
+  std::chrono::milliseconds outbox_retention{std::chrono::minutes(2)};
+};
+
+struct publish_outcome {
+  std::string id;
+  bool duplicate = false;
+};
+
+/// Every item must be of `s.shard` (keys::shard_of).
+redis::command publish_command(const keys& k, const publish_settings& s,
+                               std::span<const publish_item> batch);
+
+/// One outcome per message, in order; std::nullopt when the reply is not publish.lua's.
+std::optional<std::vector<publish_outcome>> parse_publish_reply(const redis::reply& r,
+                                                                std::size_t messages);
+
+}  // namespace pushonce::lua

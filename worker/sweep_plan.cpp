@@ -1,0 +1,114 @@
+#include "worker/sweep_plan.hpp"
+
+#include <algorithm>
+
+namespace pushonce::worker {
+
+namespace {
+std::optional<long long> stream_ms(const std::string& entry_id) {
+  auto dash = entry_id.find('-');
+  auto ms = entry_id.substr(0, dash);
+  if (ms.empty() || ms.size() > 15 || ms.find_first_not_of("0123456789") != std::string::npos)
+    return std::nullopt;
+  return std::stoll(ms);
+}
+}  // namespace
+
+sweep_plan::sweep_plan(std::chrono::milliseconds lease, std::chrono::milliseconds window,
+                       long long now_ms)
+    : lease_(lease), window_(window), now_ms_(now_ms) {}
+
+void sweep_plan::take(std::vector<outbox_entry> page) {
+  auto too_old_after = (window_ - 2 * lease_).count();
+  for (auto& e : page) {
+    auto ms = stream_ms(e.id);
+    auto age = ms ? now_ms_ - *ms : 0;
+    if (ms && age < lease_.count()) break;  // the normal path may still be on it
+    ++entries_;
+    auto lines = split_bus_payload(e.raw);
+    if (lines.empty()) lines.push_back(e.raw);  // an empty entry: malformed
+    for (auto line : lines) {
+      item it{e.id, std::string(line), parse_bus_message(line), age > too_old_after,
+              fate::unknown};
+      if (!it.m) it.f = fate::malformed;
+      items_.push_back(std::move(it));
+    }
+  }
+}
+
+std::vector<const bus_message*> sweep_plan::to_check() const {
+  std::vector<const bus_message*> out;
+  for (const auto& it : items_)
+    if (it.m) out.push_back(&*it.m);
+  return out;
+}
+
+void sweep_plan::on_records(const std::vector<std::optional<lua::claim_record>>& records) {
+  using kind = lua::claim_record::kind;
+  std::size_t j = 0;
+  for (auto& it : items_) {
+    if (!it.m) continue;
+    const auto& r = j < records.size() ? records[j] : std::nullopt;
+    ++j;
+    if (!r) {
+      it.f = fate::blocked;  // unreadable: look again next time
+    } else if (r->state == kind::delivered || r->state == kind::dead) {
+      it.f = fate::finished;
+    } else if (r->state == kind::leased && r->until_ms >= now_ms_) {
+      it.f = fate::blocked;  // its holder is on it (a dead-letter, or a failed write)
+    } else {
+      it.f = it.too_old ? fate::expired : fate::redrive;
+    }
+  }
+}
+
+std::vector<bus_message> sweep_plan::to_redrive() const {
+  std::vector<bus_message> out;
+  for (const auto& it : items_)
+    if (it.f == fate::redrive) out.push_back(*it.m);
+  return out;
+}
+
+void sweep_plan::on_redriven(const std::vector<std::optional<lua::claim_outcome>>& outcomes) {
+  using st = lua::claim_state;
+  std::size_t j = 0;
+  for (auto& it : items_) {
+    if (it.f != fate::redrive) continue;
+    const auto& o = j < outcomes.size() ? outcomes[j] : std::nullopt;
+    ++j;
+    bool done = o && (o->state == st::delivered || o->state == st::done || o->state == st::dead);
+    it.f = done ? fate::redriven : fate::blocked;
+  }
+}
+
+std::string sweep_plan::cursor() const {
+  std::string at;
+  for (std::size_t i = 0; i < items_.size(); ++i) {
+    const auto& it = items_[i];
+    bool finished = it.f == fate::finished || it.f == fate::redriven ||
+                    it.f == fate::malformed || it.f == fate::expired;
+    if (!finished) break;
+    // Past an entry only when its last message is finished too.
+    if (i + 1 == items_.size() || items_[i + 1].entry_id != it.entry_id) at = it.entry_id;
+  }
+  return at;
+}
+
+std::vector<std::pair<std::string, std::string>> sweep_plan::malformed() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& it : items_)
+    if (it.f == fate::malformed) out.emplace_back(it.entry_id, it.line);
+  return out;
+}
+
+std::size_t sweep_plan::redriven() const {
+  return std::count_if(items_.begin(), items_.end(),
+                       [](const item& it) { return it.f == fate::redriven; });
+}
+
+std::size_t sweep_plan::expired() const {
+  return std::count_if(items_.begin(), items_.end(),
+                       [](const item& it) { return it.f == fate::expired; });
+}
+
+}  // namespace pushonce::worker

@@ -1,0 +1,76 @@
+#pragma once
+// The sweeper's decisions for one outbox page, without Redis (the resume_state shape): which
+// entries to look at, which to re-drive, which are lost to retention, and how far the
+// outbox's cursor may move. The sweeper feeds it the page, the claim records and the
+// re-drive outcomes, and carries out what it answers.
+//
+// Invariants:
+// - entries younger than the lease are not looked at (the normal path may still be on
+//   them); neither is anything after the first of them;
+// - an entry is re-driven only while its claim record is certain to exist if it had been
+//   delivered: younger than the dedup window minus two leases; an older entry that was
+//   never delivered is counted as `expired` (retention exceeded) and never re-driven;
+// - the cursor moves over the leading run of finished entries only (every message of the
+//   entry delivered, dead, malformed or expired), so nothing unfinished is ever skipped.
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/lua/claim.hpp"
+#include "core/message.hpp"
+
+namespace pushonce::worker {
+
+struct outbox_entry {
+  std::string id;   // stream entry id "<ms>-<seq>"
+  std::string raw;  // its "m" field: one bus message per line
+};
+
+class sweep_plan {
+ public:
+  sweep_plan(std::chrono::milliseconds lease, std::chrono::milliseconds window, long long now_ms);
+
+  /// Step 1: the page read after the cursor, in stream order.
+  void take(std::vector<outbox_entry> page);
+  /// The messages whose claim records step 2 needs, in order.
+  std::vector<const bus_message*> to_check() const;
+  /// Step 2: one record per to_check() message (std::nullopt: it could not be read).
+  void on_records(const std::vector<std::optional<lua::claim_record>>& records);
+  /// The messages to re-drive through claim.lua, in order.
+  std::vector<bus_message> to_redrive() const;
+  /// Step 3: the outcome of each to_redrive() message (std::nullopt: the call failed).
+  void on_redriven(const std::vector<std::optional<lua::claim_outcome>>& outcomes);
+
+  /// The new cursor: the last entry of the leading finished run ("" = do not move).
+  std::string cursor() const;
+  /// Malformed lines (not bus messages) as (entry id, text): dead-lettered by the caller.
+  std::vector<std::pair<std::string, std::string>> malformed() const;
+
+  /// Messages (lines) looked at.
+  std::size_t looked_at() const { return items_.size(); }
+  /// Entries looked at, and the id of the last one ("" when none).
+  std::size_t entries() const { return entries_; }
+  std::string last_id() const { return items_.empty() ? std::string() : items_.back().entry_id; }
+  std::size_t redriven() const;
+  std::size_t expired() const;
+
+ private:
+  enum class fate { unknown, finished, redrive, redriven, malformed, expired, blocked };
+  struct item {
+    std::string entry_id;
+    std::string line;
+    std::optional<bus_message> m;
+    bool too_old = false;
+    fate f = fate::unknown;
+  };
+
+  std::chrono::milliseconds lease_, window_;
+  long long now_ms_;
+  std::vector<item> items_;
+  std::size_t entries_ = 0;
+};
+
+}  // namespace pushonce::worker
