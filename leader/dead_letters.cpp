@@ -1,4 +1,4 @@
-// `pushonce-leader dead-letters list|replay ID|purge` and `trace ID` (PROTOCOL.md).
+// `pushonce-leader dead-letters list|replay ID|purge` (PROTOCOL.md).
 
 #include <boost/json.hpp>
 
@@ -103,25 +103,6 @@ asio::awaitable<int> run_dead_letters(admin_context& ctx) {
   if (sub == "replay" && ctx.args.size() == 2) co_return co_await replay(ctx, ctx.args[1]);
   if (sub == "purge" && ctx.args.size() == 1) co_return co_await purge(ctx);
   co_return ctx.out.usage("usage: pushonce-leader dead-letters list | replay ID | purge");
-}
-
-asio::awaitable<int> run_trace(admin_context& ctx) {
-  if (ctx.args.size() != 1) co_return ctx.out.usage("usage: pushonce-leader trace ID");
-  auto id = ctx.args[0];
-  redis::command range{"LRANGE", ctx.k.plain("trace:" + id), "0", "-1"};
-  auto r = co_await ctx.conn->exec(std::move(range));
-  if (!r.ok()) co_return ctx.out.fail(failure_of(r));
-  if (r.value.elements.empty())
-    co_return ctx.out.fail({"not_found", "no history for message " + id +
-                                             " (unknown, or older than the dedup window)"});
-  json::array events;
-  std::string text = "message " + id + "\n";
-  for (auto& e : r.value.elements) {
-    auto v = parse_or_string(e.str);
-    text += "  " + json::serialize(v) + "\n";
-    events.push_back(std::move(v));
-  }
-  co_return ctx.out.ok(json::object{{"id", id}, {"events", std::move(events)}}, text);
 }
 
 }  // namespace pushonce::leader
