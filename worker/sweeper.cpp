@@ -128,7 +128,7 @@ asio::awaitable<bool> sweeper::sweep_page(const outbox_ref& o, long long now_ms,
   if (auto n = plan.expired()) {
     log::warn("sweep: {} entries of {} were never delivered and are past the dedup window",
               n, o.stream);
-    redis::command count{"HINCRBY", keys_.plain("stats"), "expired", std::to_string(n)};
+    redis::command count{"HINCRBY", keys_.plain("stats"), "retention_exceeded", std::to_string(n)};
     co_await conn_->exec(std::move(count));
   }
   st.scanned += plan.looked_at();

@@ -27,7 +27,7 @@ struct sweeper_options {
   std::chrono::milliseconds interval{1000};
   std::chrono::milliseconds lease{5000};
   std::chrono::milliseconds dedup_window{std::chrono::minutes(2)};
-  std::size_t batch = 1000;    // outbox entries read per page
+  std::size_t batch = 100;      // outbox entries read per page (a publish batch is one entry)
   std::size_t max_pages = 100;  // pages per outbox per pass, while each one makes progress
 };
 

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Redis memory under sustained load: runs the shared bench at RATE msgs/s for DURATION_S
+# seconds (../shared/peer/load/bench.sh, one run, no warm-up), samples redis-server's
+# used_memory every 10 s, and reports whether it plateaus (growth of the last third over
+# the middle third, target < 10 %) and the bytes Redis retains per message beyond the
+# user inboxes: (used_memory - inbox bytes - empty-server baseline) / (RATE × dedup window).
+#   tests/bench/bench_soak.sh [BIN_DIR]        (default build/bin)
+# Settings by environment [default]: RATE [4000] DURATION_S [300] WINDOW_S [120, the
+# default dedup window] BENCH [../shared/peer/load/bench.sh]
+set -euo pipefail
+here="$(cd "$(dirname "$0")/../.." && pwd)"
+bin="$(cd "${1:-$here/build/bin}" && pwd)"
+RATE=${RATE:-4000} DURATION_S=${DURATION_S:-300} WINDOW_S=${WINDOW_S:-120}
+BENCH=${BENCH:-$here/../shared/peer/load/bench.sh}
+out="$(mktemp -d /tmp/pushonce-soak-XXXXXX)"
+messages=$((RATE * DURATION_S))
+RUNS=1 WARMUP=0 RATE=$RATE MESSAGES=$messages MAX_NOISE_PCT=100 OUT_DIR="$out/bench" \
+  "$BENCH" pushonce "$bin" --timeout-s $((DURATION_S + 120)) >"$out/bench.out" 2>"$out/bench.err" &
+bench=$!
+port=""
+for _ in $(seq 1 300); do
+  port="$(grep -o 'redis redis://127.0.0.1:[0-9]*' "$out/bench.err" 2>/dev/null | grep -o '[0-9]*$' || true)"
+  [[ -n "$port" ]] && break
+  sleep 0.1
+done
+[[ -n "$port" ]] || { echo "error: bench did not start" >&2; cat "$out/bench.err" >&2; exit 1; }
+baseline="$(redis-cli -p "$port" INFO memory | grep '^used_memory:' | tr -dc 0-9)"
+echo "soak: $RATE msgs/s for ${DURATION_S}s on redis :$port (baseline used_memory $baseline)" >&2
+: >"$out/samples.txt"
+while kill -0 "$bench" 2>/dev/null; do
+  sleep 10
+  m="$(redis-cli -p "$port" INFO memory 2>/dev/null | grep '^used_memory:' | tr -dc 0-9)" || break
+  [[ -n "$m" ]] || break
+  inbox=0
+  for k in $(redis-cli -p "$port" --scan --pattern '*:inbox' 2>/dev/null); do
+    inbox=$((inbox + $(redis-cli -p "$port" MEMORY USAGE "$k" 2>/dev/null || echo 0)))
+  done
+  keys="$(redis-cli -p "$port" DBSIZE 2>/dev/null)"
+  echo "$(date +%s) $m $inbox $keys" | tee -a "$out/samples.txt" >&2
+done
+wait "$bench" || true
+tail -n 1 "$out/bench.out"
+python3 - "$out/samples.txt" "$baseline" "$RATE" "$WINDOW_S" <<'PY'
+import sys
+rows = [list(map(int, l.split())) for l in open(sys.argv[1]) if l.strip()]
+base, rate, window = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+rows = rows[:-1] if len(rows) > 3 else rows   # the last sample may fall after the load
+n = len(rows)
+if n < 6: sys.exit("too few samples")
+mid = rows[n // 3: 2 * n // 3]; last = rows[2 * n // 3:]
+avg = lambda rs: sum(r[1] for r in rs) / len(rs)
+growth = 100 * (avg(last) - avg(mid)) / avg(mid)
+m, inbox = rows[-1][1], rows[-1][2]
+per_msg = (m - inbox - base) / (rate * window)
+print(f"used_memory: middle third {avg(mid)/1e6:.1f} MB, last third {avg(last)/1e6:.1f} MB, growth {growth:+.1f} %")
+print(f"at the end: used_memory {m/1e6:.1f} MB, inboxes {inbox/1e6:.1f} MB, keys {rows[-1][3]}; "
+      f"retained beyond inboxes {per_msg:.0f} bytes/message (rate x {window} s window)")
+sys.exit(0 if growth < 10 and per_msg <= 250 else 1)
+PY
