@@ -137,10 +137,10 @@ check "resource add: no ids -> 0" "(integer) 0" "$(ev resource_add 3 "$RM" "$RF"
 T0=$(now_ms)
 check "assign: alice gets r1, id 1*4096+16" '1) "4112" | 2) "alice" | 3) "r1"' "$(ev assign "${ASSIGN_KEYS[@]}" default 16 5 0 100000 "$BUS")"
 check "assign: fence stored" "5" "$(rc GET "$FENCE")"
-M=$(rc XREVRANGE "$OUT" + - COUNT 1 | sed -n 7p)
-check "assign: outbox fields" "id 4112 user alice m" "$(rc XREVRANGE "$OUT" + - COUNT 1 | sed -n '2p;3p;4p;5p;6p' | paste -sd' ' -)"
-check_match "assign: message text (meta verbatim, accept_by null)" \
-  '^\{"id":"4112","user":"alice","kind":"assignment","data":\{"queue":"default","resource":"r1","meta":\{"gpu":1,"tags":\[\],"o":\{\},"big":12345678901234567890\},"accept_by":null\},"ts":[0-9]+,"src":"q:default"\}$' "$M"
+M=$(rc XREVRANGE "$OUT" + - COUNT 1 | sed -n 3p)
+check "assign: outbox fields (only m)" "m" "$(rc XREVRANGE "$OUT" + - COUNT 1 | sed -n '2p')"
+check_match "assign: message text (the bus layout, meta verbatim, accept_by null)" \
+  '^\{"id":"4112","user":"alice","src":"q:default","kind":"assignment","data":\{"queue":"default","resource":"r1","meta":\{"gpu":1,"tags":\[\],"o":\{\},"big":12345678901234567890\},"accept_by":null\},"ts":[0-9]+\}$' "$M"
 TS=$(echo "$M" | jq -r .ts)
 T1=$(now_ms)
 check "assign: ts is Redis time" "yes" "$([ "$TS" -ge "$T0" ] && [ "$TS" -le "$T1" ] && echo yes || echo "no ($T0 <= $TS <= $T1)")"
@@ -149,7 +149,7 @@ check_match "assign: older token -> fenced" "^\(error\) fenced " "$(ev assign "$
 check "assign: fenced call changed nothing" "bob|r2 r3|5" "$(rc ZRANGE "$W" 0 -1 | paste -sd' ' -)|$(rc ZRANGE "$RF" 0 -1 | paste -sd' ' -)|$(rc GET "$FENCE")"
 check "assign: bob gets r2 (lowest free score), newer token, accept timeout" '1) "8208" | 2) "bob" | 3) "r2"' "$(ev assign "${ASSIGN_KEYS[@]}" default 16 7 30000 100000 "$BUS")"
 check "assign: newer token stored" "7" "$(rc GET "$FENCE")"
-M=$(rc XREVRANGE "$OUT" + - COUNT 1 | sed -n 7p)
+M=$(rc XREVRANGE "$OUT" + - COUNT 1 | sed -n 3p)
 check "assign: accept_by = ts + timeout" "30000" "$(echo "$M" | jq '.data.accept_by - .ts')"
 check "assign: queue empty now -> nil" "(nil)" "$(ev assign "${ASSIGN_KEYS[@]}" default 16 0 0 100000 "$BUS")"
 check_match "assign: alice cannot join while assigned" "^\(error\) already_assigned " "$(ev join 3 "$W" "$A" "$T" alice "$WAKE" default)"
@@ -163,7 +163,7 @@ check "release: r1" "(integer) 1" "$(ev resource_release 5 "$RM" "$RF" "$RS" "$R
 check "release: alice no longer assigned, r1 free after r3" "0 0 r3 r1" "$(rc HEXISTS "$A" alice) $(rc HEXISTS "$RH" r1) $(rc ZRANGE "$RF" 0 -1 | paste -sd' ' -)"
 check "release: alice may join again" "1) (integer) 1 | 2) (integer) 4" "$(ev join 3 "$W" "$A" "$T" alice "$WAKE" default)"
 check "assign: alice gets r3 (freed first)" '1) "12304" | 2) "alice" | 3) "r3"' "$(ev assign "${ASSIGN_KEYS[@]}" default 16 7 0 100000 "$BUS")"
-M=$(rc XREVRANGE "$OUT" + - COUNT 1 | sed -n 7p)
+M=$(rc XREVRANGE "$OUT" + - COUNT 1 | sed -n 3p)
 check "assign: meta null spliced" "null" "$(echo "$M" | jq -c .data.meta)"
 
 # --- resource_remove.lua ----------------------------------------------------------------
@@ -185,65 +185,125 @@ rc SET "$SEQ" 1099511627776 >/dev/null   # 2^40
 ev resource_add 3 "$RM" "$RF" "$RS" "$WAKE" default "" r7 >/dev/null
 ev join 3 "$W" "$A" "$T" erin "$WAKE" default >/dev/null
 check "ids: seq 2^40+1 -> exact 2^52+4096+16" '1) "4503599627374608" | 2) "erin" | 3) "r7"' "$(ev assign "${ASSIGN_KEYS[@]}" default 16 7 0 100000 "$BUS")"
-check "ids: outbox m id matches" '"4503599627374608"' "$(rc XREVRANGE "$OUT" + - COUNT 1 | sed -n 7p | jq .id)"
+check "ids: outbox m id matches" '"4503599627374608"' "$(rc XREVRANGE "$OUT" + - COUNT 1 | sed -n 3p | jq .id)"
 
 # --- publish.lua ------------------------------------------------------------------------
+# KEYS seq, outbox, idem keys (one per message that has one); ARGV shard, window ms,
+# retention ms, bus channel, then per message: user, data, has-key ("0"/"1").
 DATA='{"a":[],"b":{},"n":12345678901234567890,"s":"x\"y"}'
-PUB_NOIDEM=(3 "$BSEQ" "$BOUT" "$BSEQ")
-check "publish: without key" '1) "4096" | 2) (integer) 0' "$(ev publish "${PUB_NOIDEM[@]}" alice "$DATA" 0 0 60000 100000 "$BUS")"
-M=$(rc XREVRANGE "$BOUT" + - COUNT 1 | sed -n 7p)
-check_match "publish: message text (data verbatim)" \
-  '^\{"id":"4096","user":"alice","kind":"message","data":\{"a":\[\],"b":\{\},"n":12345678901234567890,"s":"x\\"y"\},"ts":[0-9]+,"src":"bus:0"\}$' "$M"
-check "publish: outbox fields" "id 4096 user alice m" "$(rc XREVRANGE "$BOUT" + - COUNT 1 | sed -n '2p;3p;4p;5p;6p' | paste -sd' ' -)"
+PUB=(2 "$BSEQ" "$BOUT")
+PUB_ARGS=(0 60000 100000 "$BUS")
+check "publish: without key" '1) "4096" | 2) (integer) 0' "$(ev publish "${PUB[@]}" "${PUB_ARGS[@]}" alice "$DATA" 0)"
+M=$(rc XREVRANGE "$BOUT" + - COUNT 1 | sed -n 3p)
+check_match "publish: message text (the bus layout, data verbatim)" \
+  '^\{"id":"4096","user":"alice","src":"bus:0","kind":"message","data":\{"a":\[\],"b":\{\},"n":12345678901234567890,"s":"x\\"y"\},"ts":[0-9]+\}$' "$M"
+check "publish: outbox fields (only m)" "m" "$(rc XREVRANGE "$BOUT" + - COUNT 1 | sed -n 2p)"
 IDEM="$NS:{bus:0}:idem:alice:order-1"
-check "publish: with key k (seq 2 -> 4 digits)" '1) "8192" | 2) (integer) 0' "$(ev publish 3 "$BSEQ" "$BOUT" "$IDEM" alice '{"k":1}' 0 1 60000 100000 "$BUS")"
-check "publish: same key -> duplicate, first id" '1) "8192" | 2) (integer) 1' "$(ev publish 3 "$BSEQ" "$BOUT" "$IDEM" alice '{"k":2}' 0 1 60000 100000 "$BUS")"
+check "publish: with key k (seq 2 -> 4 digits)" '1) "8192" | 2) (integer) 0' "$(ev publish 3 "$BSEQ" "$BOUT" "$IDEM" "${PUB_ARGS[@]}" alice '{"k":1}' 1)"
+check "publish: same key -> duplicate, first id" '1) "8192" | 2) (integer) 1' "$(ev publish 3 "$BSEQ" "$BOUT" "$IDEM" "${PUB_ARGS[@]}" alice '{"k":2}' 1)"
 check "publish: duplicate wrote nothing" "2 2" "$(rc XLEN "$BOUT") $(rc GET "$BSEQ")"
 check_match "publish: idem key has the window" "^(5[0-9]{4}|60000)$" "$(rc PTTL "$IDEM")"
-check "publish: seq 3 -> 5 digits" '1) "12288" | 2) (integer) 0' "$(ev publish "${PUB_NOIDEM[@]}" alice 7 0 0 60000 100000 "$BUS")"
-check "publish: without key the seq key is not touched as idem" "3" "$(rc GET "$BSEQ")"
-check "publish: shard 3 source" '"bus:3"' "$(ev publish 3 "$NS:{bus:3}:seq" "$NS:{bus:3}:outbox" "$NS:{bus:3}:seq" alice null 3 0 60000 100000 "$BUS" >/dev/null; rc XREVRANGE "$NS:{bus:3}:outbox" + - COUNT 1 | sed -n 7p | jq .src)"
-check_match "publish: bad window -> bad_request" "^\(error\) bad_request " "$(ev publish "${PUB_NOIDEM[@]}" alice 1 0 0 x 100000 "$BUS")"
+check "publish: seq 3 -> 5 digits" '1) "12288" | 2) (integer) 0' "$(ev publish "${PUB[@]}" "${PUB_ARGS[@]}" alice 7 0)"
+# a batch: bob's key b-1 twice (a duplicate of its first use inside the batch), alice without
+IDEM2="$NS:{bus:0}:idem:bob:b-1"
+check "publish: batch, a key repeated inside it is a duplicate of its first use" \
+  '1) "16384" | 2) (integer) 0 | 3) "20480" | 4) (integer) 0 | 5) "16384" | 6) (integer) 1' \
+  "$(ev publish 4 "$BSEQ" "$BOUT" "$IDEM2" "$IDEM2" "${PUB_ARGS[@]}" bob 1 1 alice 2 0 bob 3 1)"
+check "publish: the batch is ONE outbox entry of 2 lines" "4 2" "$(rc XLEN "$BOUT") $(rc XREVRANGE "$BOUT" + - COUNT 1 | sed -n '3,$p' | wc -l | tr -d ' ')"
+check "publish: its lines are the fresh messages, in order" "16384 20480" "$(rc XREVRANGE "$BOUT" + - COUNT 1 | sed -n '3,$p' | jq -r .id | paste -sd' ' -)"
+check "publish: the batch reserved ids in one INCRBY" "6" "$(rc GET "$BSEQ")"
+check "publish: a batch of only duplicates writes nothing" '1) "16384" | 2) (integer) 1 | 3) "8192" | 4) (integer) 1' \
+  "$(ev publish 4 "$BSEQ" "$BOUT" "$IDEM2" "$IDEM" "${PUB_ARGS[@]}" bob 9 1 alice 9 1)"
+check "publish: ... outbox and seq unchanged" "4 6" "$(rc XLEN "$BOUT") $(rc GET "$BSEQ")"
+check "publish: shard 3 source" '"bus:3"' "$(ev publish 2 "$NS:{bus:3}:seq" "$NS:{bus:3}:outbox" 3 60000 100000 "$BUS" alice null 0 >/dev/null; rc XREVRANGE "$NS:{bus:3}:outbox" + - COUNT 1 | sed -n 3p | jq .src)"
+check_match "publish: bad window -> bad_request" "^\(error\) bad_request " "$(ev publish "${PUB[@]}" 0 x 100000 "$BUS" alice 1 0)"
+check_match "publish: missing has-key -> bad_request" "^\(error\) bad_request " "$(ev publish "${PUB[@]}" "${PUB_ARGS[@]}" alice 1)"
+check_match "publish: bad user -> bad_request" "^\(error\) bad_request " "$(ev publish "${PUB[@]}" "${PUB_ARGS[@]}" 'a b' 1 0)"
+check_match "publish: empty data -> bad_request" "^\(error\) bad_request " "$(ev publish "${PUB[@]}" "${PUB_ARGS[@]}" alice '' 0)"
+check "publish: refused calls wrote nothing" "4 6" "$(rc XLEN "$BOUT") $(rc GET "$BSEQ")"
 
-# --- claim.lua / deliver.lua ------------------------------------------------------------
+# --- claim.lua (claims and delivers), release.lua, dead_letter.lua ---------------------
+# KEYS claim keys; ARGV owner, lease ms, window ms, max attempts, inbox maxlen, idle ms,
+# epoch, then per message: id, frame tail (empty: take a lease only).
 C1="$U:claim:4096"
 HEAD1='{"type":"message","id":"4096","offset":'
 TAIL1=',"kind":"message","data":{"a":[]},"ts":1}'
-DKEYS1=(4 "$C1" "$META" "$INBOX" "$CH")
-check_match "deliver: never claimed -> fenced" "^\(error\) fenced " "$(ev deliver "${DKEYS1[@]}" w1 "$HEAD1" "$TAIL1" 60000 1000 600000 E1)"
-check "claim: w1 wins" '1) "won" | 2) (integer) 1' "$(ev claim 1 "$C1" w1 300 60000)"
-check "claim: w2 while the lease is live -> taken" '1) "taken" | 2) (integer) 0' "$(ev claim 1 "$C1" w2 300 60000)"
-check_match "claim: has the dedup window" "^(5[0-9]{4}|60000)$" "$(rc PTTL "$C1")"
-sleep 0.4
-check_match "deliver: after lease expiry -> fenced" "^\(error\) fenced " "$(ev deliver "${DKEYS1[@]}" w1 "$HEAD1" "$TAIL1" 60000 1000 600000 E1)"
-check "deliver: fenced wrote nothing" "0 0" "$(rc EXISTS "$META") $(rc EXISTS "$INBOX")"
-check "claim: w2 re-claims after expiry" '1) "won" | 2) (integer) 2' "$(ev claim 1 "$C1" w2 5000 60000)"
-check_match "deliver: by the old owner w1 -> fenced" "^\(error\) fenced " "$(ev deliver "${DKEYS1[@]}" w1 "$HEAD1" "$TAIL1" 60000 1000 600000 E1)"
-check "deliver: w2 -> offset 1" "(integer) 1" "$(ev deliver "${DKEYS1[@]}" w2 "$HEAD1" "$TAIL1" 60000 1000 600000 E1)"
 FRAME1="${HEAD1}1${TAIL1}"
+HEAD2='{"type":"message","id":"8192","offset":'
+cl() {  # cl OWNER LEASE MAXATTEMPTS EPOCH KEY ID TAIL [KEY ID TAIL]...
+  local owner=$1 lease=$2 max=$3 epoch=$4; shift 4
+  local keys=() rest=()
+  while [ $# -ge 3 ]; do keys+=("$1"); rest+=("$2" "$3"); shift 3; done
+  ev claim "${#keys[@]}" "${keys[@]}" "$owner" "$lease" 60000 "$max" 1000 600000 "$epoch" "${rest[@]}"
+}
+check "claim: lease only (empty tail) -> won 1" '1) "won" | 2) (integer) 1' "$(cl w1 300 5 E1 "$C1" 4096 '')"
+check_match "claim: the lease record" '^l:w1:[0-9]+:1$' "$(rc GET "$C1")"
+check "claim: w2 while the lease is live -> taken" '1) "taken" | 2) (integer) 0' "$(cl w2 300 5 E1 "$C1" 4096 "$TAIL1")"
+check "claim: w1 itself while its lease is live -> taken" '1) "taken" | 2) (integer) 0' "$(cl w1 300 5 E1 "$C1" 4096 "$TAIL1")"
+check_match "claim: has the dedup window" "^(5[0-9]{4}|60000)$" "$(rc PTTL "$C1")"
+check "claim: a lease writes no inbox" "0 0" "$(rc EXISTS "$META") $(rc EXISTS "$INBOX")"
+sleep 0.4
+check "claim: after the lease, w2 delivers at offset 1" '1) "delivered" | 2) (integer) 1' "$(cl w2 5000 5 E1 "$C1" 4096 "$TAIL1")"
+check "claim: record <offset>:<attempts>" "1:2" "$(rc GET "$C1")"
 check "deliver: inbox entry 1-0 f=frame" "1-0|f|$FRAME1" "$(rc XRANGE "$INBOX" - + | paste -sd'|' -)"
-check "deliver: claim delivered, offset 1" "delivered 1 w2 2" "$(rc HMGET "$C1" state offset owner attempts | paste -sd' ' -)"
 check "deliver: epoch created" "E1 1" "$(rc HMGET "$META" epoch offset | paste -sd' ' -)"
 check_match "deliver: meta idle ttl" "^(5[0-9]{5}|600000)$" "$(rc PTTL "$META")"
 check_match "deliver: inbox idle ttl" "^(5[0-9]{5}|600000)$" "$(rc PTTL "$INBOX")"
 check_match "deliver: claim dedup window" "^(5[0-9]{4}|60000)$" "$(rc PTTL "$C1")"
-check "claim: after delivery -> done 1" '1) "done" | 2) (integer) 1' "$(ev claim 1 "$C1" w3 5000 60000)"
-check_match "deliver: twice -> fenced" "^\(error\) fenced " "$(ev deliver "${DKEYS1[@]}" w2 "$HEAD1" "$TAIL1" 60000 1000 600000 E1)"
-check "deliver: twice wrote nothing" "1 1" "$(rc HGET "$META" offset) $(rc XLEN "$INBOX")"
+check "claim: after delivery -> done 1" '1) "done" | 2) (integer) 1' "$(cl w3 5000 5 E1 "$C1" 4096 "$TAIL1")"
+check "claim: done wrote nothing" "1 1" "$(rc HGET "$META" offset) $(rc XLEN "$INBOX")"
 
 C2="$U:claim:8192"
-HEAD2='{"type":"message","id":"8192","offset":'
-check "claim: second message" '1) "won" | 2) (integer) 1' "$(ev claim 1 "$C2" w9 5000 60000)"
-check "deliver: second message -> offset 2, stored epoch kept" "(integer) 2" "$(ev deliver 4 "$C2" "$META" "$INBOX" "$CH" w9 "$HEAD2" '}' 60000 1000 600000 OTHER)"
-check "deliver: epoch unchanged" "E1" "$(rc HGET "$META" epoch)"
+check "claim: a batch: new message -> offset 2, the first -> done 1" \
+  '1) "delivered" | 2) (integer) 2 | 3) "done" | 4) (integer) 1' "$(cl w9 5000 5 OTHER "$C2" 8192 '}' "$C1" 4096 "$TAIL1")"
+check "deliver: stored epoch kept" "E1" "$(rc HGET "$META" epoch)"
+check "deliver: record of a first attempt is the offset" "2" "$(rc GET "$C2")"
 check "deliver: inbox ids 1-0 2-0" "1-0 2-0" "$(rc XRANGE "$INBOX" - + | grep -- '-0$' | paste -sd' ' -)"
 # meta lost (new epoch) while an inbox of the old epoch is left: offsets restart at 1
 Z="$NS:{u:zed}"
 rc XADD "$Z:inbox" 7-0 f old >/dev/null
-ev claim 1 "$Z:claim:4096" w1 5000 60000 >/dev/null
-check "deliver: new epoch over a stale inbox -> offset 1" "(integer) 1" "$(ev deliver 4 "$Z:claim:4096" "$Z:meta" "$Z:inbox" "$Z:ch" w1 "$HEAD1" '}' 60000 1000 600000 EZ)"
+check "deliver: new epoch over a stale inbox -> offset 1" '1) "delivered" | 2) (integer) 1' "$(cl w1 5000 5 EZ "$Z:claim:4096" 4096 '}')"
 check "deliver: ... stale entries dropped" "1-0" "$(rc XRANGE "$Z:inbox" - + | head -1)"
-check_match "claim: bad lease -> bad_request" "^\(error\) bad_request " "$(ev claim 1 "$U:claim:1" w1 abc 60000)"
+
+# a failed inbox write: offset rolled back, the lease kept for a retry after it
+F="$NS:{u:fay}"
+rc HSET "$F:meta" epoch E0 offset 0 >/dev/null
+rc SET "$F:inbox" "not a stream" >/dev/null
+check_match "claim: inbox write fails -> failed with the error" '^1\) "failed" \| 2\) "WRONGTYPE' "$(cl w1 300 5 E1 "$F:claim:4096" 4096 '}')"
+check "claim: ... offset rolled back" "0" "$(rc HGET "$F:meta" offset)"
+check_match "claim: ... lease kept" '^l:w1:[0-9]+:1$' "$(rc GET "$F:claim:4096")"
+check "claim: ... nobody else before the lease ends" '1) "taken" | 2) (integer) 0' "$(cl w2 300 5 E1 "$F:claim:4096" 4096 '}')"
+rc DEL "$F:inbox" >/dev/null
+sleep 0.4
+check "claim: ... retried after the lease" '1) "delivered" | 2) (integer) 1' "$(cl w2 300 5 E1 "$F:claim:4096" 4096 '}')"
+check "claim: ... second attempt recorded" "1:2" "$(rc GET "$F:claim:4096")"
+
+# max attempts: a lease, no delivery, then dead_letter.lua by the lease holder
+X="$NS:{u:xavier}"; CX="$X:claim:4096"
+check "claim: max 1, lease only -> won 1" '1) "won" | 2) (integer) 1' "$(cl w1 50 1 E1 "$CX" 4096 '')"
+sleep 0.1
+check "claim: attempt 2 of max 1 -> won 2 (not delivered)" '1) "won" | 2) (integer) 2' "$(cl w2 60000 1 E1 "$CX" 4096 '}')"
+check "claim: ... no inbox" "0" "$(rc EXISTS "$X:inbox")"
+check "dead_letter: not the holder -> 0" "(integer) 0" "$(ev dead_letter 1 "$CX" w1 poison 60000)"
+check "dead_letter: the holder -> 1" "(integer) 1" "$(ev dead_letter 1 "$CX" w2 poison 60000)"
+check "dead_letter: record x:<attempts>:<reason>" "x:2:poison" "$(rc GET "$CX")"
+check "claim: dead -> dead 0" '1) "dead" | 2) (integer) 0' "$(cl w3 5000 5 E1 "$CX" 4096 '}')"
+check "dead_letter: twice -> 0" "(integer) 0" "$(ev dead_letter 1 "$CX" w2 poison 60000)"
+
+# release.lua: only the holder; the message is claimable at once
+R="$NS:{u:rita}"; CR="$R:claim:4096"
+check "release: take a 60 s lease" '1) "won" | 2) (integer) 1' "$(cl w1 60000 5 E1 "$CR" 4096 '')"
+check "release: not the holder -> 0" "(integer) 0" "$(ev release 1 "$CR" w2)"
+check "release: the holder -> 1" "(integer) 1" "$(ev release 1 "$CR" w1)"
+check "release: record r:<attempts>" "r:1" "$(rc GET "$CR")"
+check_match "release: the window is kept" "^(5[0-9]{4}|60000)$" "$(rc PTTL "$CR")"
+check "release: claimable at once, attempt 2" '1) "delivered" | 2) (integer) 1' "$(cl w2 60000 5 E1 "$CR" 4096 '}')"
+check "release: nothing to release once delivered" "(integer) 0 1:2" "$(ev release 1 "$CR" w2) $(rc GET "$CR")"
+
+check_match "claim: bad lease -> bad_request" "^\(error\) bad_request " "$(cl w1 abc 5 E1 "$U:claim:1" 1 '}')"
+check_match "claim: empty owner -> bad_request" "^\(error\) bad_request " "$(cl '' 5000 5 E1 "$U:claim:1" 1 '}')"
+check_match "claim: no tail -> bad_request" "^\(error\) bad_request " "$(ev claim 1 "$U:claim:1" w1 5000 60000 5 1000 600000 E1 1)"
+check "claim: refused calls stored nothing" "0" "$(rc EXISTS "$U:claim:1")"
 
 # --- ack.lua / session.lua --------------------------------------------------------------
 check "session: existing epoch kept" '1) "E1" | 2) (integer) 2 | 3) (integer) 0' "$(ev session 1 "$META" E2)"
@@ -278,10 +338,12 @@ payloads() { awk -v ch="$1" 'prev2=="message" && prev1==ch {print} {prev2=prev1;
 #        + ids section: 1 add + 2 joins + 1 add + 1 join = 13
 check "pubsub: wake count" "13" "$(payloads "$WAKE" | wc -l | tr -d ' ')"
 check "pubsub: wake payload is the queue" "default" "$(payloads "$WAKE" | sort -u | paste -sd' ' -)"
-# bus: assigns 4112 8208 12304 36880 40976 4503599627374608, publishes 4096 8192 12288
-# and the bus:3 one (4099)
-check "pubsub: bus ids" "4112 8208 12304 36880 40976 4503599627374608 4096 8192 12288 4099" \
+# bus: assigns 4112 8208 12304 36880 40976 4503599627374608, publishes 4096 8192 12288,
+# the batch (ONE payload: 16384 and 20480 on two lines; payloads() shows the first line of
+# each) and the bus:3 one (4099)
+check "pubsub: bus ids (first line of each payload)" "4112 8208 12304 36880 40976 4503599627374608 4096 8192 12288 16384 4099" \
   "$(payloads "$BUS" | jq -r .id | paste -sd' ' -)"
+check "pubsub: the batch's second line came once, inside its payload" "1" "$(grep -c '"id":"20480"' "$DIR/sub.txt")"
 check "pubsub: bus equals outbox m" "$(rc XRANGE "$OUT" - + | awk 'p=="m"{print} {p=$0}' | head -1)" "$(payloads "$BUS" | head -1)"
 check "pubsub: user channel frames" "$FRAME1|${HEAD2}2}" "$(payloads "$CH" | paste -sd'|' -)"
 
