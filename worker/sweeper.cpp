@@ -26,6 +26,21 @@ std::optional<long long> now_of(const redis::result& t) {
   return *s * 1000 + *us / 1000;
 }
 
+/// Stream ids "<ms>-<seq>" compared as numbers.
+bool stream_id_less(const std::string& a, const std::string& b) {
+  auto split = [](const std::string& s) {
+    auto dash = s.find('-');
+    auto num = [](std::string_view v) {
+      unsigned long long x = 0;
+      for (char c : v) x = c >= '0' && c <= '9' ? x * 10 + (c - '0') : x;
+      return x;
+    };
+    return std::pair{num(std::string_view(s).substr(0, dash)),
+                     dash == std::string::npos ? 0ULL : num(std::string_view(s).substr(dash + 1))};
+  };
+  return split(a) < split(b);
+}
+
 }  // namespace
 
 sweeper::sweeper(std::shared_ptr<redis::connection> conn, keys k, sweeper_options opts,
@@ -84,6 +99,7 @@ asio::awaitable<sweep_stats> sweeper::sweep_all() {
 }
 
 asio::awaitable<void> sweeper::sweep(const outbox_ref& o, sweep_stats& st) {
+  co_await check_trimmed(o, st);
   for (std::size_t page = 0; page < opts_.max_pages && !stopped_; ++page) {
     redis::command time{"TIME"};
     auto now = now_of(co_await conn_->exec(std::move(time)));
@@ -91,6 +107,26 @@ asio::awaitable<void> sweeper::sweep(const outbox_ref& o, sweep_stats& st) {
     redis::command extend{"PEXPIRE", o.lock, std::to_string(opts_.interval.count())};
     co_await conn_->exec(std::move(extend));
   }
+}
+
+// Entries trimmed (outbox retention) after the cursor were never checked: workers were
+// away longer than the retention. Counted and logged, and the cursor moves past them.
+asio::awaitable<void> sweeper::check_trimmed(const outbox_ref& o, sweep_stats& st) {
+  std::vector<redis::command> cmds{{"GET", o.cursor}, {"XINFO", "STREAM", o.stream}};
+  auto rs = co_await conn_->exec_all(std::move(cmds));
+  if (!rs[0].ok() || rs[0].value.is_nil() || !rs[1].ok()) co_return;
+  std::string deleted;
+  const auto& info = rs[1].value.elements;
+  for (std::size_t i = 0; i + 1 < info.size(); i += 2)
+    if (info[i].str == "max-deleted-entry-id") deleted = info[i + 1].str;
+  if (deleted.empty() || !stream_id_less(rs[0].value.str, deleted)) co_return;
+  ++st.expired;
+  log::warn("sweep: {} was trimmed past the sweeper's cursor ({} < {}): messages older than "
+            "the outbox retention were never checked and may be lost",
+            o.stream, rs[0].value.str, deleted);
+  std::vector<redis::command> after{{"HINCRBY", keys_.plain("stats"), "retention_exceeded", "1"},
+                                    {"SET", o.cursor, deleted}};
+  co_await conn_->exec_all(std::move(after));
 }
 
 asio::awaitable<bool> sweeper::sweep_page(const outbox_ref& o, long long now_ms,

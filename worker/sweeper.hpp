@@ -58,6 +58,7 @@ class sweeper {
   };
   boost::asio::awaitable<std::vector<outbox_ref>> outboxes();
   boost::asio::awaitable<void> sweep(const outbox_ref& o, sweep_stats& st);
+  boost::asio::awaitable<void> check_trimmed(const outbox_ref& o, sweep_stats& st);
   /// One page; false when there is nothing more to do now.
   boost::asio::awaitable<bool> sweep_page(const outbox_ref& o, long long now_ms, sweep_stats& st);
 
