@@ -1,0 +1,188 @@
+#include "core/lua/claim.hpp"
+// (the header under test comes first)
+
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "core/redis/scripts.hpp"
+
+using namespace pushonce;
+using kind = lua::claim_record::kind;
+
+namespace {
+
+redis::reply str(std::string s) {
+  redis::reply r;
+  r.kind = redis::reply::type::string;
+  r.str = std::move(s);
+  return r;
+}
+redis::reply integer(long long v) {
+  redis::reply r;
+  r.kind = redis::reply::type::integer;
+  r.integer = v;
+  return r;
+}
+redis::reply array(std::vector<redis::reply> e) {
+  redis::reply r;
+  r.kind = redis::reply::type::array;
+  r.elements = std::move(e);
+  return r;
+}
+
+bus_message msg(std::string id, std::string user, std::string tail) {
+  bus_message m;
+  m.id = std::move(id);
+  m.user = std::move(user);
+  m.src = "bus:0";
+  m.tail = std::move(tail);
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("claim record: every form claim.lua, release.lua and dead_letter.lua write") {
+  auto none = lua::parse_claim_record(redis::reply{});
+  REQUIRE(none);
+  CHECK(none->state == kind::none);
+
+  auto d = lua::parse_claim_record(str("17"));
+  REQUIRE(d);
+  CHECK(d->state == kind::delivered);
+  CHECK(d->offset == 17);
+  CHECK(d->attempts == 1);
+
+  auto d1 = lua::parse_claim_record(str("5"));  // one digit
+  REQUIRE(d1);
+  CHECK(d1->state == kind::delivered);
+  CHECK(d1->offset == 5);
+
+  auto d2 = lua::parse_claim_record(str("5:2"));  // one digit, second attempt
+  REQUIRE(d2);
+  CHECK(d2->state == kind::delivered);
+  CHECK(d2->offset == 5);
+  CHECK(d2->attempts == 2);
+
+  auto d3 = lua::parse_claim_record(str("123456:3"));
+  REQUIRE(d3);
+  CHECK(d3->offset == 123456);
+  CHECK(d3->attempts == 3);
+
+  auto l = lua::parse_claim_record(str("l:w1-7:1700000005000:2"));
+  REQUIRE(l);
+  CHECK(l->state == kind::leased);
+  CHECK(l->owner == "w1-7");
+  CHECK(l->until_ms == 1700000005000);
+  CHECK(l->attempts == 2);
+
+  // An owner token with ':' in it: until and attempts are the last two fields.
+  auto lc = lua::parse_claim_record(str("l:host:42:w:1700000005000:1"));
+  REQUIRE(lc);
+  CHECK(lc->state == kind::leased);
+  CHECK(lc->owner == "host:42:w");
+  CHECK(lc->until_ms == 1700000005000);
+  CHECK(lc->attempts == 1);
+
+  auto r = lua::parse_claim_record(str("r:3"));
+  REQUIRE(r);
+  CHECK(r->state == kind::released);
+  CHECK(r->attempts == 3);
+
+  auto x = lua::parse_claim_record(str("x:4:max attempts: too many"));
+  REQUIRE(x);
+  CHECK(x->state == kind::dead);
+  CHECK(x->attempts == 4);
+  CHECK(x->reason == "max attempts: too many");
+
+  auto x0 = lua::parse_claim_record(str("x:2"));  // no reason
+  REQUIRE(x0);
+  CHECK(x0->state == kind::dead);
+  CHECK(x0->attempts == 2);
+  CHECK(x0->reason.empty());
+}
+
+TEST_CASE("claim record: garbage is refused") {
+  for (const char* bad :
+       {"", "abc", "1a", "-1", "1:", ":1", "1:x", "l:", "l:w", "l:w:1", "l::1:1", "l:w:x:1",
+        "l:w:1:x", "r:", "r:x", "x:", "x:y:z", "12345678901234567890", "1:2:3"}) {
+    CAPTURE(bad);
+    CHECK_FALSE(lua::parse_claim_record(str(bad)));
+  }
+  CHECK_FALSE(lua::parse_claim_record(integer(5)));
+  CHECK_FALSE(lua::parse_claim_record(array({})));
+  CHECK_FALSE(lua::parse_claim_record(redis::reply::make_error("ERR x")));
+}
+
+TEST_CASE("parse_claim_reply: two items per message, every state") {
+  auto r = array({str("delivered"), integer(7), str("done"), integer(3), str("taken"),
+                  integer(0), str("dead"), integer(0), str("won"), integer(4), str("failed"),
+                  str("WRONGTYPE Operation against a key holding the wrong kind of value")});
+  auto p = lua::parse_claim_reply(r, 6);
+  REQUIRE(p);
+  REQUIRE(p->size() == 6);
+  CHECK((*p)[0].state == lua::claim_state::delivered);
+  CHECK((*p)[0].number == 7);
+  CHECK((*p)[1].state == lua::claim_state::done);
+  CHECK((*p)[1].number == 3);
+  CHECK((*p)[2].state == lua::claim_state::taken);
+  CHECK((*p)[3].state == lua::claim_state::dead);
+  CHECK((*p)[4].state == lua::claim_state::won);
+  CHECK((*p)[4].number == 4);
+  CHECK((*p)[5].state == lua::claim_state::failed);
+  CHECK((*p)[5].error.rfind("WRONGTYPE", 0) == 0);
+  for (int s = 0; s < 6; ++s)
+    CHECK(std::string(lua::to_string((*p)[s].state)) == r.elements[2 * s].str);
+
+  // Not claim.lua's reply: wrong count, unknown word, not an array, an error.
+  CHECK_FALSE(lua::parse_claim_reply(r, 5));
+  CHECK_FALSE(lua::parse_claim_reply(array({str("delivered")}), 1));
+  CHECK_FALSE(lua::parse_claim_reply(array({str("maybe"), integer(1)}), 1));
+  CHECK_FALSE(lua::parse_claim_reply(integer(1), 1));
+  CHECK_FALSE(lua::parse_claim_reply(redis::reply::make_error("bad_request x"), 1));
+  auto empty = lua::parse_claim_reply(array({}), 0);
+  REQUIRE(empty);
+  CHECK(empty->empty());
+}
+
+TEST_CASE("claim_command: the KEYS/ARGV layout of claim.lua's header") {
+  keys k("ns");
+  lua::claim_settings s;
+  s.owner = "w1-9";
+  s.lease = std::chrono::milliseconds(5000);
+  s.dedup_window = std::chrono::milliseconds(120000);
+  s.max_attempts = 5;
+  s.inbox_maxlen = 1000;
+  s.inbox_idle = std::chrono::milliseconds(604800000);
+  s.epoch = "E7";
+  std::vector<bus_message> batch{msg("4096", "alice", R"(,"kind":"message","data":1,"ts":1})"),
+                                 msg("8192", "bob", R"(,"kind":"message","data":2,"ts":2})")};
+  auto cmd = lua::claim_command(k, s, batch);
+  const std::vector<std::string> expect{"EVALSHA",
+                                        redis::get_script("claim").sha1,
+                                        "2",
+                                        "ns:{u:alice}:claim:4096",
+                                        "ns:{u:bob}:claim:8192",
+                                        "w1-9",
+                                        "5000",
+                                        "120000",
+                                        "5",
+                                        "1000",
+                                        "604800000",
+                                        "E7",
+                                        "4096",
+                                        R"(,"kind":"message","data":1,"ts":1})",
+                                        "8192",
+                                        R"(,"kind":"message","data":2,"ts":2})"};
+  CHECK(cmd == expect);
+  // ARGV has 7 + 2 per key, as the script checks.
+  CHECK(cmd.size() - 3 - 2 == 7 + 2 * 2);
+
+  // lease_only: an empty tail for that message only.
+  auto lo = lua::claim_command(k, s, batch, {false, true});
+  CHECK(lo[13] == batch[0].tail);
+  CHECK(lo[15].empty());
+  auto lo1 = lua::claim_command(k, s, batch, {true});  // shorter than the batch
+  CHECK(lo1[13].empty());
+  CHECK(lo1[15] == batch[1].tail);
+}

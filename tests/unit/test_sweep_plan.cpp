@@ -1,0 +1,258 @@
+#include "worker/sweep_plan.hpp"
+// (the header under test comes first)
+
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace pushonce;
+using worker::outbox_entry;
+using worker::sweep_plan;
+using kind = lua::claim_record::kind;
+using st = lua::claim_state;
+
+namespace {
+
+constexpr long long now = 10'000'000;
+constexpr auto lease = std::chrono::milliseconds(5000);
+constexpr auto window = std::chrono::milliseconds(120000);
+// Re-driven only while younger than window - 2 leases = 110 s.
+
+std::string line(long long id, const std::string& user = "alice") {
+  return R"({"id":")" + std::to_string(id) + R"(","user":")" + user +
+         R"(","src":"bus:0","kind":"message","data":1,"ts":1})";
+}
+
+/// An outbox entry written `age_ms` ago, holding the given lines.
+outbox_entry entry(long long age_ms, std::vector<std::string> lines, int seq = 0) {
+  std::string raw;
+  for (auto& l : lines) raw += (raw.empty() ? "" : "\n") + l;
+  return outbox_entry{std::to_string(now - age_ms) + "-" + std::to_string(seq), raw};
+}
+
+std::optional<lua::claim_record> rec(kind k, long long until = 0) {
+  lua::claim_record r;
+  r.state = k;
+  r.until_ms = until;
+  r.attempts = 1;
+  return r;
+}
+
+std::optional<lua::claim_outcome> out(st s) {
+  lua::claim_outcome o;
+  o.state = s;
+  return o;
+}
+
+std::vector<std::string> ids(const std::vector<bus_message>& ms) {
+  std::vector<std::string> v;
+  for (auto& m : ms) v.push_back(m.id);
+  return v;
+}
+std::vector<std::string> ids(const std::vector<const bus_message*>& ms) {
+  std::vector<std::string> v;
+  for (auto* m : ms) v.push_back(m->id);
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("sweep_plan: entries younger than the lease stop the page (and all after them)") {
+  sweep_plan p(lease, window, now);
+  auto e1 = entry(10000, {line(1)});
+  auto e2 = entry(4000, {line(2)});   // too young
+  auto e3 = entry(20000, {line(3)});  // after a young one: not looked at either
+  p.take({e1, e2, e3});
+  CHECK(p.entries() == 1);
+  CHECK(p.looked_at() == 1);
+  CHECK(p.last_id() == e1.id);
+  CHECK(ids(p.to_check()) == std::vector<std::string>{"1"});
+
+  sweep_plan empty(lease, window, now);
+  empty.take({entry(100, {line(9)})});
+  CHECK(empty.entries() == 0);
+  CHECK(empty.to_check().empty());
+  CHECK(empty.cursor().empty());
+  CHECK(empty.last_id().empty());
+}
+
+TEST_CASE("sweep_plan: delivered and dead are finished; the cursor moves over them") {
+  sweep_plan p(lease, window, now);
+  auto e1 = entry(30000, {line(1)}, 0);
+  auto e2 = entry(30000, {line(2)}, 1);
+  p.take({e1, e2});
+  p.on_records({rec(kind::delivered), rec(kind::dead)});
+  CHECK(p.to_redrive().empty());
+  CHECK(p.cursor() == e2.id);
+  CHECK(p.redriven() == 0);
+  CHECK(p.expired() == 0);
+}
+
+TEST_CASE("sweep_plan: a live lease blocks; expired lease, none and released are re-driven") {
+  sweep_plan p(lease, window, now);
+  auto e1 = entry(30000, {line(1)}, 0);
+  auto e2 = entry(30000, {line(2)}, 1);
+  auto e3 = entry(30000, {line(3)}, 2);
+  auto e4 = entry(30000, {line(4)}, 3);
+  p.take({e1, e2, e3, e4});
+  p.on_records({rec(kind::leased, now + 1000), rec(kind::leased, now - 1), rec(kind::none),
+                rec(kind::released)});
+  CHECK(ids(p.to_redrive()) == std::vector<std::string>{"2", "3", "4"});
+  p.on_redriven({out(st::delivered), out(st::done), out(st::dead)});
+  CHECK(p.redriven() == 3);
+  // The live lease holds the cursor at the start even though the rest is finished.
+  CHECK(p.cursor().empty());
+
+  // The same without the live lease: the cursor reaches the end.
+  sweep_plan q(lease, window, now);
+  q.take({e2, e3, e4});
+  q.on_records({rec(kind::leased, now - 1), rec(kind::none), rec(kind::released)});
+  q.on_redriven({out(st::delivered), out(st::delivered), out(st::delivered)});
+  CHECK(q.cursor() == e4.id);
+}
+
+TEST_CASE("sweep_plan: a lease ending exactly now still counts as live") {
+  sweep_plan p(lease, window, now);
+  p.take({entry(30000, {line(1)})});
+  p.on_records({rec(kind::leased, now)});
+  CHECK(p.to_redrive().empty());
+  CHECK(p.cursor().empty());
+}
+
+TEST_CASE("sweep_plan: too old and undelivered is expired, never re-driven; the cursor passes") {
+  sweep_plan p(lease, window, now);
+  auto old1 = entry(115000, {line(1)}, 0);  // older than window - 2 leases
+  auto old2 = entry(115000, {line(2)}, 1);
+  auto old3 = entry(115000, {line(3)}, 2);
+  auto young = entry(100000, {line(4)});
+  p.take({old1, old2, old3, young});
+  p.on_records(
+      {rec(kind::none), rec(kind::released), rec(kind::leased, now - 1), rec(kind::none)});
+  CHECK(ids(p.to_redrive()) == std::vector<std::string>{"4"});
+  CHECK(p.expired() == 3);
+  p.on_redriven({out(st::delivered)});
+  CHECK(p.cursor() == young.id);
+
+  // Too old but delivered is just finished, not expired.
+  sweep_plan q(lease, window, now);
+  q.take({old1});
+  q.on_records({rec(kind::delivered)});
+  CHECK(q.expired() == 0);
+  CHECK(q.cursor() == old1.id);
+  // Too old with a live lease still blocks.
+  sweep_plan r(lease, window, now);
+  r.take({old1});
+  r.on_records({rec(kind::leased, now + 100)});
+  CHECK(r.expired() == 0);
+  CHECK(r.cursor().empty());
+}
+
+TEST_CASE("sweep_plan: a multi-line entry is passed only when all its lines are finished") {
+  auto e1 = entry(30000, {line(1), line(2, "bob"), line(3)}, 0);
+  auto e2 = entry(30000, {line(4)}, 1);
+  {
+    sweep_plan p(lease, window, now);
+    p.take({e1, e2});
+    CHECK(p.entries() == 2);
+    CHECK(p.looked_at() == 4);
+    CHECK(p.last_id() == e2.id);
+    CHECK(ids(p.to_check()) == std::vector<std::string>{"1", "2", "3", "4"});
+    // The last line of e1 is unfinished: the cursor does not move at all.
+    p.on_records({rec(kind::delivered), rec(kind::delivered), rec(kind::leased, now + 1000),
+                  rec(kind::delivered)});
+    CHECK(p.cursor().empty());
+  }
+  {
+    sweep_plan p(lease, window, now);
+    p.take({e1, e2});
+    // e1 all finished, e2 not: the cursor moves to e1's id.
+    p.on_records({rec(kind::delivered), rec(kind::dead), rec(kind::delivered),
+                  rec(kind::leased, now + 1000)});
+    CHECK(p.cursor() == e1.id);
+  }
+  {
+    sweep_plan p(lease, window, now);
+    p.take({e1, e2});
+    // A middle line re-driven successfully: e1 finished.
+    p.on_records({rec(kind::delivered), rec(kind::none), rec(kind::delivered),
+                  rec(kind::delivered)});
+    CHECK(ids(p.to_redrive()) == std::vector<std::string>{"2"});
+    CHECK(p.to_redrive().front().user == "bob");
+    p.on_redriven({out(st::delivered)});
+    CHECK(p.cursor() == e2.id);
+  }
+}
+
+TEST_CASE("sweep_plan: malformed lines are reported and finished") {
+  sweep_plan p(lease, window, now);
+  auto e1 = entry(30000, {line(1), "not a message", line(2)}, 0);
+  auto e2 = outbox_entry{std::to_string(now - 30000) + "-1", ""};  // an empty entry
+  auto e3 = entry(30000, {line(3)}, 2);
+  p.take({e1, e2, e3});
+  CHECK(p.looked_at() == 5);
+  CHECK(ids(p.to_check()) == std::vector<std::string>{"1", "2", "3"});
+  auto bad = p.malformed();
+  REQUIRE(bad.size() == 2);
+  CHECK(bad[0].first == e1.id);
+  CHECK(bad[0].second == "not a message");
+  CHECK(bad[1].first == e2.id);
+  CHECK(bad[1].second.empty());
+  p.on_records({rec(kind::delivered), rec(kind::delivered), rec(kind::delivered)});
+  CHECK(p.cursor() == e3.id);
+}
+
+TEST_CASE("sweep_plan: re-drive outcomes taken / failed / won / a failed call block the cursor") {
+  for (auto blocking : {std::optional<lua::claim_outcome>(out(st::taken)), out(st::failed),
+                        out(st::won), std::optional<lua::claim_outcome>()}) {
+    sweep_plan p(lease, window, now);
+    auto e1 = entry(30000, {line(1)}, 0);
+    auto e2 = entry(30000, {line(2)}, 1);
+    p.take({e1, e2});
+    p.on_records({rec(kind::none), rec(kind::none)});
+    REQUIRE(p.to_redrive().size() == 2);
+    p.on_redriven({out(st::delivered), blocking});
+    CHECK(p.redriven() == 1);
+    CHECK(p.cursor() == e1.id);
+
+    sweep_plan q(lease, window, now);
+    q.take({e1, e2});
+    q.on_records({rec(kind::none), rec(kind::none)});
+    q.on_redriven({blocking, out(st::delivered)});
+    CHECK(q.cursor().empty());
+  }
+  // Fewer outcomes than re-drives: the missing ones block.
+  sweep_plan p(lease, window, now);
+  auto e1 = entry(30000, {line(1)}, 0);
+  auto e2 = entry(30000, {line(2)}, 1);
+  p.take({e1, e2});
+  p.on_records({rec(kind::none), rec(kind::none)});
+  p.on_redriven({out(st::delivered)});
+  CHECK(p.cursor() == e1.id);
+}
+
+TEST_CASE("sweep_plan: an unreadable record blocks; missing records block") {
+  sweep_plan p(lease, window, now);
+  auto e1 = entry(30000, {line(1)}, 0);
+  auto e2 = entry(30000, {line(2)}, 1);
+  p.take({e1, e2});
+  p.on_records({rec(kind::delivered), std::nullopt});
+  CHECK(p.to_redrive().empty());
+  CHECK(p.cursor() == e1.id);
+
+  sweep_plan q(lease, window, now);
+  q.take({e1, e2});
+  q.on_records({rec(kind::delivered)});  // one short
+  CHECK(q.cursor() == e1.id);
+}
+
+TEST_CASE("sweep_plan: an entry id that is not <ms>-<seq> is looked at, never too old") {
+  sweep_plan p(lease, window, now);
+  p.take({outbox_entry{"garbage", line(1)}});
+  CHECK(p.entries() == 1);
+  p.on_records({rec(kind::none)});
+  CHECK(p.expired() == 0);
+  CHECK(ids(p.to_redrive()) == std::vector<std::string>{"1"});
+}
