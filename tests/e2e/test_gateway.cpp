@@ -1,7 +1,7 @@
 // End-to-end tests of pushonce-gateway: a real redis-server, the gateway as a process, real
 // WebSocket and HTTP clients. Without a worker, a worker's delivery is simulated by running
-// claim.lua then deliver.lua (the embedded scripts of core) with the frame of
-// core/message.hpp render_frame.
+// claim.lua (the embedded script of core, called through core/lua/claim.hpp's builder),
+// which writes the frame of core/message.hpp render_frame.
 
 #include <doctest/doctest.h>
 #include <hiredis/hiredis.h>
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/keys.hpp"
+#include "core/lua/claim.hpp"
 #include "core/message.hpp"
 #include "core/redis/scripts.hpp"
 #include "tests/support/process.hpp"
@@ -56,33 +57,34 @@ struct redis_ctx {
   redisContext* c = nullptr;
 };
 
-// A worker's delivery of message `id` to `user`: claim.lua, then deliver.lua. The offset.
+// A worker's delivery of message `id` to `user`: one claim.lua call built by
+// lua::claim_command (SCRIPT LOAD first: the command is an EVALSHA). The offset.
 long long deliver(std::uint16_t redis_port, const std::string& user, const std::string& id,
                   const std::string& data_json) {
   keys k(ns);
   redis_ctx r(redis_port);
-  bus_message m;
-  m.id = id;
-  m.user = user;
-  m.kind = "message";
-  m.data_json = data_json;
-  m.ts = 1732200000000;
-  m.src = "bus:0";
-  auto parts = render_frame(m);
-  auto claim_key = k.claim(user, id);
-  const std::string owner = "test-worker";
-  auto* c = r.run({"EVAL", std::string(redis::get_script("claim").text), "1", claim_key, owner,
-                   "5000", "86400000"});
+  auto m = parse_bus_message(R"({"id":")" + id + R"(","user":")" + user +
+                             R"(","src":"bus:0","kind":"message","data":)" + data_json +
+                             R"(,"ts":1732200000000})");
+  REQUIRE(m);
+  lua::claim_settings s;
+  s.owner = "test-worker";
+  s.lease = 5000ms;
+  s.dedup_window = std::chrono::hours(24);
+  s.inbox_maxlen = 1000;
+  s.inbox_idle = std::chrono::hours(24 * 7);
+  s.epoch = "epoch-w";
+  std::vector<bus_message> batch{*m};
+  auto* l = r.run({"SCRIPT", "LOAD", redis::get_script("claim").text});
+  REQUIRE(l->type == REDIS_REPLY_STRING);
+  freeReplyObject(l);
+  auto* c = r.run(lua::claim_command(k, s, batch));
+  INFO("claim.lua: " << (c->str ? c->str : ""));
   REQUIRE(c->type == REDIS_REPLY_ARRAY);
-  REQUIRE(std::string(c->element[0]->str) == "won");
+  REQUIRE(c->elements == 2);
+  REQUIRE(std::string(c->element[0]->str) == "delivered");
+  long long off = c->element[1]->integer;
   freeReplyObject(c);
-  auto* d = r.run({"EVAL", std::string(redis::get_script("deliver").text), "4", claim_key,
-                   k.user(user, "meta"), k.user(user, "inbox"), k.user_channel(user), owner,
-                   parts.head, parts.tail, "86400000", "1000", "604800000", "epoch-w"});
-  INFO("deliver.lua: " << (d->str ? d->str : ""));
-  REQUIRE(d->type == REDIS_REPLY_INTEGER);
-  long long off = d->integer;
-  freeReplyObject(d);
   return off;
 }
 

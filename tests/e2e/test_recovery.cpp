@@ -15,6 +15,8 @@
 
 #include "core/jwt.hpp"
 #include "core/keys.hpp"
+#include "core/lua/claim.hpp"
+#include "core/message.hpp"
 #include "core/redis/scripts.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/redis_server.hpp"
@@ -114,14 +116,34 @@ TEST_CASE("recovery: messages published while no worker runs are delivered once 
 TEST_CASE("recovery: a message past --max-attempts is dead-lettered; list, trace, replay, purge") {
   deployment d("dead");
   auto id = id_of(d.cli_json({"publish", "carol", R"({"poison":true})"}));
-  // Three winners that "crashed" between claim and deliver: three leases, all expired.
-  auto claim_key = d.k().claim("carol", id);
+  // Three workers that "crashed" holding a lease (a lease-only claim.lua call through the
+  // builder: an empty tail takes a lease without delivering), all expired: attempts 1..3.
+  auto outbox = d.redis().cmd({"XRANGE", d.k().bus(0, "outbox"), "-", "+"});
+  REQUIRE(outbox->type == REDIS_REPLY_ARRAY);
+  REQUIRE(outbox->elements == 1);
+  auto* fields = outbox->element[0]->element[1];
+  REQUIRE(fields->elements == 2);
+  auto m = parse_bus_message(std::string(fields->element[1]->str, fields->element[1]->len));
+  REQUIRE(m);
+  REQUIRE(m->id == id);
+  std::vector<bus_message> batch{*m};
+  auto load = d.redis().cmd({"SCRIPT", "LOAD", redis::get_script("claim").text});
+  REQUIRE(load->type == REDIS_REPLY_STRING);
   for (int i = 0; i < 3; ++i) {
-    auto r = d.redis().cmd({"EVAL", std::string(redis::get_script("claim").text), "1", claim_key,
-                            "crashed-" + std::to_string(i), "1", "86400000"});
+    lua::claim_settings s;
+    s.owner = "crashed-" + std::to_string(i);
+    s.lease = 1ms;
+    s.epoch = "E-crashed";
+    auto r = d.redis().cmd(lua::claim_command(d.k(), s, batch, {true}));
     REQUIRE(r->type == REDIS_REPLY_ARRAY);
+    REQUIRE(r->elements == 2);
+    CHECK(std::string(r->element[0]->str) == "won");
+    CHECK(r->element[1]->integer == i + 1);
     std::this_thread::sleep_for(5ms);
   }
+  auto record = d.redis().text({"GET", d.k().claim("carol", id)});
+  CHECK(record.rfind("l:crashed-2:", 0) == 0);
+  CHECK(record.substr(record.size() - 2) == ":3");
   d.start("pushonce-worker", {"--lease-ms", "1000", "--max-attempts", "3"});
 
   json::array letters;

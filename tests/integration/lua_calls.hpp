@@ -1,13 +1,16 @@
 #pragma once
-// The Lua scripts of lua/ called through the core (redis::get_script + redis::eval), with
-// the KEYS/ARGV of docs/data-model.md. Keys and arguments are built here, outside the
-// callers' co_await (GCC 12).
+// The Lua scripts of lua/ called through the core: claim.lua with the core's own builder
+// (lua::claim_command / parse_claim_reply, core/lua/claim.hpp), the small scripts with the
+// KEYS/ARGV of docs/data-model.md. Commands are built here, outside the callers'
+// co_await (GCC 12).
 
 #include <boost/asio/awaitable.hpp>
 #include <string>
 #include <vector>
 
 #include "core/keys.hpp"
+#include "core/lua/claim.hpp"
+#include "core/message.hpp"
 #include "core/redis/connection.hpp"
 #include "core/redis/scripts.hpp"
 #include "tests/integration/run_async.hpp"
@@ -22,42 +25,75 @@ inline boost::asio::awaitable<redis::result> run_script(redis::connection& c, st
   co_return r;
 }
 
-/// claim.lua on NS:{u:USER}:claim:ID.
-inline boost::asio::awaitable<redis::result> claim(redis::connection& c, keys k, std::string user,
-                                                   std::string id, std::string owner,
-                                                   long long lease_ms,
-                                                   long long window_ms = 60000) {
-  std::vector<std::string> ks{k.claim(user, id)};
-  std::vector<std::string> as{std::move(owner), std::to_string(lease_ms),
-                              std::to_string(window_ms)};
-  CO_LET(auto r, run_script(c, "claim", std::move(ks), std::move(as)));
+/// A bus message of `user` in the scripts' own layout (what publish.lua writes), parsed
+/// as a worker parses it.
+inline bus_message bus_msg(const std::string& id, const std::string& user,
+                           const std::string& data = "1", const std::string& kind = "message",
+                           long long ts = 1700000000000, const std::string& src = "bus:0") {
+  auto text = R"({"id":")" + id + R"(","user":")" + user + R"(","src":")" + src +
+              R"(","kind":")" + kind + R"(","data":)" + data + R"(,"ts":)" +
+              std::to_string(ts) + "}";
+  auto m = parse_bus_message(text);
+  if (!m) throw std::runtime_error("bus_msg: not a bus message: " + text);
+  return *m;
+}
+
+/// claim.lua settings for tests: a 60 s dedup window, epoch "E1".
+inline lua::claim_settings claim_opts(std::string owner, long long lease_ms = 5000,
+                                      long long max_attempts = 5, long long window_ms = 60000) {
+  lua::claim_settings s;
+  s.owner = std::move(owner);
+  s.lease = std::chrono::milliseconds(lease_ms);
+  s.dedup_window = std::chrono::milliseconds(window_ms);
+  s.max_attempts = max_attempts;
+  s.inbox_maxlen = 1000;
+  s.inbox_idle = std::chrono::minutes(10);
+  s.epoch = "E1";
+  return s;
+}
+
+/// claim.lua for a batch, built by lua::claim_command and run by redis::eval_all (which
+/// loads the script on NOSCRIPT, as the worker does).
+inline boost::asio::awaitable<redis::result> claim(redis::connection& c, keys k,
+                                                   lua::claim_settings s,
+                                                   std::vector<bus_message> batch,
+                                                   std::vector<bool> lease_only = {}) {
+  std::vector<redis::command> cmds;
+  cmds.push_back(lua::claim_command(k, s, batch, lease_only));
+  const auto& script = redis::get_script("claim");
+  CO_LET(auto rs, redis::eval_all(c, script, std::move(cmds)));
+  co_return std::move(rs.front());
+}
+
+/// One message: claim.lua with a batch of one.
+inline boost::asio::awaitable<redis::result> claim_one(redis::connection& c, keys k,
+                                                       lua::claim_settings s, bus_message m,
+                                                       bool lease_only = false) {
+  std::vector<bus_message> batch;
+  batch.push_back(std::move(m));
+  std::vector<bool> lo{lease_only};
+  CO_LET(auto r, claim(c, std::move(k), std::move(s), std::move(batch), std::move(lo)));
   co_return r;
 }
 
-struct deliver_args {
-  std::string head;
-  std::string tail;
-  std::string epoch = "E1";
-  long long window_ms = 60000;
-  long long inbox_maxlen = 1000;
-  long long idle_ms = 600000;
-};
+/// A claim.lua result as words, one per message ("delivered 1", "taken 0",
+/// "failed <error>"), through lua::parse_claim_reply; one error word otherwise.
+inline std::vector<std::string> outcomes_of(const redis::result& r, std::size_t messages) {
+  if (r.ec) return {"transport error: " + r.ec.message()};
+  if (r.value.is_error()) return {"error: " + r.value.str};
+  auto parsed = lua::parse_claim_reply(r.value, messages);
+  if (!parsed) return {"unexpected reply"};
+  std::vector<std::string> out;
+  for (const auto& o : *parsed)
+    out.push_back(std::string(lua::to_string(o.state)) + " " +
+                  (o.state == lua::claim_state::failed ? o.error : std::to_string(o.number)));
+  return out;
+}
 
-/// deliver.lua for message ID to USER by OWNER.
-inline boost::asio::awaitable<redis::result> deliver(redis::connection& c, keys k, std::string user,
-                                                     std::string id, std::string owner,
-                                                     deliver_args d) {
-  std::vector<std::string> ks{k.claim(user, id), k.user(user, "meta"), k.user(user, "inbox"),
-                              k.user_channel(user)};
-  std::vector<std::string> as{std::move(owner),
-                              std::move(d.head),
-                              std::move(d.tail),
-                              std::to_string(d.window_ms),
-                              std::to_string(d.inbox_maxlen),
-                              std::to_string(d.idle_ms),
-                              std::move(d.epoch)};
-  CO_LET(auto r, run_script(c, "deliver", std::move(ks), std::move(as)));
-  co_return r;
+/// The outcome of a batch of one ("delivered 1").
+inline std::string outcome_of(const redis::result& r) {
+  auto o = outcomes_of(r, 1);
+  return o.size() == 1 ? o.front() : "unexpected reply";
 }
 
 /// ack.lua; epoch empty: none given.
@@ -77,6 +113,26 @@ inline boost::asio::awaitable<redis::result> session(redis::connection& c, keys 
   std::vector<std::string> as{std::move(epoch)};
   if (idle_ms >= 0) as.push_back(std::to_string(idle_ms));
   CO_LET(auto r, run_script(c, "session", std::move(ks), std::move(as)));
+  co_return r;
+}
+
+/// release.lua: hands back OWNER's lease on message m.
+inline boost::asio::awaitable<redis::result> release(redis::connection& c, keys k,
+                                                     const bus_message& m, std::string owner) {
+  std::vector<std::string> ks{k.claim(m.user, m.id)};
+  std::vector<std::string> as{std::move(owner)};
+  CO_LET(auto r, run_script(c, "release", std::move(ks), std::move(as)));
+  co_return r;
+}
+
+/// dead_letter.lua: OWNER (holding the lease) marks message m dead.
+inline boost::asio::awaitable<redis::result> mark_dead(redis::connection& c, keys k,
+                                                       const bus_message& m, std::string owner,
+                                                       std::string reason,
+                                                       long long window_ms = 60000) {
+  std::vector<std::string> ks{k.claim(m.user, m.id)};
+  std::vector<std::string> as{std::move(owner), std::move(reason), std::to_string(window_ms)};
+  CO_LET(auto r, run_script(c, "dead_letter", std::move(ks), std::move(as)));
   co_return r;
 }
 

@@ -15,7 +15,6 @@
 namespace asio = boost::asio;
 using pushonce::redis::result;
 using pushonce::test::cmd;
-using pushonce::test::deliver_args;
 using pushonce::test::redis_fixture;
 
 namespace {
@@ -33,19 +32,17 @@ long long acked_of(const result& r) {
   return r.value.integer;
 }
 
-// Claims and delivers messages 1..n (ids id*4096) to user, so offsets 1..n exist.
+// Claims and delivers messages from..to (ids i*4096) to user through claim.lua, so offsets
+// from..to exist. The epoch is only used when the user has none.
 asio::awaitable<void> deliver_n(redis_fixture& fx, std::string user, int from, int to) {
   for (int i = from; i <= to; ++i) {
     const std::string id = std::to_string(i * 4096);
-    CO_LET(auto c, pushonce::test::claim(*fx.conn, fx.k, user, id, "w", 5000));
+    auto s = pushonce::test::claim_opts("w");
+    s.epoch = "E-other";
+    auto m = pushonce::test::bus_msg(id, user);
+    CO_LET(auto c, pushonce::test::claim_one(*fx.conn, fx.k, s, m));
     REQUIRE(c.ok());
-    deliver_args d;
-    d.head = R"({"type":"message","id":")" + id + R"(","offset":)";
-    d.tail = "}";
-    d.epoch = "E-other";  // only used when no epoch is stored
-    CO_LET(auto r, pushonce::test::deliver(*fx.conn, fx.k, user, id, "w", d));
-    REQUIRE(r.ok());
-    CHECK(r.value.integer == i);
+    CHECK(pushonce::test::outcome_of(c) == "delivered " + std::to_string(i));
   }
 }
 

@@ -1,7 +1,10 @@
-// claim.lua and deliver.lua through the core's script runner (redis::get_script/eval):
-// won/taken/done, many concurrent claimers with exactly one winner, lease expiry and
-// re-claim, the deliver fence, inbox offsets and the user channel.
-#include "core/redis/scripts.hpp"
+// claim.lua (claim AND deliver a batch in one atomic call), release.lua and dead_letter.lua
+// on the string claim record, through the core's builder (lua::claim_command,
+// parse_claim_reply, parse_claim_record) and script runner (redis::eval_all): delivered /
+// done / taken / won / dead / failed, many concurrent claimers with exactly one delivery
+// per message, gap-free offsets, the frame in the inbox and on the user channel, a failed
+// inbox write rolled back and retried after the lease, max attempts, release.
+#include "core/lua/claim.hpp"
 // (the header under test first: it is self-contained)
 
 #include <doctest/doctest.h>
@@ -10,6 +13,8 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <chrono>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,254 +24,405 @@
 
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
+using pushonce::bus_message;
 using pushonce::redis::result;
 using pushonce::test::async_latch;
+using pushonce::test::bus_msg;
+using pushonce::test::claim_one;
+using pushonce::test::claim_opts;
 using pushonce::test::cmd;
-using pushonce::test::deliver_args;
+using pushonce::test::outcome_of;
+using pushonce::test::outcomes_of;
 using pushonce::test::received;
 using pushonce::test::redis_fixture;
 using pushonce::test::sleep_for;
 using pushonce::test::wait_until;
+using kind = pushonce::lua::claim_record::kind;
 
 namespace {
 
-// {"won", n} / {"taken", 0} / {"done", offset} as "won 1".
-std::string outcome_of(const result& r) {
-  if (r.ec) return "transport error: " + r.ec.message();
-  if (r.value.is_error()) return "error: " + r.value.str;
-  if (!r.value.is_array() || r.value.elements.size() != 2) return "unexpected reply";
-  return r.value.at(0).str + " " + std::to_string(r.value.at(1).integer);
-}
-
-deliver_args frame_for(const std::string& id, const std::string& user) {
-  pushonce::bus_message m;
-  m.id = id;
-  m.user = user;
-  m.kind = "message";
-  m.data_json = R"({"n":)" + id + "}";
-  m.ts = 1700000000000;
-  m.src = "bus:0";
-  auto parts = pushonce::render_frame(m);
-  deliver_args d;
-  d.head = parts.head;
-  d.tail = parts.tail;
-  return d;
+pushonce::lua::claim_record record_of(const result& r) {
+  REQUIRE_MESSAGE(r.ok(), r.value.str);
+  auto rec = pushonce::lua::parse_claim_record(r.value);
+  REQUIRE_MESSAGE(rec, "not a claim record: ", r.value.str);
+  return *rec;
 }
 
 }  // namespace
 
-TEST_CASE("claim: won, taken (also for the owner), done after delivery") {
+TEST_CASE("claim: delivered, then done (also for the winner); the record; bad requests") {
   redis_fixture fx;
-  const std::string user = "alice", id = "4096";
+  const auto m = bus_msg("4096", "alice", R"({"n":1})");
   fx.run([&]() -> asio::awaitable<void> {
-    CO_LET(auto w1, pushonce::test::claim(*fx.conn, fx.k, user, id, "w1", 5000));
-    CHECK(outcome_of(w1) == "won 1");
+    CO_LET(auto w1, claim_one(*fx.conn, fx.k, claim_opts("w1"), m));
+    CHECK(outcome_of(w1) == "delivered 1");
+    REQUIRE(w1.value.elements.size() == 2);
     CHECK(w1.value.at(0).kind == pushonce::redis::reply::type::string);
     CHECK(w1.value.at(1).kind == pushonce::redis::reply::type::integer);
-    CO_LET(auto w2, pushonce::test::claim(*fx.conn, fx.k, user, id, "w2", 5000));
-    CHECK(outcome_of(w2) == "taken 0");
-    CO_LET(auto w1b, pushonce::test::claim(*fx.conn, fx.k, user, id, "w1", 5000));
-    CHECK(outcome_of(w1b) == "taken 0");
+    CO_LET(auto w2, claim_one(*fx.conn, fx.k, claim_opts("w2"), m));
+    CHECK(outcome_of(w2) == "done 1");
+    CO_LET(auto w1b, claim_one(*fx.conn, fx.k, claim_opts("w1"), m));
+    CHECK(outcome_of(w1b) == "done 1");
 
-    auto state = cmd({"HMGET", fx.k.claim(user, id), "state", "owner", "attempts"});
-    CO_LET(auto st, fx.conn->exec(state));
-    CHECK(st.value.at(0).str == "leased");
-    CHECK(st.value.at(1).str == "w1");
-    CHECK(st.value.at(2).str == "1");
-    auto pttl = cmd({"PTTL", fx.k.claim(user, id)});
-    CO_LET(auto t, fx.conn->exec(pttl));
+    // The record is the string "<offset>", kept for the dedup window.
+    auto get = cmd({"GET", fx.k.claim("alice", "4096")});
+    CO_LET(auto g, fx.conn->exec(std::move(get)));
+    CHECK(g.value.str == "1");
+    auto rec = record_of(g);
+    CHECK(rec.state == kind::delivered);
+    CHECK(rec.offset == 1);
+    CHECK(rec.attempts == 1);
+    auto pttl = cmd({"PTTL", fx.k.claim("alice", "4096")});
+    CO_LET(auto t, fx.conn->exec(std::move(pttl)));
     CHECK(t.value.integer > 55000);
     CHECK(t.value.integer <= 60000);
 
-    CO_LET(auto d, pushonce::test::deliver(*fx.conn, fx.k, user, id, "w1", frame_for(id, user)));
-    REQUIRE(d.ok());
-    CHECK(d.value.integer == 1);
-    CO_LET(auto w3, pushonce::test::claim(*fx.conn, fx.k, user, id, "w3", 5000));
-    CHECK(outcome_of(w3) == "done 1");
-    CO_LET(auto w1c, pushonce::test::claim(*fx.conn, fx.k, user, id, "w1", 5000));
-    CHECK(outcome_of(w1c) == "done 1");
-
-    // A bad lease is a programming error: bad_request, nothing stored.
-    CO_LET(auto bad, pushonce::test::claim(*fx.conn, fx.k, user, "1", "w1", 0));
+    // A bad lease / empty owner / empty epoch is a programming error: bad_request, nothing
+    // stored.
+    const auto other = bus_msg("8192", "alice");
+    CO_LET(auto bad, claim_one(*fx.conn, fx.k, claim_opts("w1", 0), other));
     CHECK(bad.value.is_error());
     CHECK(bad.value.error_code() == "bad_request");
-    auto exists = cmd({"EXISTS", fx.k.claim(user, "1")});
-    CO_LET(auto ex, fx.conn->exec(exists));
+    CO_LET(auto noowner, claim_one(*fx.conn, fx.k, claim_opts(""), other));
+    CHECK(noowner.value.error_code() == "bad_request");
+    auto noepoch_opts = claim_opts("w1");
+    noepoch_opts.epoch.clear();
+    CO_LET(auto noepoch, claim_one(*fx.conn, fx.k, noepoch_opts, other));
+    CHECK(noepoch.value.error_code() == "bad_request");
+    auto exists = cmd({"EXISTS", fx.k.claim("alice", "8192")});
+    CO_LET(auto ex, fx.conn->exec(std::move(exists)));
     CHECK(ex.value.integer == 0);
   });
 }
 
-TEST_CASE("claim: 64 concurrent claimers on 8 connections, exactly one winner, 1000 times") {
+TEST_CASE("claim: 64 concurrent claimers of one batch on 8 connections, one delivery each") {
   redis_fixture fx;
-  constexpr int connections = 8, claimers = 64, rounds = 1000;
+  constexpr int connections = 8, claimers = 64, rounds = 150, per_batch = 6;
   std::vector<std::shared_ptr<pushonce::redis::connection>> conns;
   for (int i = 0; i < connections; ++i) conns.push_back(fx.connect());
 
-  int rounds_with_one_winner = 0, rounds_with_63_taken = 0, owner_matches = 0;
-  int transport_errors = 0, other_replies = 0;
+  // Two users in one batch: offsets are per user.
+  const std::vector<std::string> users{"bob", "dave"};
+  int rounds_ok = 0, transport_errors = 0, other_replies = 0;
+  std::map<std::string, std::map<std::string, long long>> offset_of;  // user -> id -> offset
+  std::map<std::string, bus_message> message_of;                      // id -> message
+  int offset_mismatches = 0;
   fx.run([&]() -> asio::awaitable<void> {
-    // Load the script once, so the rounds measure the race and not the NOSCRIPT path.
-    CO_LET(auto warm, pushonce::test::claim(*fx.conn, fx.k, "bob", "0", "warm", 1000));
-    REQUIRE(warm.ok());
     auto ex = co_await asio::this_coro::executor;
     for (int round = 0; round < rounds; ++round) {
-      const std::string id = std::to_string((round + 1) * 4096);
+      std::vector<bus_message> batch;
+      for (int i = 0; i < per_batch; ++i) {
+        auto id = std::to_string((round * per_batch + i + 1) * 4096);
+        batch.push_back(bus_msg(id, users[i % 2], R"({"n":)" + id + "}"));
+        message_of[id] = batch.back();
+      }
       async_latch done(ex, claimers);
-      std::vector<std::string> winners;
-      int taken = 0;
+      std::vector<int> delivered(per_batch, 0), already(per_batch, 0);
       for (int c = 0; c < claimers; ++c) {
         auto conn = conns[c % connections];
-        std::string owner = "w" + std::to_string(c);
+        auto s = claim_opts("w" + std::to_string(c), 30000);
         asio::co_spawn(
             ex,
-            [&, conn, owner, id]() -> asio::awaitable<void> {
-              CO_LET(auto r, pushonce::test::claim(*conn, fx.k, "bob", id, owner, 30000));
-              auto o = outcome_of(r);
-              if (o == "won 1")
-                winners.push_back(owner);
-              else if (o == "taken 0")
-                ++taken;
-              else if (r.ec)
+            [&, conn, s, batch]() -> asio::awaitable<void> {
+              CO_LET(auto r, pushonce::test::claim(*conn, fx.k, s, batch));
+              auto parsed = r.ok() ? pushonce::lua::parse_claim_reply(r.value, batch.size())
+                                   : std::nullopt;
+              if (r.ec) {
                 ++transport_errors;
-              else
+              } else if (!parsed) {
                 ++other_replies;
+              } else {
+                for (std::size_t i = 0; i < batch.size(); ++i) {
+                  const auto& o = (*parsed)[i];
+                  auto& known = offset_of[batch[i].user];
+                  if (o.state == pushonce::lua::claim_state::delivered) {
+                    ++delivered[i];
+                    if (known.count(batch[i].id) && known[batch[i].id] != o.number)
+                      ++offset_mismatches;
+                    known[batch[i].id] = o.number;
+                  } else if (o.state == pushonce::lua::claim_state::done) {
+                    ++already[i];
+                    if (known.count(batch[i].id) && known[batch[i].id] != o.number)
+                      ++offset_mismatches;
+                    known[batch[i].id] = o.number;
+                  } else {
+                    ++other_replies;
+                  }
+                }
+              }
               done.count_down();
             },
             asio::detached);
       }
       CO_DO(done.wait());
-      rounds_with_one_winner += winners.size() == 1;
-      rounds_with_63_taken += taken == claimers - 1;
-      if (winners.size() == 1) {
-        auto owner = cmd({"HGET", fx.k.claim("bob", id), "owner"});
-        CO_LET(auto o, fx.conn->exec(std::move(owner)));
-        owner_matches += o.value.str == winners.front();
+      bool ok = true;
+      for (int i = 0; i < per_batch; ++i)
+        ok = ok && delivered[i] == 1 && already[i] == claimers - 1;
+      rounds_ok += ok;
+    }
+
+    // Every inbox holds each of its user's messages once, at offsets 1..n without gaps,
+    // each frame exactly render_frame(message, offset).
+    for (const auto& u : users) {
+      auto range = cmd({"XRANGE", fx.k.user(u, "inbox"), "-", "+"});
+      CO_LET(auto inbox, fx.conn->exec(std::move(range)));
+      const auto& known = offset_of[u];
+      REQUIRE(inbox.value.elements.size() == known.size());
+      CHECK(known.size() == static_cast<std::size_t>(rounds * per_batch / 2));
+      std::map<long long, std::string> id_at;
+      for (const auto& [id, off] : known) id_at[off] = id;
+      std::size_t bad_frames = 0;
+      for (std::size_t i = 0; i < inbox.value.elements.size(); ++i) {
+        const auto& e = inbox.value.elements[i];
+        const long long off = static_cast<long long>(i) + 1;
+        if (e.at(0).str != std::to_string(off) + "-0" || !id_at.count(off) ||
+            e.at(1).at(1).str != pushonce::render_frame(message_of[id_at[off]], off))
+          ++bad_frames;
       }
+      CHECK(bad_frames == 0);
+      auto meta = cmd({"HGET", fx.k.user(u, "meta"), "offset"});
+      CO_LET(auto mo, fx.conn->exec(std::move(meta)));
+      CHECK(mo.value.str == std::to_string(known.size()));
     }
   });
   CHECK(transport_errors == 0);
   CHECK(other_replies == 0);
-  CHECK(rounds_with_one_winner == rounds);
-  CHECK(rounds_with_63_taken == rounds);
-  CHECK(owner_matches == rounds);
+  CHECK(offset_mismatches == 0);
+  CHECK(rounds_ok == rounds);
 }
 
-TEST_CASE("claim/deliver: lease expiry, re-claim, the fence, offsets, inbox and channel") {
+TEST_CASE("claim: the frame in the inbox and on the user channel; meta; epoch of a new user") {
   redis_fixture fx;
   received frames;
   auto sub = fx.subscriber(frames);
-  const std::string user = "carol", id1 = "4096", id2 = "8192";
+  const std::string user = "carol";
   const std::string channel = fx.k.user_channel(user);
   CHECK(channel == "t:{u:carol}:ch");
-  const auto f1 = frame_for(id1, user);
-  const auto f2 = frame_for(id2, user);
+  const auto m1 = bus_msg("4096", user, R"({"n":4096})");
+  const auto m2 = bus_msg("8192", user, R"({"text":"hi \"there\"","n":[1,{}]})");
   fx.run([&]() -> asio::awaitable<void> {
     std::string ch = channel;
     CO_LET(auto sec, sub->subscribe(std::move(ch)));
     REQUIRE_FALSE(sec);
 
-    CO_LET(auto never, pushonce::test::deliver(*fx.conn, fx.k, user, id1, "w1", f1));
-    CHECK(never.value.error_code() == "fenced");
-
-    CO_LET(auto w1, pushonce::test::claim(*fx.conn, fx.k, user, id1, "w1", 50));
-    CHECK(outcome_of(w1) == "won 1");
-    CO_DO(sleep_for(80ms));
-
-    // The lease lapsed: its former owner may not deliver, and nothing is written.
-    CO_LET(auto late, pushonce::test::deliver(*fx.conn, fx.k, user, id1, "w1", f1));
-    REQUIRE(late.value.is_error());
-    CHECK(late.value.error_code() == "fenced");
-    auto exists = cmd({"EXISTS", fx.k.user(user, "meta"), fx.k.user(user, "inbox")});
-    CO_LET(auto e1, fx.conn->exec(exists));
-    CHECK(e1.value.integer == 0);
-
-    CO_LET(auto w2, pushonce::test::claim(*fx.conn, fx.k, user, id1, "w2", 5000));
-    CHECK(outcome_of(w2) == "won 2");
-    CO_LET(auto stale, pushonce::test::deliver(*fx.conn, fx.k, user, id1, "w1", f1));
-    CHECK(stale.value.error_code() == "fenced");
-    CO_LET(auto stranger, pushonce::test::deliver(*fx.conn, fx.k, user, id1, "w9", f1));
-    CHECK(stranger.value.error_code() == "fenced");
-    CO_LET(auto e2, fx.conn->exec(exists));
-    CHECK(e2.value.integer == 0);
-
-    CO_LET(auto d1, pushonce::test::deliver(*fx.conn, fx.k, user, id1, "w2", f1));
-    REQUIRE(d1.ok());
-    CHECK(d1.value.kind == pushonce::redis::reply::type::integer);
-    CHECK(d1.value.integer == 1);
-    CO_LET(auto twice, pushonce::test::deliver(*fx.conn, fx.k, user, id1, "w2", f1));
-    CHECK(twice.value.error_code() == "fenced");
-    CO_LET(auto done, pushonce::test::claim(*fx.conn, fx.k, user, id1, "w3", 5000));
-    CHECK(outcome_of(done) == "done 1");
-
-    auto state =
-        cmd({"HMGET", fx.k.claim(user, id1), "state", "owner", "attempts", "offset", "until"});
-    CO_LET(auto st, fx.conn->exec(state));
-    CHECK(st.value.at(0).str == "delivered");
-    CHECK(st.value.at(1).str == "w2");
-    CHECK(st.value.at(2).str == "2");
-    CHECK(st.value.at(3).str == "1");
-    CHECK(st.value.at(4).is_nil());
-
-    CO_LET(auto w4, pushonce::test::claim(*fx.conn, fx.k, user, id2, "w4", 5000));
-    CHECK(outcome_of(w4) == "won 1");
-    CO_LET(auto d2, pushonce::test::deliver(*fx.conn, fx.k, user, id2, "w4", f2));
-    REQUIRE(d2.ok());
-    CHECK(d2.value.integer == 2);
+    std::vector<bus_message> batch{m1, m2};
+    CO_LET(auto r, pushonce::test::claim(*fx.conn, fx.k, claim_opts("w1"), batch));
+    CHECK(outcomes_of(r, 2) == std::vector<std::string>{"delivered 1", "delivered 2"});
 
     auto range = cmd({"XRANGE", fx.k.user(user, "inbox"), "-", "+"});
-    CO_LET(auto inbox, fx.conn->exec(range));
+    CO_LET(auto inbox, fx.conn->exec(std::move(range)));
     REQUIRE(inbox.value.elements.size() == 2);
-    const auto& e1st = inbox.value.elements[0];
-    CHECK(e1st.at(0).str == "1-0");
-    REQUIRE(e1st.at(1).elements.size() == 2);
-    CHECK(e1st.at(1).at(0).str == "f");
-    CHECK(e1st.at(1).at(1).str == f1.head + "1" + f1.tail);
-    const auto& e2nd = inbox.value.elements[1];
-    CHECK(e2nd.at(0).str == "2-0");
-    CHECK(e2nd.at(1).at(1).str == f2.head + "2" + f2.tail);
+    const auto& e1 = inbox.value.elements[0];
+    CHECK(e1.at(0).str == "1-0");
+    REQUIRE(e1.at(1).elements.size() == 2);
+    CHECK(e1.at(1).at(0).str == "f");
+    CHECK(e1.at(1).at(1).str == pushonce::render_frame(m1, 1));
+    CHECK(inbox.value.elements[1].at(0).str == "2-0");
+    CHECK(inbox.value.elements[1].at(1).at(1).str == pushonce::render_frame(m2, 2));
 
     auto meta = cmd({"HMGET", fx.k.user(user, "meta"), "epoch", "offset"});
-    CO_LET(auto m, fx.conn->exec(meta));
-    CHECK(m.value.at(0).str == "E1");
-    CHECK(m.value.at(1).str == "2");
+    CO_LET(auto mt, fx.conn->exec(std::move(meta)));
+    CHECK(mt.value.at(0).str == "E1");
+    CHECK(mt.value.at(1).str == "2");
+    auto ttl = cmd({"PTTL", fx.k.user(user, "inbox")});
+    CO_LET(auto t, fx.conn->exec(std::move(ttl)));
+    CHECK(t.value.integer > 0);
 
     CO_LET(bool got, wait_until([&] { return frames.count(channel) >= 2; }, 2s));
     CHECK(got);
   });
   auto p = frames.payloads(channel);
   REQUIRE(p.size() == 2);
-  CHECK(p[0] == f1.head + "1" + f1.tail);
-  CHECK(p[1] == f2.head + "2" + f2.tail);
+  CHECK(p[0] == pushonce::render_frame(m1, 1));
+  CHECK(p[1] == pushonce::render_frame(m2, 2));
   CHECK(
       p[0] ==
       R"({"type":"message","id":"4096","offset":1,"kind":"message","data":{"n":4096},"ts":1700000000000})");
 }
 
-TEST_CASE("claim: a released lease (worker shutdown) is claimable at once; a dead one never") {
+TEST_CASE("claim: a failed inbox write is 'failed', rolls the offset back, keeps the lease") {
   redis_fixture fx;
-  const std::string user = "bob", id = "8192";
+  const std::string user = "frank";
+  const auto m = bus_msg("4096", user, R"({"n":1})");
   fx.run([&]() -> asio::awaitable<void> {
-    CO_LET(auto w1, pushonce::test::claim(*fx.conn, fx.k, user, id, "w1", 60000));
-    CHECK(outcome_of(w1) == "won 1");
-    std::vector<std::string> ks{fx.k.claim(user, id)};
-    std::vector<std::string> not_owner{"w2"};
-    CO_LET(auto r0, pushonce::test::run_script(*fx.conn, "release", ks, not_owner));
-    CHECK(r0.value.integer == 0);  // only the owner hands a lease back
-    CO_LET(auto w2, pushonce::test::claim(*fx.conn, fx.k, user, id, "w2", 60000));
-    CHECK(outcome_of(w2) == "taken 0");
-    std::vector<std::string> owner{"w1"};
-    CO_LET(auto r1, pushonce::test::run_script(*fx.conn, "release", ks, owner));
-    CHECK(r1.value.integer == 1);
-    CO_LET(auto w2b, pushonce::test::claim(*fx.conn, fx.k, user, id, "w2", 60000));
-    CHECK(outcome_of(w2b) == "won 2");  // without waiting for the 60 s lease
-    // The old owner cannot deliver any more: the fence holds.
-    CO_LET(auto d, pushonce::test::deliver(*fx.conn, fx.k, user, id, "w1", frame_for(id, user)));
-    CHECK(d.value.error_code() == "fenced");
-    // dead_letter.lua by the lease holder: the message is never claimed again.
-    std::vector<std::string> dl{"w2", "poison", "60000"};
-    CO_LET(auto dead, pushonce::test::run_script(*fx.conn, "dead_letter", ks, dl));
+    // The user has an epoch already (so claim.lua does not drop a stale inbox), and the
+    // inbox key is a plain string: XADD fails with WRONGTYPE.
+    auto meta = cmd({"HSET", fx.k.user(user, "meta"), "epoch", "E0", "offset", "0"});
+    CO_LET(auto h, fx.conn->exec(std::move(meta)));
+    REQUIRE(h.ok());
+    auto poison = cmd({"SET", fx.k.user(user, "inbox"), "not a stream"});
+    CO_LET(auto p, fx.conn->exec(std::move(poison)));
+    REQUIRE(p.ok());
+
+    CO_LET(auto f, claim_one(*fx.conn, fx.k, claim_opts("w1", 150), m));
+    auto o = outcome_of(f);
+    CHECK(o.rfind("failed ", 0) == 0);
+    CHECK(o.find("WRONGTYPE") != std::string::npos);
+
+    auto off = cmd({"HGET", fx.k.user(user, "meta"), "offset"});
+    CO_LET(auto o1, fx.conn->exec(off));
+    CHECK(o1.value.str == "0");  // rolled back: offsets stay gap-free
+    auto get = cmd({"GET", fx.k.claim(user, "4096")});
+    CO_LET(auto g1, fx.conn->exec(get));
+    auto rec = record_of(g1);
+    CHECK(rec.state == kind::leased);
+    CHECK(rec.owner == "w1");
+    CHECK(rec.attempts == 1);
+
+    // The lease is kept: nobody retries before it ends.
+    CO_LET(auto t, claim_one(*fx.conn, fx.k, claim_opts("w2", 150), m));
+    CHECK(outcome_of(t) == "taken 0");
+
+    // The inbox is fixed; after the lease the retry delivers at offset 1, attempt 2.
+    auto fix = cmd({"DEL", fx.k.user(user, "inbox")});
+    CO_LET(auto d, fx.conn->exec(std::move(fix)));
+    REQUIRE(d.ok());
+    CO_DO(sleep_for(200ms));
+    CO_LET(auto r, claim_one(*fx.conn, fx.k, claim_opts("w2", 150), m));
+    CHECK(outcome_of(r) == "delivered 1");
+    CO_LET(auto g2, fx.conn->exec(get));
+    CHECK(g2.value.str == "1:2");
+    auto rec2 = record_of(g2);
+    CHECK(rec2.state == kind::delivered);
+    CHECK(rec2.offset == 1);
+    CHECK(rec2.attempts == 2);
+    CO_LET(auto o2, fx.conn->exec(off));
+    CHECK(o2.value.str == "1");
+    CO_LET(auto again, claim_one(*fx.conn, fx.k, claim_opts("w3", 150), m));
+    CHECK(outcome_of(again) == "done 1");
+  });
+}
+
+TEST_CASE("claim: a failed write inside a batch does not stop the other users' messages") {
+  redis_fixture fx;
+  fx.run([&]() -> asio::awaitable<void> {
+    auto meta = cmd({"HSET", fx.k.user("gina", "meta"), "epoch", "E0", "offset", "0"});
+    CO_LET(auto h, fx.conn->exec(std::move(meta)));
+    auto poison = cmd({"SET", fx.k.user("gina", "inbox"), "x"});
+    CO_LET(auto p, fx.conn->exec(std::move(poison)));
+    std::vector<bus_message> batch{bus_msg("4096", "hal"), bus_msg("8192", "gina"),
+                                   bus_msg("12288", "hal")};
+    CO_LET(auto r, pushonce::test::claim(*fx.conn, fx.k, claim_opts("w1"), batch));
+    auto o = outcomes_of(r, 3);
+    REQUIRE(o.size() == 3);
+    CHECK(o[0] == "delivered 1");
+    CHECK(o[1].rfind("failed ", 0) == 0);
+    CHECK(o[2] == "delivered 2");
+  });
+}
+
+TEST_CASE("claim: leases, max attempts -> won, then dead_letter.lua marks it dead") {
+  redis_fixture fx;
+  const std::string user = "ivy";
+  const auto m = bus_msg("4096", user);
+  fx.run([&]() -> asio::awaitable<void> {
+    // Lease only (an empty tail): taken by the first, nothing delivered.
+    CO_LET(auto l1, claim_one(*fx.conn, fx.k, claim_opts("w1", 60, 2), m, true));
+    CHECK(outcome_of(l1) == "won 1");
+    CO_LET(auto l1b, claim_one(*fx.conn, fx.k, claim_opts("w2", 60, 2), m));
+    CHECK(outcome_of(l1b) == "taken 0");
+    auto exists = cmd({"EXISTS", fx.k.user(user, "inbox")});
+    CO_LET(auto e, fx.conn->exec(exists));
+    CHECK(e.value.integer == 0);
+    CO_DO(sleep_for(100ms));
+    CO_LET(auto l2, claim_one(*fx.conn, fx.k, claim_opts("w2", 60, 2), m, true));
+    CHECK(outcome_of(l2) == "won 2");
+    CO_DO(sleep_for(100ms));
+    // Attempt 3 of at most 2: a lease, no delivery, even with a tail.
+    CO_LET(auto l3, claim_one(*fx.conn, fx.k, claim_opts("w3", 60000, 2), m));
+    CHECK(outcome_of(l3) == "won 3");
+    CO_LET(auto e2, fx.conn->exec(exists));
+    CHECK(e2.value.integer == 0);
+    auto get = cmd({"GET", fx.k.claim(user, "4096")});
+    CO_LET(auto g, fx.conn->exec(get));
+    auto rec = record_of(g);
+    CHECK(rec.state == kind::leased);
+    CHECK(rec.owner == "w3");
+    CHECK(rec.attempts == 3);
+
+    // Only the lease holder marks it dead.
+    CO_LET(auto not_owner, pushonce::test::mark_dead(*fx.conn, fx.k, m, "w2", "poison"));
+    CHECK(not_owner.value.integer == 0);
+    CO_LET(auto dead, pushonce::test::mark_dead(*fx.conn, fx.k, m, "w3", "poison"));
     CHECK(dead.value.integer == 1);
-    CO_LET(auto w3, pushonce::test::claim(*fx.conn, fx.k, user, id, "w3", 60000));
-    CHECK(outcome_of(w3) == "dead 0");
+    CO_LET(auto g2, fx.conn->exec(get));
+    CHECK(g2.value.str == "x:3:poison");
+    auto rec2 = record_of(g2);
+    CHECK(rec2.state == kind::dead);
+    CHECK(rec2.attempts == 3);
+    CHECK(rec2.reason == "poison");
+    CO_LET(auto after, claim_one(*fx.conn, fx.k, claim_opts("w4"), m));
+    CHECK(outcome_of(after) == "dead 0");
+    // A second mark is refused: the lease is gone.
+    CO_LET(auto twice, pushonce::test::mark_dead(*fx.conn, fx.k, m, "w3", "poison"));
+    CHECK(twice.value.integer == 0);
+  });
+}
+
+TEST_CASE("claim: an expired lease cannot be marked dead by its former holder") {
+  redis_fixture fx;
+  const auto m = bus_msg("4096", "jack");
+  fx.run([&]() -> asio::awaitable<void> {
+    CO_LET(auto l1, claim_one(*fx.conn, fx.k, claim_opts("w1", 30), m, true));
+    CHECK(outcome_of(l1) == "won 1");
+    CO_DO(sleep_for(80ms));
+    CO_LET(auto late, pushonce::test::mark_dead(*fx.conn, fx.k, m, "w1", "poison"));
+    CHECK(late.value.integer == 0);
+    CO_LET(auto d, claim_one(*fx.conn, fx.k, claim_opts("w2"), m));
+    CHECK(outcome_of(d) == "delivered 1");
+    auto get = cmd({"GET", fx.k.claim("jack", "4096")});
+    CO_LET(auto g, fx.conn->exec(std::move(get)));
+    CHECK(g.value.str == "1:2");
+  });
+}
+
+TEST_CASE("release.lua: a released lease is claimable at once; only its holder releases") {
+  redis_fixture fx;
+  const std::string user = "bob";
+  const auto m = bus_msg("8192", user);
+  fx.run([&]() -> asio::awaitable<void> {
+    CO_LET(auto w1, claim_one(*fx.conn, fx.k, claim_opts("w1", 60000), m, true));
+    CHECK(outcome_of(w1) == "won 1");
+    CO_LET(auto r0, pushonce::test::release(*fx.conn, fx.k, m, "w2"));
+    CHECK(r0.value.integer == 0);  // only the holder hands a lease back
+    CO_LET(auto w2, claim_one(*fx.conn, fx.k, claim_opts("w2", 60000), m));
+    CHECK(outcome_of(w2) == "taken 0");
+    CO_LET(auto r1, pushonce::test::release(*fx.conn, fx.k, m, "w1"));
+    CHECK(r1.value.integer == 1);
+    auto get = cmd({"GET", fx.k.claim(user, "8192")});
+    CO_LET(auto g, fx.conn->exec(get));
+    CHECK(g.value.str == "r:1");
+    auto rec = record_of(g);
+    CHECK(rec.state == kind::released);
+    CHECK(rec.attempts == 1);
+    auto pttl = cmd({"PTTL", fx.k.claim(user, "8192")});
+    CO_LET(auto t, fx.conn->exec(std::move(pttl)));
+    CHECK(t.value.integer > 0);  // KEEPTTL: still forgotten after the window
+    // Without waiting for the 60 s lease; it is attempt 2.
+    CO_LET(auto w2b, claim_one(*fx.conn, fx.k, claim_opts("w2", 60000), m));
+    CHECK(outcome_of(w2b) == "delivered 1");
+    CO_LET(auto g2, fx.conn->exec(get));
+    CHECK(g2.value.str == "1:2");
+    // Nothing to release once delivered.
+    CO_LET(auto r2, pushonce::test::release(*fx.conn, fx.k, m, "w1"));
+    CHECK(r2.value.integer == 0);
+    CO_LET(auto g3, fx.conn->exec(get));
+    CHECK(g3.value.str == "1:2");
+  });
+}
+
+TEST_CASE("claim: a one-digit offset with attempts ('5:2') is read as done") {
+  redis_fixture fx;
+  const auto m = bus_msg("4096", "kim");
+  fx.run([&]() -> asio::awaitable<void> {
+    auto set = cmd({"SET", fx.k.claim("kim", "4096"), "5:2", "PX", "60000"});
+    CO_LET(auto s, fx.conn->exec(std::move(set)));
+    REQUIRE(s.ok());
+    CO_LET(auto r, claim_one(*fx.conn, fx.k, claim_opts("w1"), m));
+    CHECK(outcome_of(r) == "done 5");
+    auto set2 = cmd({"SET", fx.k.claim("kim", "4096"), "12", "PX", "60000"});
+    CO_LET(auto s2, fx.conn->exec(std::move(set2)));
+    CO_LET(auto r2, claim_one(*fx.conn, fx.k, claim_opts("w1"), m));
+    CHECK(outcome_of(r2) == "done 12");
   });
 }

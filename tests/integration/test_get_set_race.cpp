@@ -17,7 +17,6 @@
 #include "tests/integration/redis_fixture.hpp"
 
 namespace asio = boost::asio;
-using pushonce::redis::result;
 using pushonce::test::async_latch;
 using pushonce::test::cmd;
 using pushonce::test::redis_fixture;
@@ -60,7 +59,7 @@ TEST_CASE("naive GET-then-SET claim: both workers believe they won") {
   CHECK(final_owner == "w2");  // worker 1's claim was silently overwritten
 }
 
-TEST_CASE("claim.lua under the same interleaving: exactly one winner") {
+TEST_CASE("claim.lua under the same interleaving: exactly one delivery") {
   redis_fixture fx;
   auto c1 = fx.connect();
   auto c2 = fx.connect();
@@ -69,18 +68,22 @@ TEST_CASE("claim.lua under the same interleaving: exactly one winner") {
   SUBCASE("worker 1 then worker 2, step by step") {
     std::string o1, o2;
     fx.run([&]() -> asio::awaitable<void> {
-      // The check and the set are one step each now: there is no point between them
+      // The check, the set and the delivery are one step: there is no point between them
       // where the other worker can look.
-      CO_LET(auto r1, pushonce::test::claim(*c1, fx.k, user, "4096", "w1", 30000));
-      CO_LET(auto r2, pushonce::test::claim(*c2, fx.k, user, "4096", "w2", 30000));
-      o1 = r1.value.at(0).str;
-      o2 = r2.value.at(0).str;
-      auto owner = cmd({"HGET", fx.k.claim(user, "4096"), "owner"});
-      CO_LET(auto o, fx.conn->exec(std::move(owner)));
-      CHECK(o.value.str == "w1");
+      const auto m = pushonce::test::bus_msg("4096", user);
+      CO_LET(auto r1, pushonce::test::claim_one(*c1, fx.k, pushonce::test::claim_opts("w1"), m));
+      CO_LET(auto r2, pushonce::test::claim_one(*c2, fx.k, pushonce::test::claim_opts("w2"), m));
+      o1 = pushonce::test::outcome_of(r1);
+      o2 = pushonce::test::outcome_of(r2);
+      auto record = cmd({"GET", fx.k.claim(user, "4096")});
+      CO_LET(auto g, fx.conn->exec(std::move(record)));
+      CHECK(g.value.str == "1");
+      auto xlen = cmd({"XLEN", fx.k.user(user, "inbox")});
+      CO_LET(auto x, fx.conn->exec(std::move(xlen)));
+      CHECK(x.value.integer == 1);
     });
-    CHECK(o1 == "won");
-    CHECK(o2 == "taken");
+    CHECK(o1 == "delivered 1");
+    CHECK(o2 == "done 1");
   }
 
   SUBCASE("both issued before either has an answer") {
@@ -88,13 +91,15 @@ TEST_CASE("claim.lua under the same interleaving: exactly one winner") {
     fx.run([&]() -> asio::awaitable<void> {
       auto ex = co_await asio::this_coro::executor;
       async_latch done(ex, 2);
+      const auto m = pushonce::test::bus_msg("8192", user);
       auto start = [&](std::shared_ptr<pushonce::redis::connection> c, std::string owner,
                        std::size_t slot) {
         asio::co_spawn(
             ex,
             [&, c, owner, slot]() -> asio::awaitable<void> {
-              CO_LET(auto r, pushonce::test::claim(*c, fx.k, user, "8192", owner, 30000));
-              outcomes[slot] = r.ok() ? r.value.at(0).str : "error";
+              auto s = pushonce::test::claim_opts(owner);
+              CO_LET(auto r, pushonce::test::claim_one(*c, fx.k, s, m));
+              outcomes[slot] = pushonce::test::outcome_of(r);
               done.count_down();
             },
             asio::detached);
@@ -102,12 +107,11 @@ TEST_CASE("claim.lua under the same interleaving: exactly one winner") {
       start(c1, "w1", 0);
       start(c2, "w2", 1);
       CO_DO(done.wait());
-      auto owner = cmd({"HGET", fx.k.claim(user, "8192"), "owner"});
-      CO_LET(auto o, fx.conn->exec(std::move(owner)));
-      const std::string winner = outcomes[0] == "won" ? "w1" : "w2";
-      CHECK(o.value.str == winner);
+      auto xlen = cmd({"XLEN", fx.k.user(user, "inbox")});
+      CO_LET(auto x, fx.conn->exec(std::move(xlen)));
+      CHECK(x.value.integer == 1);
     });
-    CHECK((outcomes[0] == "won") + (outcomes[1] == "won") == 1);
-    CHECK((outcomes[0] == "taken") + (outcomes[1] == "taken") == 1);
+    CHECK((outcomes[0] == "delivered 1") + (outcomes[1] == "delivered 1") == 1);
+    CHECK((outcomes[0] == "done 1") + (outcomes[1] == "done 1") == 1);
   }
 }

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <boost/json.hpp>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -107,13 +108,15 @@ TEST_CASE("publish: ids, duplicates by idempotency key, per-user keys, the count
   REQUIRE(msgs.size() == 3);
   std::vector<std::string> ids, users, data;
   for (auto& text : msgs) {
+    // One message per publish call: one line per bus payload.
+    REQUIRE(pushonce::split_bus_payload(text).size() == 1);
     auto m = pushonce::parse_bus_message(text);
     REQUIRE(m);
-    CHECK(m->kind == "message");
+    CHECK(m->tail.rfind(R"(,"kind":"message","data":)", 0) == 0);
     CHECK(m->src == "bus:0");
     ids.push_back(m->id);
     users.push_back(m->user);
-    data.push_back(m->data_json);
+    data.push_back(boost::json::serialize(boost::json::parse(text).at("data")));
   }
   CHECK(ids == std::vector<std::string>{"4096", "8192", "12288"});
   CHECK(users == std::vector<std::string>{"alice", "alice", "bob"});
@@ -164,14 +167,28 @@ TEST_CASE("publish: a batch where a key repeats; the counter counts only new mes
     CHECK(rs2[0].value().id == "4096");
     CHECK(rs2[2].value().id == "12288");
 
-    CO_LET(bool four, wait_until([&] { return bus.count(bus_ch) >= 4; }, 2s));
-    CHECK(four);
+    // The first batch is ONE bus payload (4 lines); the second, all duplicates, none.
+    CO_LET(bool one, wait_until([&] { return bus.count(bus_ch) >= 1; }, 2s));
+    CHECK(one);
     CO_DO(sleep_for(200ms));
     auto stat = cmd({"HGET", fx.k.plain("stats"), "published"});
     CO_LET(auto st, fx.conn->exec(std::move(stat)));
     CHECK(st.value.str == "4");
+    auto xlen = cmd({"XLEN", fx.k.bus(0, "outbox")});
+    CO_LET(auto xl, fx.conn->exec(std::move(xlen)));
+    CHECK(xl.value.integer == 1);
   });
-  CHECK(bus.count(bus_ch) == 4);
+  REQUIRE(bus.count(bus_ch) == 1);
+  const auto payload = bus.payloads(bus_ch).front();
+  auto lines = pushonce::split_bus_payload(payload);
+  REQUIRE(lines.size() == 4);
+  std::vector<std::string> ids;
+  for (auto line : lines) {
+    auto m = pushonce::parse_bus_message(line);
+    REQUIRE(m);
+    ids.push_back(m->id);
+  }
+  CHECK(ids == std::vector<std::string>{"4096", "8192", "12288", "16384"});
 }
 
 TEST_CASE("publish: data JSON is spliced verbatim into the bus message and the outbox") {
@@ -193,19 +210,15 @@ TEST_CASE("publish: data JSON is spliced verbatim into the bus message and the o
     CO_LET(auto x, fx.conn->exec(std::move(range)));
     REQUIRE(x.value.elements.size() == 1);
     const auto& fields = x.value.elements[0].at(1).elements;
-    REQUIRE(fields.size() == 6);
-    CHECK(fields[0].str == "id");
-    CHECK(fields[1].str == p.value().id);
-    CHECK(fields[2].str == "user");
-    CHECK(fields[3].str == "erin");
-    CHECK(fields[4].str == "m");
-    outbox_m = fields[5].str;
+    REQUIRE(fields.size() == 2);  // only "m": the message lines
+    CHECK(fields[0].str == "m");
+    outbox_m = fields[1].str;
   });
   auto msgs = bus.payloads(fx.k.bus_channel());
   REQUIRE(msgs.size() == 1);
   const auto& text = msgs[0];
   CHECK(text.find(R"(,"data":)" + data + R"(,"ts":)") != std::string::npos);
-  CHECK(text.rfind(R"({"id":"4096","user":"erin","kind":"message","data":)", 0) == 0);
+  CHECK(text.rfind(R"({"id":"4096","user":"erin","src":"bus:0","kind":"message","data":)", 0) == 0);
   CHECK(text == outbox_m);
   auto m = pushonce::parse_bus_message(text);
   REQUIRE(m);
@@ -232,13 +245,25 @@ TEST_CASE("publish: shards put a user's messages in its shard; ids stay unique")
         ids.push_back(rs[i].value().id);
       }
     }
-    // Every shard's outbox holds exactly its users' messages, each with its src.
+    // Every shard's outbox holds one entry per batch that had its users, and exactly its
+    // users' messages, one per line, each with its src.
     for (unsigned shard = 0; shard < 4; ++shard) {
       long long expect = 0;
       for (auto& u : users) expect += pushonce::keys::shard_of(u, 4) == shard ? 3 : 0;
-      auto xlen = cmd({"XLEN", fx.k.bus(shard, "outbox")});
-      CO_LET(auto xl, fx.conn->exec(std::move(xlen)));
-      CHECK(xl.value.integer == expect);
+      auto range = cmd({"XRANGE", fx.k.bus(shard, "outbox"), "-", "+"});
+      CO_LET(auto x, fx.conn->exec(std::move(range)));
+      CHECK(x.value.elements.size() == (expect > 0 ? 3u : 0u));
+      long long lines = 0;
+      for (const auto& e : x.value.elements) {
+        for (auto line : pushonce::split_bus_payload(e.at(1).at(1).str)) {
+          ++lines;
+          auto m = pushonce::parse_bus_message(line);
+          REQUIRE(m);
+          CHECK(pushonce::keys::shard_of(m->user, 4) == shard);
+          CHECK(m->src == "bus:" + std::to_string(shard));
+        }
+      }
+      CHECK(lines == expect);
     }
   });
   std::sort(ids.begin(), ids.end());
