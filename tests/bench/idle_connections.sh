@@ -31,6 +31,9 @@ cleanup() {
 trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+heap_bytes() { # the gateway's own count of heap bytes in use (glibc mallinfo2), if exported
+  curl -s -m 5 "http://127.0.0.1:$gw_port/metrics" | awk '/^pushonce_gateway_heap_in_use_bytes[ {]/ {print $2; exit}'
+}
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 redis_port="$(free_port)"
@@ -49,6 +52,7 @@ pids+=($gw)
 for _ in $(seq 1 100); do curl -fsS -m 1 -o /dev/null "http://127.0.0.1:$gw_port/healthz" 2>/dev/null && break; sleep 0.1; done
 sleep 1
 rss_before=$(rss_kb "$gw")
+heap_before=$(heap_bytes)
 
 per=$(((N + PROCS - 1) / PROCS))
 t0=$(date +%s%N)
@@ -79,6 +83,7 @@ for ((i = 0; i < PROCS; i++)); do
 done
 sleep "$SETTLE_S"
 rss_after=$(rss_kb "$gw")
+heap_after=$(heap_bytes)
 ticks0=$(cpu_ticks "$gw")
 sleep "$IDLE_S"
 ticks1=$(cpu_ticks "$gw")
@@ -95,14 +100,15 @@ for ((i = 0; i < PROCS; i++)); do
   closed=$((closed + $(node -e 'console.log(JSON.parse(process.argv[1]).closed_by_server)' "$line")))
 done
 node -e '
-const [opened, failed, ms, before, after, end, ticks, hz, idle, healthz, channels, closed, threads, sessions] = process.argv.slice(1);
+const [opened, failed, ms, before, after, end, ticks, hz, idle, healthz, channels, closed, threads, sessions, hb, ha] = process.argv.slice(1);
 const cpu = Number(ticks) / Number(hz) / Number(idle) * 100;
 console.log(JSON.stringify({
   opened: +opened, failed: +failed, connect_ms: +ms,
   rss_before_kb: +before, rss_after_kb: +after, rss_end_kb: +end,
   bytes_per_connection: Math.round((after - before) * 1024 / Math.max(1, opened)),
+  heap_bytes_per_connection: hb && ha ? Math.round((ha - hb) / Math.max(1, opened)) : null,
   idle_cpu_pct: Math.round(cpu * 100) / 100, idle_seconds: +idle,
   healthz: healthz, redis_channels: +channels, sessions_metric: sessions || null,
   closed_by_server_while_idle: +closed, threads: threads || "default" }));
 ' "$opened" "$failed" "$connect_ms" "$rss_before" "$rss_after" "$rss_end" "$((ticks1 - ticks0))" \
-  "$hz" "$IDLE_S" "$healthz" "$channels" "$closed" "$THREADS" "$sessions"
+  "$hz" "$IDLE_S" "$healthz" "$channels" "$closed" "$THREADS" "$sessions" "${heap_before:-}" "${heap_after:-}"
