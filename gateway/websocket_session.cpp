@@ -2,10 +2,10 @@
 // send_queue, and the close. What frames mean and what to send is session_flow's; this is
 // the one translation unit with Beast WebSocket.
 //
-// Memory of an idle session (docs/benchmarks.md "Idle connections"): one coroutine (the
-// read loop), a read buffer of idle_read_bytes while waiting for a frame, no send buffer,
-// no copy of the upgrade request, one timer, websocket::stream over a plain socket without
-// permessage-deflate.
+// Memory of an idle session (docs/benchmarks.md "Idle connections"): no coroutine frame
+// (the wait for a frame is a callback; a coroutine runs only while a frame is handled), a
+// read buffer of idle_read_bytes, no send buffer, no copy of the upgrade request, one
+// timer, websocket::stream over a plain socket without permessage-deflate.
 #include "gateway/websocket_session.hpp"
 
 #include <boost/asio/as_tuple.hpp>
@@ -36,7 +36,7 @@ using tcp = asio::ip::tcp;
 namespace {
 
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
-constexpr std::size_t idle_read_bytes = 64;  // what a read waiting for a frame holds
+constexpr std::size_t idle_read_bytes = 32;  // what a read waiting for a frame holds
 using upgrade_ptr = std::unique_ptr<http::request<http::string_body>>;
 using ws_stream = websocket::stream<tcp::socket, /*deflateSupported=*/false>;
 
@@ -121,7 +121,7 @@ class websocket_session final : public session,
   std::shared_ptr<session> self() override { return shared_from_this(); }
 
  private:
-  // ---- handshake and the read loop -------------------------------------------------------
+  // ---- handshake and the read chain -------------------------------------------------------
   asio::awaitable<void> run(upgrade_ptr req) {
     auto timeouts = websocket::stream_base::timeout::suggested(beast::role_type::server);
     timeouts.handshake_timeout = std::chrono::seconds(10);
@@ -139,32 +139,44 @@ class websocket_session final : public session,
     }
     flow_.machine().on_handshake();
     arm_hello_timer();
-    for (;;) {
-      // A new buffer per frame, small until a frame arrives: an idle session holds
-      // idle_read_bytes, not the capacity of the largest frame it ever read.
-      beast::flat_buffer buf;
-      buf.max_size(idle_read_bytes);
-      beast::error_code ec;
-      do {
-        auto [rec, n] = co_await ws_.async_read_some(buf, 0, use_tuple);
-        buf.max_size(state_->settings.max_frame + 1);
-        ec = rec;
-      } while (!ec && !ws_.is_message_done());
-      if (ec) {
-        if (ec == websocket::error::message_too_big)
-          log::debug("ws: {}: frame over {} bytes: closed 1009", flow_.user(),
-                     state_->settings.max_frame);
-        else if (ec != websocket::error::closed && ec != asio::error::operation_aborted)
-          log::debug("ws: {}: read: {}", flow_.user(), ec.message());
-        break;
-      }
-      if (flow_.machine().phase() == session_phase::awaiting_hello) timer_.cancel();
-      bool text = ws_.got_text();
-      std::string frame = beast::buffers_to_string(buf.data());
-      if (flow_.machine().closing()) continue;
-      co_await flow_.on_frame(std::move(frame), text);
+    do_read();
+  }
+
+  // The wait for the next frame is a plain callback, not a suspended coroutine: an idle
+  // session holds the read operation and idle_read_bytes of buffer, nothing more.
+  void do_read() {
+    if (buf_.size() == 0) buf_.max_size(idle_read_bytes);
+    ws_.async_read_some(buf_, 0, [self = shared_from_this()](beast::error_code ec, std::size_t) {
+      self->on_read(ec);
+    });
+  }
+
+  void on_read(beast::error_code ec) {
+    if (ec) {
+      if (ec == websocket::error::message_too_big)
+        log::debug("ws: {}: frame over {} bytes: closed 1009", flow_.user(),
+                   state_->settings.max_frame);
+      else if (ec != websocket::error::closed && ec != asio::error::operation_aborted)
+        log::debug("ws: {}: read: {}", flow_.user(), ec.message());
+      end();
+      return;
     }
-    end();
+    buf_.max_size(state_->settings.max_frame + 1);
+    if (!ws_.is_message_done()) return do_read();
+    if (flow_.machine().phase() == session_phase::awaiting_hello) timer_.cancel();
+    bool text = ws_.got_text();
+    std::string frame = beast::buffers_to_string(buf_.data());
+    buf_.clear();
+    buf_.shrink_to_fit();  // not the capacity of the largest frame ever read
+    if (flow_.machine().closing()) return do_read();
+    // One frame at a time, in order: the next read starts when this one is handled.
+    asio::co_spawn(
+        ws_.get_executor(),
+        [self = shared_from_this(), f = std::move(frame), text]() mutable -> asio::awaitable<void> {
+          co_await self->flow_.on_frame(std::move(f), text);
+          self->do_read();
+        },
+        asio::detached);
   }
 
   void arm_hello_timer() {
@@ -231,6 +243,7 @@ class websocket_session final : public session,
   asio::steady_timer timer_;  // the hello deadline, then the replay's wait for room
   send_queue queue_;
   session_flow flow_;
+  beast::flat_buffer buf_;  // the frame being read; empty between frames
   std::uint16_t close_code_ = 1000;
   std::string close_reason_;
 };
