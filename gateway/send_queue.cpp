@@ -45,6 +45,12 @@ bool send_queue::close() {
   return true;
 }
 
+void send_queue::drop() {
+  closing_ = true;
+  close_after_write_ = false;
+  drop_unsent();
+}
+
 void send_queue::abort() {
   closing_ = true;
   close_after_write_ = false;

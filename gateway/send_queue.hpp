@@ -63,7 +63,11 @@ class send_queue {
   /// false when on_written() will answer `close` (or when already closing).
   bool close();
 
-  /// The transport failed: everything is dropped, nothing more is written.
+  /// The connection ended (the read side saw it close): the frames not in flight are
+  /// dropped and no close frame is to be sent; on_written() answers idle.
+  void drop();
+
+  /// The write in flight failed: everything is dropped, nothing more is written.
   void abort();
 
   bool writing() const { return in_flight_ > 0; }

@@ -191,7 +191,7 @@ class websocket_session final : public session,
   void end() {
     timer_.cancel();
     flow_.end(this);  // closing from here on
-    queue_.close();
+    queue_.drop();
   }
 
   // ---- the write chain: one frame per write, one write in flight ---------------------------

@@ -35,6 +35,8 @@ heap_bytes() { # the gateway's own count of heap bytes in use (glibc mallinfo2),
   curl -s -m 5 "http://127.0.0.1:$gw_port/metrics" | awk '/^pushonce_gateway_heap_in_use_bytes[ {]/ {print $2; exit}'
 }
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+slab_kb() { awk '/^Slab:/ {print $2}' /proc/meminfo; }  # kernel: both ends' sockets (loopback)
+redis_mem() { redis-cli -p "$redis_port" info memory | awk -F: '/^used_memory:/ {print $2+0}'; }
 
 redis_port="$(free_port)"
 redis-server --port "$redis_port" --bind 127.0.0.1 --dir "$tmp" --save '' --appendonly no \
@@ -53,6 +55,8 @@ for _ in $(seq 1 100); do curl -fsS -m 1 -o /dev/null "http://127.0.0.1:$gw_port
 sleep 1
 rss_before=$(rss_kb "$gw")
 heap_before=$(heap_bytes)
+slab_before=$(slab_kb)
+redis_before=$(redis_mem)
 
 per=$(((N + PROCS - 1) / PROCS))
 t0=$(date +%s%N)
@@ -84,6 +88,8 @@ done
 sleep "$SETTLE_S"
 rss_after=$(rss_kb "$gw")
 heap_after=$(heap_bytes)
+slab_after=$(slab_kb)
+redis_after=$(redis_mem)
 ticks0=$(cpu_ticks "$gw")
 sleep "$IDLE_S"
 ticks1=$(cpu_ticks "$gw")
@@ -100,15 +106,18 @@ for ((i = 0; i < PROCS; i++)); do
   closed=$((closed + $(node -e 'console.log(JSON.parse(process.argv[1]).closed_by_server)' "$line")))
 done
 node -e '
-const [opened, failed, ms, before, after, end, ticks, hz, idle, healthz, channels, closed, threads, sessions, hb, ha] = process.argv.slice(1);
+const [opened, failed, ms, before, after, end, ticks, hz, idle, healthz, channels, closed, threads, sessions, hb, ha, sb, sa, rb, ra] = process.argv.slice(1);
 const cpu = Number(ticks) / Number(hz) / Number(idle) * 100;
 console.log(JSON.stringify({
   opened: +opened, failed: +failed, connect_ms: +ms,
   rss_before_kb: +before, rss_after_kb: +after, rss_end_kb: +end,
   bytes_per_connection: Math.round((after - before) * 1024 / Math.max(1, opened)),
   heap_bytes_per_connection: hb && ha ? Math.round((ha - hb) / Math.max(1, opened)) : null,
+  kernel_slab_bytes_per_connection_both_ends: Math.round((sa - sb) * 1024 / Math.max(1, opened)),
+  redis_bytes_per_connection: Math.round((ra - rb) / Math.max(1, opened)),
   idle_cpu_pct: Math.round(cpu * 100) / 100, idle_seconds: +idle,
   healthz: healthz, redis_channels: +channels, sessions_metric: sessions || null,
   closed_by_server_while_idle: +closed, threads: threads || "default" }));
 ' "$opened" "$failed" "$connect_ms" "$rss_before" "$rss_after" "$rss_end" "$((ticks1 - ticks0))" \
-  "$hz" "$IDLE_S" "$healthz" "$channels" "$closed" "$THREADS" "$sessions" "${heap_before:-}" "${heap_after:-}"
+  "$hz" "$IDLE_S" "$healthz" "$channels" "$closed" "$THREADS" "$sessions" "${heap_before:-}" "${heap_after:-}" \
+  "$slab_before" "$slab_after" "$redis_before" "$redis_after"

@@ -134,6 +134,20 @@ TEST_CASE("send_queue: close after the write in flight drains") {
   CHECK(q.take_batch().empty());
 }
 
+TEST_CASE("send_queue: drop (connection ended) keeps the write in flight, sends no close") {
+  send_queue q(small());
+  q.push(frame(5));
+  q.push(frame(5));
+  q.take_batch(1);
+  q.drop();
+  CHECK(q.closing());
+  CHECK(q.frames() == 1);  // the buffer in flight stays alive until its write completes
+  CHECK(q.push(frame(1)) == push::dropped);
+  CHECK(q.on_written() == after::idle);
+  CHECK(q.frames() == 0);
+  CHECK_FALSE(q.close());
+}
+
 TEST_CASE("send_queue: abort drops everything, in flight included") {
   send_queue q(small());
   q.push(frame(5));
