@@ -2,7 +2,7 @@
 
 #include <unistd.h>
 
-#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <random>
@@ -69,12 +69,20 @@ asio::awaitable<void> heartbeat::beat() {
 }
 
 asio::awaitable<void> heartbeat::run() {
-  asio::steady_timer timer(co_await asio::this_coro::executor);
+  timer_.emplace(co_await asio::this_coro::executor);
   while (!stopped_) {
     co_await beat();
-    timer.expires_after(period_);
-    co_await timer.async_wait(asio::use_awaitable);
+    if (stopped_) break;
+    timer_->expires_after(period_);
+    auto [ec] = co_await timer_->async_wait(asio::as_tuple(asio::use_awaitable));
+    if (ec) break;  // stop() cancelled the wait
   }
+  timer_.reset();
+}
+
+void heartbeat::stop() {
+  stopped_ = true;
+  if (timer_) timer_->cancel();
 }
 
 asio::awaitable<void> heartbeat::remove() {

@@ -4,10 +4,12 @@
 // id → now. `status` lists the members seen within the TTL.
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/keys.hpp"
@@ -23,9 +25,11 @@ class heartbeat {
   heartbeat(std::shared_ptr<redis::connection> conn, keys k, std::string kind, std::string id,
             std::chrono::milliseconds period = std::chrono::seconds(1), extra_fn extra = {});
 
-  /// Beats until the coroutine is cancelled or stop() is called.
+  /// Beats every period until stop(): stop() cancels the wait between beats, so run()
+  /// returns promptly (at once, or when a beat in progress completes). run() and stop()
+  /// must be called on one strand (the executor run() was spawned on, if single-threaded).
   boost::asio::awaitable<void> run();
-  void stop() { stopped_ = true; }
+  void stop();
   /// One beat (also used at start-up so the process is listed at once).
   boost::asio::awaitable<void> beat();
   /// Removes this process from the listing (clean shutdown).
@@ -40,6 +44,7 @@ class heartbeat {
   std::chrono::milliseconds period_;
   extra_fn extra_;
   bool stopped_ = false;
+  std::optional<boost::asio::steady_timer> timer_;  // while run() waits
 };
 
 /// A unique process id: "<host>-<pid>-<random hex>".

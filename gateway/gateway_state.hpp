@@ -16,6 +16,7 @@
 #include "core/redis/connection.hpp"
 #include "core/redis/subscriber.hpp"
 #include "gateway/authenticator.hpp"
+#include "gateway/inbox.hpp"
 #include "gateway/position_notifier.hpp"
 #include "gateway/session_registry.hpp"
 
@@ -54,6 +55,7 @@ struct gateway_state {
   std::unique_ptr<queue_api> queues;
   std::unique_ptr<publisher> pub;
   std::unique_ptr<authenticator> auth;
+  std::unique_ptr<inbox> inboxes;
   std::shared_ptr<position_notifier> positions;
   std::atomic<bool> stopping{false};
   gateway_metrics metrics;

@@ -1,5 +1,7 @@
 #include "gateway/http_routes.hpp"
 
+#include <malloc.h>
+
 #include <boost/json.hpp>
 #include <boost/url/parse.hpp>
 
@@ -116,6 +118,10 @@ asio::awaitable<http_response> metrics(http_request& req, gateway_state& st) {
          m.http_requests.load());
   metric("pushonce_gateway_api_messages_total", "counter", "Messages received on /api/publish.",
          m.api_messages.load());
+  auto heap = mallinfo2();
+  metric("pushonce_gateway_heap_in_use_bytes", "gauge",
+         "Heap bytes allocated and not freed (glibc mallinfo2 uordblks + hblkhd).",
+         heap.uordblks + heap.hblkhd);
   redis::command stats{"HGETALL", st.keys.plain("stats")};
   auto r = co_await st.health_conn->exec(std::move(stats));
   metric("pushonce_redis_up", "gauge", "1 when Redis answered this scrape.", r.ok() ? 1 : 0);

@@ -1,9 +1,14 @@
 #pragma once
-// Accepts TCP connections; each gets its own strand and an http_session.
+// Accepts TCP connections; each gets its own strand and an http_session. Out of
+// descriptors or memory, it waits before the next accept (accept_backoff) instead of
+// spinning.
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <memory>
+
+#include "gateway/accept_backoff.hpp"
 
 namespace pushonce::gateway {
 
@@ -26,6 +31,8 @@ class listener : public std::enable_shared_from_this<listener> {
 
   boost::asio::io_context& ioc_;
   boost::asio::ip::tcp::acceptor acceptor_;
+  boost::asio::steady_timer retry_timer_;  // on the acceptor's strand
+  accept_backoff backoff_;
   std::shared_ptr<gateway_state> state_;
 };
 

@@ -39,7 +39,7 @@ po::options_description own_options() {
        "a user's inbox expires after this long without use; keep equal to the workers' "
        "--inbox-idle-ms (default 7 days)")
       ("threads", po::value<unsigned>()->value_name("N"),
-       "threads running the event loop (default: number of cores, at least 2)")
+       "threads running the event loop (default 1; see docs/benchmarks.md \"Idle connections\")")
       ("id", po::value<std::string>()->value_name("NAME"),
        "this gateway's id in the heartbeat listing (default: host-pid-random)");
   // clang-format on
@@ -60,7 +60,6 @@ gateway::server_options to_options(const command_line& cl) {
   o.settings.dev_auth = vm["dev-auth"].as<bool>();
   if (vm.count("allowed-origin"))
     o.settings.allowed_origins = vm["allowed-origin"].as<std::vector<std::string>>();
-  o.threads = std::max(2u, std::thread::hardware_concurrency());
   if (vm.count("inbox-idle-ms")) {
     auto idle = vm["inbox-idle-ms"].as<long long>();
     if (idle < 300) throw usage_error("--inbox-idle-ms: expected at least 300");

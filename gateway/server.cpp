@@ -7,10 +7,13 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <charconv>
 #include <csignal>
 #include <thread>
+
+#include <sys/resource.h>
 
 #include "core/heartbeat.hpp"
 #include "core/jwt.hpp"
@@ -24,8 +27,22 @@ using tcp = asio::ip::tcp;
 using namespace std::chrono_literals;
 
 namespace {
+
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+// Every idle WebSocket is a descriptor: the soft limit (often 1024) goes up to the hard one.
+void raise_fd_limit() {
+  rlimit rl{};
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
+  auto before = rl.rlim_cur;
+  if (rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0) getrlimit(RLIMIT_NOFILE, &rl);
+  }
+  log::info("open files limit: {} (was {}, hard limit {})", rl.rlim_cur, before, rl.rlim_max);
 }
+
+}  // namespace
 
 std::pair<std::string, std::uint16_t> parse_listen(std::string_view text) {
   auto bad = [&] {
@@ -48,8 +65,12 @@ std::pair<std::string, std::uint16_t> parse_listen(std::string_view text) {
 }
 
 int server::run() {
+  raise_fd_limit();
   asio::io_context ioc(static_cast<int>(opts_.threads));
   auto ex = ioc.get_executor();
+  // The heartbeat, the inbox keep-alive, the signal handler and the shutdown run on one
+  // strand: they share the timers and flags below.
+  auto control = asio::make_strand(ioc);
 
   pushonce::keys k(opts_.common.ns);
   auto state = std::make_shared<gateway_state>(opts_.settings, k);
@@ -81,6 +102,8 @@ int server::run() {
   registry->set_subscriber(state->sub);
   state->queues = std::make_unique<queue_api>(state->conn, k);
   state->pub = std::make_unique<publisher>(state->conn, k);
+  state->inboxes = std::make_unique<inbox>(state->conn, k, state->settings.idle_ttl,
+                                           state->settings.inbox_page);
   auto secret = jwt::secret_from_env();
   if (secret.empty() && !state->settings.dev_auth)
     log::warn("PUSHONCE_JWT_SECRET is not set and --dev-auth is off: every hello is refused");
@@ -110,14 +133,22 @@ int server::run() {
   heartbeat hb(state->health_conn, k, "gateway", id, 1s, [registry] {
     return std::map<std::string, std::string>{{"sessions", std::to_string(registry->size())}};
   });
-  asio::steady_timer beat_timer(ex);
+  asio::co_spawn(control, hb.run(), asio::detached);
+
+  // A user with an open session is not idle: its meta (epoch, offset) and inbox must not
+  // expire under the session, or the next delivery would restart offsets at 1 in a new
+  // epoch, below what the session has already sent. Refreshed every third of the TTL, for
+  // every user held here (one timer per gateway, not per session).
+  asio::steady_timer keep_timer(control);
   asio::co_spawn(
-      ex,
+      control,
       [&]() -> asio::awaitable<void> {
         while (!state->stopping) {
-          co_await hb.beat();
-          beat_timer.expires_after(1s);
-          co_await beat_timer.async_wait(use_tuple);
+          keep_timer.expires_after(state->inboxes->idle_ttl() / 3);
+          auto [ec] = co_await keep_timer.async_wait(use_tuple);
+          if (ec || state->stopping) co_return;
+          auto users = registry->routed_users();
+          co_await state->inboxes->refresh(std::move(users));
         }
       },
       asio::detached);
@@ -127,10 +158,11 @@ int server::run() {
   auto shutdown = [&]() -> asio::awaitable<void> {
     log::info("shutting down: closing {} sessions", registry->size());
     state->stopping = true;
-    beat_timer.cancel();
+    hb.stop();
+    keep_timer.cancel();
     lst->stop();
     registry->close_all(1001, "going away");
-    asio::steady_timer t(ex);
+    asio::steady_timer t(control);
     auto deadline = std::chrono::steady_clock::now() + 3s;
     while (registry->size() > 0 && std::chrono::steady_clock::now() < deadline) {
       t.expires_after(20ms);
@@ -144,7 +176,7 @@ int server::run() {
     ioc.stop();
   };
 
-  asio::signal_set signals(ioc, SIGINT, SIGTERM);
+  asio::signal_set signals(control, SIGINT, SIGTERM);
   bool signalled = false;
   std::function<void(std::error_code, int)> on_signal = [&](std::error_code ec, int sig) {
     if (ec) return;
@@ -154,7 +186,7 @@ int server::run() {
       return;
     }
     signalled = true;
-    asio::co_spawn(ex, shutdown, asio::detached);
+    asio::co_spawn(control, shutdown, asio::detached);
     signals.async_wait(on_signal);
   };
   signals.async_wait(on_signal);

@@ -1,6 +1,7 @@
 #pragma once
 // The gateway process: Redis connections, subscriber, registry, listener, heartbeat,
-// signals. Several threads run one io_context; every connection has its own strand.
+// signals. --threads threads (default 1) run one io_context; every connection has its own
+// strand.
 
 #include <cstdint>
 #include <string>
@@ -16,7 +17,7 @@ struct server_options {
   common_options common;
   std::string listen_host = "127.0.0.1";
   std::uint16_t listen_port = 8080;
-  unsigned threads = 2;
+  unsigned threads = 1;  // docs/benchmarks.md "Idle connections": 1 beats 2 on 2 shared cores
   gateway_settings settings;
 };
 

@@ -33,12 +33,22 @@ std::size_t session_registry::users() const {
   return routes_.size();
 }
 
+std::vector<std::string> session_registry::routed_users() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::string> out;
+  out.reserve(routes_.size());
+  for (auto& [ch, r] : routes_) out.push_back(r.user);
+  return out;
+}
+
 asio::awaitable<std::error_code> session_registry::add_route(std::shared_ptr<session> s,
                                                              std::string user) {
   auto channel = keys_.user_channel(user);
   {
     std::lock_guard lock(mutex_);
-    routes_[channel].push_back(s);
+    auto& r = routes_[channel];
+    if (r.user.empty()) r.user = user;
+    r.sessions.push_back(s);
   }
   // Always ask: the subscriber answers at once when the channel is already confirmed, and
   // waits for the confirmation when another session's SUBSCRIBE is still in flight.
@@ -53,7 +63,7 @@ void session_registry::remove_route(const session* s, const std::string& user) {
   std::lock_guard lock(mutex_);
   auto it = routes_.find(channel);
   if (it == routes_.end()) return;
-  auto& v = it->second;
+  auto& v = it->second.sessions;
   v.erase(std::remove_if(v.begin(), v.end(),
                          [&](const std::weak_ptr<session>& w) {
                            auto p = w.lock();
@@ -73,7 +83,7 @@ void session_registry::on_message(const std::string& channel, std::string payloa
     std::lock_guard lock(mutex_);
     auto it = routes_.find(channel);
     if (it == routes_.end()) return;
-    for (auto& w : it->second)
+    for (auto& w : it->second.sessions)
       if (auto p = w.lock()) targets.push_back(std::move(p));
   }
   if (targets.empty()) return;
@@ -85,8 +95,8 @@ void session_registry::on_subscriber_connect() {
   std::vector<std::shared_ptr<session>> targets;
   {
     std::lock_guard lock(mutex_);
-    for (auto& [ch, v] : routes_)
-      for (auto& w : v)
+    for (auto& [ch, r] : routes_)
+      for (auto& w : r.sessions)
         if (auto p = w.lock()) targets.push_back(std::move(p));
   }
   for (auto& t : targets) t->request_catch_up();

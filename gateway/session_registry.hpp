@@ -44,6 +44,8 @@ class session_registry {
   /// Stops routing to `s`; the last session of a user unsubscribes the channel.
   void remove_route(const session* s, const std::string& user);
   std::size_t users() const;
+  /// The users with at least one routed session here (the inboxes kept alive).
+  std::vector<std::string> routed_users() const;
 
   /// The subscriber's callbacks.
   void on_message(const std::string& channel, std::string payload);
@@ -57,7 +59,11 @@ class session_registry {
   std::shared_ptr<redis::subscriber> sub_;
   mutable std::mutex mutex_;
   std::map<const session*, std::weak_ptr<session>> all_;
-  std::map<std::string, std::vector<std::weak_ptr<session>>> routes_;  // channel → sessions
+  struct route {
+    std::string user;
+    std::vector<std::weak_ptr<session>> sessions;
+  };
+  std::map<std::string, route> routes_;  // channel → the user's sessions
 };
 
 }  // namespace pushonce::gateway

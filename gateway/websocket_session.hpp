@@ -13,7 +13,7 @@ namespace pushonce::gateway {
 struct gateway_state;
 
 /// `socket` runs on its own strand; `upgrade` is the HTTP upgrade request (already checked
-/// for path and origin).
+/// for path and origin). It is released once the handshake is answered.
 void start_websocket_session(boost::asio::ip::tcp::socket socket,
                              boost::beast::http::request<boost::beast::http::string_body> upgrade,
                              std::shared_ptr<gateway_state> state);

@@ -1,0 +1,109 @@
+#include "gateway/op_handlers.hpp"
+
+#include "core/log.hpp"
+#include "gateway/gateway_state.hpp"
+#include "gateway/inbox.hpp"
+#include "gateway/session_io.hpp"
+
+namespace pushonce::gateway {
+
+namespace asio = boost::asio;
+
+namespace {
+void log_internal(const op_context& ctx, const failure& f, std::string_view op) {
+  if (is_internal(f)) log::warn("ws: {}: {} failed: {} {}", ctx.user, op, f.code, f.message);
+}
+}  // namespace
+
+bool is_internal(const failure& f) {
+  return client_error_code(f.code) == "internal";
+}
+
+std::string reply_failure(const failure& f, std::string_view op) {
+  return render_error(client_error_code(f.code), f.message, op);
+}
+
+std::string reply_join(std::string_view queue, const outcome<join_result>& r) {
+  if (!r) return reply_failure(r.error(), "join");
+  return render_joined(queue, r.value().position, r.value().ticket);
+}
+
+std::string reply_leave(std::string_view queue, const outcome<none>& r) {
+  if (!r) return reply_failure(r.error(), "leave");
+  return render_left(queue);
+}
+
+std::string reply_position(std::string_view queue, const outcome<long long>& r) {
+  if (!r) return reply_failure(r.error(), "position");
+  return render_position(queue, r.value());
+}
+
+std::string reply_accept(const outcome<std::pair<std::string, std::string>>& r) {
+  if (!r) return reply_failure(r.error(), "accept");
+  return render_accepted(r.value().first);
+}
+
+std::optional<std::string> reply_ack(const outcome<none>& r) {
+  if (r) return std::nullopt;
+  return reply_failure(r.error(), "ack");
+}
+
+asio::awaitable<void> handle_join(op_context ctx, join_op op) {
+  std::string queue = std::move(op.queue), q = queue, user = ctx.user;
+  auto r = co_await ctx.st.queues->join(std::move(q), std::move(user));
+  if (!r) log_internal(ctx, r.error(), "join");
+  ctx.io.send_text(reply_join(queue, r));
+  if (r) ctx.st.positions->watch(ctx.io.self(), queue, ctx.user, r.value().position);
+}
+
+asio::awaitable<void> handle_leave(op_context ctx, leave_op op) {
+  std::string queue = std::move(op.queue), q = queue, user = ctx.user;
+  auto r = co_await ctx.st.queues->leave(std::move(q), std::move(user));
+  ctx.st.positions->unwatch(&*ctx.io.self(), queue);
+  if (!r) log_internal(ctx, r.error(), "leave");
+  ctx.io.send_text(reply_leave(queue, r));
+}
+
+asio::awaitable<void> handle_position(op_context ctx, position_op op) {
+  std::string queue = std::move(op.queue), q = queue, user = ctx.user;
+  auto r = co_await ctx.st.queues->position(std::move(q), std::move(user));
+  if (!r) log_internal(ctx, r.error(), "position");
+  ctx.io.send_text(reply_position(queue, r));
+  if (r) ctx.st.positions->watch(ctx.io.self(), queue, ctx.user, r.value());
+}
+
+asio::awaitable<void> handle_accept(op_context ctx, accept_op op) {
+  std::string id = std::move(op.id), queue = std::move(op.queue), user = ctx.user;
+  auto r = co_await ctx.st.queues->accept(std::move(queue), std::move(user), std::move(id));
+  if (!r) log_internal(ctx, r.error(), "accept");
+  ctx.io.send_text(reply_accept(r));
+}
+
+asio::awaitable<void> handle_ack(op_context ctx, ack_op op) {
+  std::string user = ctx.user, epoch = ctx.epoch;
+  auto r = co_await ctx.st.inboxes->ack(std::move(user), std::move(epoch), op.offset);
+  if (!r) log_internal(ctx, r.error(), "ack");
+  if (auto frame = reply_ack(r)) ctx.io.send_text(std::move(*frame));
+}
+
+void handle_ping(op_context ctx) {
+  ctx.io.send_text(render_pong());
+}
+
+asio::awaitable<void> handle_op(op_context ctx, client_op op) {
+  if (auto* j = std::get_if<join_op>(&op)) {
+    co_await handle_join(ctx, std::move(*j));
+  } else if (auto* l = std::get_if<leave_op>(&op)) {
+    co_await handle_leave(ctx, std::move(*l));
+  } else if (auto* p = std::get_if<position_op>(&op)) {
+    co_await handle_position(ctx, std::move(*p));
+  } else if (auto* a = std::get_if<accept_op>(&op)) {
+    co_await handle_accept(ctx, std::move(*a));
+  } else if (auto* k = std::get_if<ack_op>(&op)) {
+    co_await handle_ack(ctx, *k);
+  } else if (std::holds_alternative<ping_op>(op)) {
+    handle_ping(ctx);
+  }
+}
+
+}  // namespace pushonce::gateway

@@ -1,0 +1,181 @@
+#include "gateway/session_flow.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <random>
+
+#include "core/log.hpp"
+#include "gateway/gateway_state.hpp"
+#include "gateway/op_handlers.hpp"
+#include "gateway/session.hpp"
+#include "gateway/session_io.hpp"
+
+namespace pushonce::gateway {
+
+namespace asio = boost::asio;
+
+namespace {
+
+constexpr std::uint16_t close_policy = 1008;  // websocket::close_code::policy_error
+constexpr std::uint16_t close_try_again = 1013;
+
+std::string random_hex(std::size_t n) {
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string s(n, '0');
+  for (auto& c : s) c = hex[rng() % 16];
+  return s;
+}
+
+}  // namespace
+
+asio::awaitable<void> session_flow::on_frame(std::string text, bool is_text) {
+  auto d = machine_.on_frame(text, is_text);
+  using action = frame_decision::action;
+  switch (d.what) {
+    case action::ignore:
+      break;
+    case action::close_policy:
+      io_.close(close_policy, d.message);
+      break;
+    case action::error:
+      io_.send_text(render_error(d.error.code, d.error.message, d.error.op));
+      break;
+    case action::hello:
+    {
+      hello_op h = std::get<hello_op>(std::move(d.op));
+      co_await on_hello(std::move(h));
+    }
+      break;
+    case action::dispatch:
+    {
+      op_context ctx{st_, io_, user_, epoch_};
+      co_await handle_op(ctx, std::move(d.op));
+    }
+      break;
+  }
+}
+
+asio::awaitable<void> session_flow::on_hello(hello_op h) {
+  auto who = st_.auth->authenticate(h);
+  if (!who) {
+    ++st_.metrics.auth_failures;
+    io_.close(close_policy, who.error().message);
+    co_return;
+  }
+  user_ = who.value();
+  session_id_ = random_hex(16);
+  std::string user = user_, new_epoch = random_hex(16);  // named: TOOLCHAIN.md, GCC 12
+  auto opened = co_await st_.inboxes->open(std::move(user), std::move(new_epoch));
+  if (machine_.closing()) co_return;
+  if (!opened) {
+    log::warn("ws: {}: session.lua failed: {}", user_, opened.error().message);
+    io_.close(close_try_again, "redis unavailable");
+    co_return;
+  }
+  epoch_ = std::move(opened.value().epoch);
+  const long long latest = opened.value().latest;
+  std::optional<std::pair<std::string, long long>> since;
+  if (h.since) since.emplace(h.since->epoch, h.since->offset);
+  auto plan = plan_resume(since, epoch_, latest, opened.value().acked);
+
+  // (1) Route the channel first: from here on live frames are buffered.
+  resume_.begin(plan.start);
+  machine_.on_routed();
+  user = user_;
+  std::shared_ptr<session> self = io_.self();
+  auto ec = co_await st_.registry.add_route(std::move(self), std::move(user));
+  if (machine_.closing()) co_return;
+  if (ec) {
+    log::warn("ws: {}: subscribe failed: {}", user_, ec.message());
+    io_.close(close_try_again, "redis unavailable");
+    co_return;
+  }
+  // (2) Read what the inbox holds after the start.
+  auto page = co_await st_.inboxes->read_page(user_, plan.start);
+  if (machine_.closing()) co_return;
+  if (!page) {
+    io_.close(close_try_again, "redis unavailable");
+    co_return;
+  }
+  bool trimmed = page->empty() ? latest > plan.start : page->front().offset > plan.start + 1;
+  bool recovered = plan.recovered && !trimmed;
+  io_.send_text(render_welcome(user_, session_id_, epoch_, latest, recovered));
+  ++st_.metrics.sessions_opened;
+  log::debug("ws: {} session {} epoch {} start {} recovered {}", user_, session_id_, epoch_,
+             plan.start, recovered);
+  // (3) Replay, then the buffered live frames, then any catch-up requested meanwhile.
+  co_await replay(std::move(*page));
+  if (machine_.closing()) co_return;
+  flush_buffered();
+  while (machine_.finish_catch_up()) co_await catch_up_passes();
+}
+
+asio::awaitable<bool> session_flow::replay(inbox_page page) {
+  for (;;) {
+    for (auto& e : page) {
+      co_await io_.wait_room();
+      if (machine_.closing()) co_return false;
+      if (resume_.on_replay(e.offset))
+        io_.send(std::make_shared<const std::string>(std::move(e.frame)));
+    }
+    if (page.size() < st_.inboxes->page_size()) co_return true;
+    auto after = page.back().offset;
+    auto next = co_await st_.inboxes->read_page(user_, after);
+    if (!next) co_return false;
+    page = std::move(*next);
+  }
+}
+
+// One catch-up pass; the caller loops while session_machine::finish_catch_up() asks.
+asio::awaitable<void> session_flow::catch_up_passes() {
+  resume_.begin_catch_up();
+  auto page = co_await st_.inboxes->read_page(user_, resume_.last_sent());
+  if (machine_.closing()) co_return;
+  if (page) co_await replay(std::move(*page));
+  if (machine_.closing()) co_return;
+  flush_buffered();
+}
+
+void session_flow::flush_buffered() {
+  for (auto& f : resume_.finish_catch_up()) io_.send(f);
+}
+
+void session_flow::request_catch_up() {
+  if (!machine_.request_catch_up()) return;
+  asio::co_spawn(
+      io_.executor(),
+      [self = io_.self(), this]() -> asio::awaitable<void> {
+        do {
+          co_await catch_up_passes();
+        } while (machine_.finish_catch_up());
+      },
+      asio::detached);
+}
+
+void session_flow::on_live(const frame_ptr& f) {
+  if (!machine_.routed()) return;
+  switch (resume_.on_live(f)) {
+    case resume_state::live_result::send:
+      io_.send(f);
+      break;
+    case resume_state::live_result::drop:
+    case resume_state::live_result::buffered:
+      break;
+    case resume_state::live_result::gap:
+      log::debug("ws: {}: offset gap before {}; catching up", user_, *frame_offset(*f));
+      request_catch_up();
+      break;
+    case resume_state::live_result::overflow:
+      io_.close(close_try_again, "too far behind");
+      break;
+  }
+}
+
+void session_flow::end(const session* self) {
+  machine_.close();
+  st_.positions->unwatch_all(self);
+  if (!user_.empty()) st_.registry.remove_route(self, user_);
+}
+
+}  // namespace pushonce::gateway

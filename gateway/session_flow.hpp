@@ -1,0 +1,57 @@
+#pragma once
+// The protocol side of one WebSocket session, without the socket: what a client frame
+// does (session_machine decides, op_handlers act), hello and resume (session.lua, routing
+// of the user's channel, welcome, inbox replay, then the live stream without gap or
+// duplicate: resume_state), later catch-ups, and live frames. It carries its decisions out
+// through session_io; all of it runs on the session's strand.
+
+#include <boost/asio/awaitable.hpp>
+#include <memory>
+#include <string>
+
+#include "gateway/inbox.hpp"
+#include "gateway/protocol.hpp"
+#include "gateway/resume_state.hpp"
+#include "gateway/session_machine.hpp"
+
+namespace pushonce::gateway {
+
+struct gateway_state;
+class session;
+class session_io;
+
+class session_flow {
+ public:
+  using frame_ptr = std::shared_ptr<const std::string>;
+
+  session_flow(gateway_state& st, session_io& io) : st_(st), io_(io) {}
+
+  session_machine& machine() { return machine_; }
+  const session_machine& machine() const { return machine_; }
+  const std::string& user() const { return user_; }
+
+  /// One complete client frame (read loop).
+  boost::asio::awaitable<void> on_frame(std::string text, bool is_text);
+  /// A frame of the user's channel.
+  void on_live(const frame_ptr& f);
+  /// Re-read the inbox after the last offset sent (subscriber reconnect, offset gap).
+  void request_catch_up();
+  /// The connection ended: stop watching positions, stop routing the user's channel.
+  void end(const session* self);
+
+ private:
+  boost::asio::awaitable<void> on_hello(hello_op h);
+  /// Sends `page` and the pages after it, pacing on the send queue; false on a failure.
+  boost::asio::awaitable<bool> replay(inbox_page page);
+  /// Catch-up passes while one is requested (session_machine::finish_catch_up).
+  boost::asio::awaitable<void> catch_up_passes();
+  void flush_buffered();
+
+  gateway_state& st_;
+  session_io& io_;
+  session_machine machine_;
+  resume_state resume_;
+  std::string user_, session_id_, epoch_;
+};
+
+}  // namespace pushonce::gateway

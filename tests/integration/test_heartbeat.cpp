@@ -1,0 +1,59 @@
+// core/heartbeat against a real redis-server: the listing it keeps, and a run() that
+// stop() ends promptly (its wait between beats is cancelled, not waited out).
+#include "core/heartbeat.hpp"
+// (the header under test first: it is self-contained)
+
+#include <doctest/doctest.h>
+
+#include <boost/asio/co_spawn.hpp>
+#include <chrono>
+
+#include "tests/integration/redis_fixture.hpp"
+
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+using pushonce::heartbeat;
+using pushonce::test::cmd;
+using pushonce::test::redis_fixture;
+using pushonce::test::sleep_for;
+using pushonce::test::wait_until;
+
+TEST_CASE("heartbeat: stop() ends run() at once even with a long period; remove() unlists") {
+  redis_fixture fx;
+  fx.run([&]() -> asio::awaitable<void> {
+    heartbeat hb(fx.conn, fx.k, "gateway", "gw-1", 10s,
+                 [] { return std::map<std::string, std::string>{{"sessions", "3"}}; });
+    bool done = false;
+    auto ex = co_await asio::this_coro::executor;
+    asio::co_spawn(ex, hb.run(), [&](std::exception_ptr) { done = true; });
+    // The first beat lists the process at once.
+    bool listed = false;
+    for (int i = 0; i < 200 && !listed; ++i) {
+      CO_LET(auto r, fx.conn->exec(cmd({"HGET", fx.k.plain("gateway:gw-1"), "sessions"})));
+      listed = r.ok() && r.value.str == "3";
+      if (!listed) CO_DO(sleep_for(10ms));
+    }
+    REQUIRE(listed);
+    CO_DO(sleep_for(50ms));  // now waiting out its 10 s period
+    CHECK_FALSE(done);
+    auto t0 = std::chrono::steady_clock::now();
+    hb.stop();
+    CO_LET(bool ended, wait_until([&] { return done; }, 1s));
+    CHECK(ended);
+    CHECK(std::chrono::steady_clock::now() - t0 < 500ms);
+    CO_DO(hb.remove());
+    CO_LET(auto z, fx.conn->exec(cmd({"ZSCORE", fx.k.plain("gateways"), "gw-1"})));
+    CHECK(z.value.is_nil());
+  });
+}
+
+TEST_CASE("heartbeat: stop() before run() makes run() beat once at most and return") {
+  redis_fixture fx;
+  fx.run([&]() -> asio::awaitable<void> {
+    heartbeat hb(fx.conn, fx.k, "worker", "w-1", 10s);
+    hb.stop();
+    auto t0 = std::chrono::steady_clock::now();
+    CO_DO(hb.run());
+    CHECK(std::chrono::steady_clock::now() - t0 < 1s);
+  });
+}
