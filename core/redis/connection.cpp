@@ -35,11 +35,8 @@ struct connection::state : link::client, std::enable_shared_from_this<connection
 
   link io;
   request_queue queue;
-  std::function<void()> on_connect;
 
-  void on_up() override {
-    if (on_connect) on_connect();
-  }
+  void on_up() override { io.notify_connected(); }
   bool on_reply(reply r) override { return queue.on_reply(std::move(r)); }
   void fill(std::string& out, std::size_t max_bytes) override { queue.write_into(out, max_bytes); }
   void on_down() override { queue.on_disconnect(); }
@@ -60,31 +57,12 @@ struct connection::state : link::client, std::enable_shared_from_this<connection
 };
 
 std::shared_ptr<connection> connection::create(asio::any_io_executor ex, connection_options opts) {
-  return std::shared_ptr<connection>(new connection(std::move(ex), std::move(opts)));
+  auto st = std::make_shared<state>(std::move(ex), std::move(opts));
+  return std::shared_ptr<connection>(new connection(std::move(st)));
 }
 
-connection::connection(asio::any_io_executor ex, connection_options opts)
-    : state_(std::make_shared<state>(std::move(ex), std::move(opts))) {}
-
-connection::~connection() {
-  stop();
-}
-
-void connection::start() {
-  asio::post(state_->io.strand(), [st = state_] { st->io.start(st); });
-}
-
-void connection::stop() {
-  asio::post(state_->io.strand(), [st = state_] {
-    st->io.stop();
-    st->queue.close(error::stopped);
-  });
-}
-
-void connection::on_connect(std::function<void()> fn) {
-  asio::post(state_->io.strand(),
-             [st = state_, fn = std::move(fn)]() mutable { st->on_connect = std::move(fn); });
-}
+connection::connection(std::shared_ptr<state> st)
+    : link_handle(st, st->io), state_(std::move(st)) {}
 
 void connection::initiate(command cmd, handler_type handler) {
   asio::post(state_->io.strand(),
@@ -146,13 +124,6 @@ void connection::batch_initiation::operator()(
     }
     st->io.wake();
   });
-}
-
-bool connection::connected() const {
-  return state_->io.connected();
-}
-const connection_options& connection::options() const {
-  return state_->io.options();
 }
 
 }  // namespace pushonce::redis

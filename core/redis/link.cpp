@@ -46,7 +46,7 @@ void link::stop() {
   tick_.cancel();
   pause_.cancel();  // a stop during the backoff must not wait for it to end
   stream_.close();
-  if (!started_) owner_.on_stopped();
+  owner_.on_stopped();
 }
 
 void link::wake() {
@@ -88,7 +88,6 @@ asio::awaitable<void> link::run([[maybe_unused]] std::shared_ptr<void> keep_aliv
     was_down_ = true;
     co_await pause_before_retry();
   }
-  owner_.on_stopped();
 }
 
 asio::awaitable<void> link::reader() {

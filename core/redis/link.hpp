@@ -12,6 +12,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -41,7 +42,7 @@ class link {
     virtual void on_down() = 0;
     /// Every tick_period from start() to stop(); true drops the connection.
     virtual bool on_tick(clock_type::time_point now) = 0;
-    /// The run loop has ended after stop().
+    /// stop() was called: fail whatever is pending. Called once.
     virtual void on_stopped() = 0;
   };
 
@@ -52,8 +53,14 @@ class link {
 
   /// Starts the run loop (once); `keep_alive` is held until it ends. On the strand.
   void start(std::shared_ptr<void> keep_alive);
-  /// Stops: cancels the backoff, closes the socket; client::on_stopped follows. On the strand.
+  /// Stops: client::on_stopped, cancels the backoff, closes the socket. On the strand.
   void stop();
+  /// The function notify_connected() runs. On the strand.
+  void set_on_connect(std::function<void()> fn) { on_connect_ = std::move(fn); }
+  /// Runs the on_connect function (the client calls it once the link is usable).
+  void notify_connected() {
+    if (on_connect_) on_connect_();
+  }
   /// More output is ready. On the strand.
   void wake();
   /// Closes the current connection; the run loop reconnects. On the strand.
@@ -80,6 +87,7 @@ class link {
   boost::asio::steady_timer wake_, tick_, pause_;
   backoff retry_;
   std::string out_;
+  std::function<void()> on_connect_;
   std::atomic<bool> connected_{false};
   bool started_ = false, stopped_ = false, was_down_ = false;
 };

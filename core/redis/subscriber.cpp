@@ -43,12 +43,11 @@ struct subscriber::state : link::client, std::enable_shared_from_this<subscriber
   link io;
   subscription_set subs;
   message_fn on_message;
-  std::function<void()> on_connect;
   clock_type::time_point last_read, last_ping;
   bool ping_due = false;
 
   void check_ready() {
-    if (subs.take_ready() && on_connect) on_connect();
+    if (subs.take_ready()) io.notify_connected();
   }
   void changed() {
     check_ready();
@@ -93,34 +92,12 @@ struct subscriber::state : link::client, std::enable_shared_from_this<subscriber
 
 std::shared_ptr<subscriber> subscriber::create(asio::any_io_executor ex, connection_options opts,
                                                message_fn on_message, bool sharded) {
-  return std::shared_ptr<subscriber>(
-      new subscriber(std::move(ex), std::move(opts), std::move(on_message), sharded));
+  auto st = std::make_shared<state>(std::move(ex), std::move(opts), std::move(on_message), sharded);
+  return std::shared_ptr<subscriber>(new subscriber(std::move(st)));
 }
 
-subscriber::subscriber(asio::any_io_executor ex, connection_options opts, message_fn on_message,
-                       bool sharded)
-    : state_(std::make_shared<state>(std::move(ex), std::move(opts), std::move(on_message),
-                                     sharded)) {}
-
-subscriber::~subscriber() {
-  stop();
-}
-
-void subscriber::start() {
-  asio::post(state_->io.strand(), [st = state_] { st->io.start(st); });
-}
-
-void subscriber::stop() {
-  asio::post(state_->io.strand(), [st = state_] {
-    st->io.stop();
-    st->subs.close(error::stopped);
-  });
-}
-
-void subscriber::on_connect(std::function<void()> fn) {
-  asio::post(state_->io.strand(),
-             [st = state_, fn = std::move(fn)]() mutable { st->on_connect = std::move(fn); });
-}
+subscriber::subscriber(std::shared_ptr<state> st)
+    : link_handle(st, st->io), state_(std::move(st)) {}
 
 asio::awaitable<std::error_code> subscriber::subscribe(std::string channel) {
   auto st = state_;
@@ -144,10 +121,6 @@ void subscriber::unsubscribe(std::string channel) {
     st->subs.unsubscribe(ch);
     st->changed();
   });
-}
-
-bool subscriber::connected() const {
-  return state_->io.connected();
 }
 
 }  // namespace pushonce::redis
