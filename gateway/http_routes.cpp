@@ -33,22 +33,11 @@ asio::awaitable<http_response> healthz(http_request& req, gateway_state& st) {
   co_return text_response(503, "unavailable", "text/plain", req.version());
 }
 
-std::optional<http_response> publish_auth(const http_request& req, const gateway_state& st) {
-  if (!st.settings.api_key)
-    return json_response(403, error_json("forbidden", "PUSHONCE_API_KEY is not configured"),
-                         req.version());
-  std::string_view auth = req[http::field::authorization];
-  constexpr std::string_view bearer = "Bearer ";
-  if (auth.size() <= bearer.size() || auth.substr(0, bearer.size()) != bearer ||
-      !same_secret(auth.substr(bearer.size()), *st.settings.api_key))
-    return json_response(401, error_json("unauthorized", "missing or wrong API key"),
-                         req.version());
-  return std::nullopt;
-}
-
+// A route guarded by a shared secret: 403 when the secret is not configured (its
+// variable is named), 401 unless the request carries "Authorization: Bearer <secret>".
 std::optional<http_response> bearer_check(const http_request& req,
                                           const std::optional<std::string>& secret,
-                                          const char* env_name) {
+                                          const char* env_name, const char* what) {
   if (!secret)
     return json_response(403, error_json("forbidden", std::string(env_name) + " is not configured"),
                          req.version());
@@ -56,12 +45,17 @@ std::optional<http_response> bearer_check(const http_request& req,
   constexpr std::string_view bearer = "Bearer ";
   if (auth.size() <= bearer.size() || auth.substr(0, bearer.size()) != bearer ||
       !same_secret(auth.substr(bearer.size()), *secret))
-    return json_response(401, error_json("unauthorized", "missing or wrong token"), req.version());
+    return json_response(401, error_json("unauthorized", std::string("missing or wrong ") + what),
+                         req.version());
   return std::nullopt;
 }
 
+std::optional<http_response> publish_auth(const http_request& req, const gateway_state& st) {
+  return bearer_check(req, st.settings.api_key, "PUSHONCE_API_KEY", "API key");
+}
+
 std::optional<http_response> admin_auth(const http_request& req, const gateway_state& st) {
-  return bearer_check(req, st.settings.admin_token, "PUSHONCE_ADMIN_TOKEN");
+  return bearer_check(req, st.settings.admin_token, "PUSHONCE_ADMIN_TOKEN", "token");
 }
 
 // GET /, /pushonce.js, /admin: the embedded browser files.

@@ -2,15 +2,14 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/value_semantic.hpp>
-#include <cstdio>
 #include <cstdlib>
-#include <iostream>
 #include <thread>
 
 #include "core/config.hpp"
 #include "core/heartbeat.hpp"
 #include "core/log.hpp"
 #include "core/names.hpp"
+#include "core/program.hpp"
 #include "gateway/server.hpp"
 
 namespace po = boost::program_options;
@@ -24,7 +23,7 @@ constexpr const char* usage =
     "\n"
     "WebSocket and HTTP gateway: GET /ws (WebSocket), GET /healthz, POST /api/publish\n"
     "(Authorization: Bearer $PUSHONCE_API_KEY). Auth: HS256 JWT signed with\n"
-    "PUSHONCE_JWT_SECRET, or --dev-auth (trusts the hello's user; demos and tests only).";
+    "PUSHONCE_JWT_SECRET, or --dev-auth (trusts the hello's user; demos and tests only).\n";
 
 po::options_description own_options() {
   po::options_description d("Gateway options");
@@ -86,33 +85,15 @@ gateway::server_options to_options(const command_line& cl) {
 
 int main(int argc, char** argv) {
   auto own = own_options();
-  gateway::server_options opts;
-  try {
-    auto cl = parse_command_line(argc, argv, own);
-    if (cl.help) {
-      std::cout << help_text(usage, own);
-      return exit_ok;
-    }
-    if (cl.version) {
-      std::cout << "pushonce-gateway " << PUSHONCE_VERSION << "\n";
-      return exit_ok;
-    }
-    opts = to_options(cl);
+  program_info info{"pushonce-gateway", usage};
+  return run_program(argc, argv, info, own, [&](command_line& cl) {
+    auto opts = to_options(cl);
     // Validate the address now: a bad host is a usage error, not a runtime failure.
     boost::system::error_code ec;
     boost::asio::ip::make_address(opts.listen_host, ec);
     if (ec) throw usage_error("--listen: '" + opts.listen_host + "' is not an IP address");
-  } catch (const usage_error& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return exit_usage;
-  }
-  log::set_level(opts.common.log_level);
-  log::set_tag("gateway[" + opts.settings.id + "]");
-  try {
+    log::set_tag("gateway[" + opts.settings.id + "]");
     gateway::server srv(std::move(opts));
     return srv.run();
-  } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return exit_failure;
-  }
+  });
 }

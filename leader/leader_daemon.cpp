@@ -26,7 +26,8 @@ leader_daemon::leader_daemon(asio::any_io_executor ex, redis::connection_options
       conn_(redis::connection::create(ex, redis)),
       queues_(conn_, k),
       wake_timer_(ex),
-      lease_timer_(ex) {
+      lease_timer_(ex),
+      lease_(opts_.lease, std::chrono::steady_clock::now()) {
   sub_ = redis::subscriber::create(ex, redis, [this](const std::string& ch, std::string p) {
     asio::post(ex_, [this, ch, p = std::move(p)] { on_wake(ch, p); });
   });
@@ -66,9 +67,23 @@ void leader_daemon::on_wake(const std::string& channel, const std::string& paylo
   }
 }
 
-asio::awaitable<long long> leader_daemon::lease_call(std::string mode) {
+namespace {
+const char* mode_word(lease_call mode) {
+  switch (mode) {
+    case lease_call::acquire:
+      return "acquire";
+    case lease_call::renew:
+      return "renew";
+    case lease_call::release:
+      return "release";
+  }
+  return "acquire";
+}
+}  // namespace
+
+asio::awaitable<lease_reply> leader_daemon::call_lease(lease_call mode) {
   std::vector<std::string> k{keys_.plain("leader"), keys_.plain("leader:fencing")};
-  std::vector<std::string> a{std::move(mode),
+  std::vector<std::string> a{mode_word(mode),
                              opts_.id,
                              std::to_string(getpid()),
                              heartbeat::hostname(),
@@ -76,43 +91,39 @@ asio::awaitable<long long> leader_daemon::lease_call(std::string mode) {
                              keys_.plain("leader:released")};
   const auto& s = redis::get_script("leader_lease");
   auto r = co_await redis::eval(*conn_, s, std::move(k), std::move(a));
-  if (!r.ok()) co_return -1;
-  co_return r.value.integer;
+  co_return lease_reply::from(r);
 }
 
-void leader_daemon::become_leader(long long token) {
-  token_ = token;
-  log::info("leading with fencing token {} (queues: {})", token, fmt::join(opts_.queues, ", "));
-  dirty_.insert(opts_.queues.begin(), opts_.queues.end());
-  wake_timer_.cancel();
+// Carries out a lease decision (leader/lease_state.hpp decides).
+void leader_daemon::apply(lease_action action) {
+  switch (action) {
+    case lease_action::lead:
+      log::info("leading with fencing token {} (queues: {})", lease_.token(),
+                fmt::join(opts_.queues, ", "));
+      dirty_.insert(opts_.queues.begin(), opts_.queues.end());
+      wake_timer_.cancel();
+      break;
+    case lease_action::step_down:
+      log::warn("no longer leading: {}", lease_.why());
+      sources_.clear();
+      break;
+    case lease_action::hold:
+    case lease_action::standby:
+      break;
+  }
 }
 
-void leader_daemon::step_down(const char* why) {
-  if (!token_) return;
-  log::warn("no longer leading: {}", why);
-  token_ = 0;
-  sources_.clear();
+void leader_daemon::fenced(std::string_view why) {
+  apply(lease_.on_fenced(why));
 }
 
-// Renews every third of the lease; a renewal that fails for longer than the lease means
-// the lease may have passed to another leader, so assigning stops at once.
+// Renews every third of the lease; lease_state decides when to lead and step down.
 asio::awaitable<void> leader_daemon::lease_loop() {
-  auto last_ok = std::chrono::steady_clock::now();
   while (!stopping_) {
-    auto token = co_await lease_call(leading() ? "renew" : "acquire");
+    auto reply = co_await call_lease(lease_.next_call());
     if (stopping_) break;
-    if (token > 0) {
-      last_ok = std::chrono::steady_clock::now();
-      if (!leading())
-        become_leader(token);
-      else if (token != token_)
-        become_leader(token);
-    } else if (token == 0) {
-      step_down("the lease is held by another leader");
-    } else if (leading() && std::chrono::steady_clock::now() - last_ok > opts_.lease * 2 / 3) {
-      step_down("cannot renew the lease (Redis unreachable)");
-    }
-    lease_timer_.expires_after(opts_.lease / 3);
+    apply(lease_.on_reply(reply, std::chrono::steady_clock::now()));
+    lease_timer_.expires_at(lease_.next_wake());
     co_await lease_timer_.async_wait(use_tuple);
   }
 }
@@ -140,9 +151,9 @@ asio::awaitable<void> leader_daemon::expire_loop() {
     for (const auto& queue : opts_.queues) {
       if (!co_await ensure_source(queue)) continue;
       for (int i = 0; i < 1000 && leading(); ++i) {
-        auto r = co_await queues_.expire_one(queue, sources_[queue], token_);
+        auto r = co_await queues_.expire_one(queue, sources_[queue], lease_.token());
         if (!r) {
-          if (r.error().code == "fenced") step_down("a newer leader has acted on this queue");
+          if (r.error().code == "fenced") fenced("a newer leader has acted on this queue");
           break;
         }
         if (!r.value()) break;
@@ -172,10 +183,11 @@ asio::awaitable<void> leader_daemon::assign_queue(const std::string& queue) {
   long long n = 0;
   // Bounded rounds so one busy queue cannot starve the others or the lease renewal.
   for (int i = 0; i < 1000 && leading() && !stopping_; ++i) {
-    auto r = co_await queues_.assign_one(queue, source, token_, opts_.accept_timeout.count());
+    auto r =
+        co_await queues_.assign_one(queue, source, lease_.token(), opts_.accept_timeout.count());
     if (!r) {
       if (r.error().code == "fenced") {
-        step_down("a newer leader has assigned on this queue");
+        fenced("a newer leader has assigned on this queue");
       } else {
         log::warn("queue {}: assign failed: {} {}", queue, r.error().code, r.error().message);
         dirty_.insert(queue);
@@ -224,10 +236,11 @@ asio::awaitable<void> leader_daemon::stop() {
   stopping_ = true;
   wake_timer_.cancel();
   lease_timer_.cancel();
-  if (leading()) {
-    auto released = co_await lease_call("release");
-    log::info("lease {}", released == 1 ? "released" : "was no longer ours");
-    token_ = 0;
+  if (lease_.on_stop()) {
+    auto released = co_await call_lease(lease_call::release);
+    log::info("lease {}", released.what == lease_reply::kind::token && released.token == 1
+                              ? "released"
+                              : "was no longer ours");
   }
   sub_->stop();
   conn_->stop();

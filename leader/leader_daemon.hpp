@@ -16,6 +16,7 @@
 #include "core/keys.hpp"
 #include "core/queue_api.hpp"
 #include "core/redis/subscriber.hpp"
+#include "leader/lease_state.hpp"
 
 namespace pushonce::leader {
 
@@ -36,19 +37,19 @@ class leader_daemon {
   /// Stops assigning and releases the lease at once so a standby takes over.
   boost::asio::awaitable<void> stop();
 
-  bool leading() const { return token_ != 0; }
+  bool leading() const { return lease_.leading(); }
   unsigned long long assigned() const { return assigned_; }
 
  private:
   boost::asio::awaitable<void> lease_loop();
   boost::asio::awaitable<void> assign_loop();
-  boost::asio::awaitable<long long> lease_call(std::string mode);
+  boost::asio::awaitable<lease_reply> call_lease(lease_call mode);
   boost::asio::awaitable<void> assign_queue(const std::string& queue);
   boost::asio::awaitable<void> expire_loop();
   boost::asio::awaitable<bool> ensure_source(const std::string& queue);
   void on_wake(const std::string& channel, const std::string& payload);
-  void become_leader(long long token);
-  void step_down(const char* why);
+  void apply(lease_action action);
+  void fenced(std::string_view why);
 
   boost::asio::any_io_executor ex_;
   keys keys_;
@@ -59,7 +60,7 @@ class leader_daemon {
   boost::asio::steady_timer wake_timer_, lease_timer_;
   std::set<std::string> dirty_;
   std::map<std::string, long long> sources_;
-  long long token_ = 0;
+  lease_state lease_;
   bool stopping_ = false;
   unsigned long long assigned_ = 0;
 };

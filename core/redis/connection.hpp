@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "core/redis/endpoint.hpp"
+#include "core/redis/link_handle.hpp"
 #include "core/redis/reply.hpp"
 
 namespace pushonce::redis {
@@ -26,21 +27,13 @@ struct result {
   bool ok() const { return !ec && !value.is_error(); }
 };
 
-class connection : public std::enable_shared_from_this<connection> {
+class connection : public link_handle, public std::enable_shared_from_this<connection> {
  public:
   using handler_type = boost::asio::any_completion_handler<void(std::error_code, reply)>;
 
+  /// start(), stop(), on_connect(), connected() and options() come from link_handle.
   static std::shared_ptr<connection> create(boost::asio::any_io_executor ex,
                                             connection_options opts);
-  ~connection();
-
-  /// Starts connecting (and reconnecting, with backoff) until stop().
-  void start();
-  /// Fails every queued command with error::stopped and closes the socket.
-  void stop();
-
-  /// Called on the connection's strand after each successful (re)connect.
-  void on_connect(std::function<void()> fn);
 
   /// Sends one command. Thread-safe; the completion runs on the caller's executor.
   template <typename Token>
@@ -57,13 +50,10 @@ class connection : public std::enable_shared_from_this<connection> {
   /// Sends several commands back to back (one pipeline); results in the same order.
   boost::asio::awaitable<std::vector<result>> exec_all(std::vector<command> cmds);
 
-  bool connected() const;
-  const connection_options& options() const;
-
  private:
   struct state;
   struct batch_initiation;
-  connection(boost::asio::any_io_executor ex, connection_options opts);
+  explicit connection(std::shared_ptr<state> st);
   void initiate(command cmd, handler_type handler);
 
   std::shared_ptr<state> state_;

@@ -24,35 +24,50 @@ namespace {
 constexpr std::size_t read_chunk = 64 * 1024;
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
-reply convert(const redisReply* r) {
-  reply out;
-  switch (r->type) {
-    case REDIS_REPLY_STRING:
-      out.kind = reply::type::string;
-      out.str.assign(r->str, r->len);
-      break;
-    case REDIS_REPLY_STATUS:
-      out.kind = reply::type::status;
-      out.str.assign(r->str, r->len);
-      break;
-    case REDIS_REPLY_ERROR:
-      out.kind = reply::type::error;
-      out.str.assign(r->str, r->len);
-      break;
-    case REDIS_REPLY_INTEGER:
-      out.kind = reply::type::integer;
-      out.integer = r->integer;
-      break;
-    case REDIS_REPLY_ARRAY:
-      out.kind = reply::type::array;
-      out.elements.reserve(r->elements);
-      for (std::size_t i = 0; i < r->elements; ++i) out.elements.push_back(convert(r->element[i]));
-      break;
-    default:
-      out.kind = reply::type::nil;
-  }
-  return out;
+// The reader builds redis::reply trees directly (no redisReply, no copy): a root is
+// allocated, a child is constructed in place in its parent's `elements`. hiredis frees only
+// roots (freeObject), which owns every child.
+reply* node(const redisReadTask* task) {
+  if (!task->parent) return new reply;
+  auto* parent = static_cast<reply*>(task->parent->obj);
+  return &parent->elements[static_cast<std::size_t>(task->idx)];
 }
+
+void* create_string(const redisReadTask* task, char* s, std::size_t len) {
+  auto* r = node(task);
+  r->kind = task->type == REDIS_REPLY_ERROR    ? reply::type::error
+            : task->type == REDIS_REPLY_STATUS ? reply::type::status
+                                               : reply::type::string;
+  r->str.assign(s, len);
+  return r;
+}
+
+void* create_array(const redisReadTask* task, int n) {
+  auto* r = node(task);
+  r->kind = reply::type::array;
+  r->elements.resize(static_cast<std::size_t>(n > 0 ? n : 0));
+  return r;
+}
+
+void* create_integer(const redisReadTask* task, long long v) {
+  auto* r = node(task);
+  r->kind = reply::type::integer;
+  r->integer = v;
+  return r;
+}
+
+void* create_nil(const redisReadTask* task) {
+  auto* r = node(task);
+  r->kind = reply::type::nil;
+  return r;
+}
+
+void free_object(void* r) {
+  delete static_cast<reply*>(r);
+}
+
+redisReplyObjectFunctions reply_functions = {create_string, create_array, create_integer,
+                                             create_nil, free_object};
 
 void append_number(std::string& out, std::size_t n) {
   char buf[24];
@@ -78,7 +93,7 @@ resp_stream::~resp_stream() {
 
 void resp_stream::reset_reader() {
   if (reader_) redisReaderFree(reader_);
-  reader_ = redisReaderCreate();
+  reader_ = redisReaderCreateWithFunctions(&reply_functions);
 }
 
 void resp_stream::close() {
@@ -107,8 +122,8 @@ bool resp_stream::take_reply(reply& out, std::error_code& ec) {
     return true;
   }
   if (!raw) return false;
-  out = convert(static_cast<redisReply*>(raw));
-  freeReplyObject(raw);
+  std::unique_ptr<reply> root(static_cast<reply*>(raw));
+  out = std::move(*root);
   return true;
 }
 

@@ -65,12 +65,15 @@ command evalsha_command(const script& s, const std::vector<std::string>& keys,
 
 boost::asio::awaitable<result> eval(connection& conn, const script& s,
                                     std::vector<std::string> keys, std::vector<std::string> args) {
+  // The command is moved into the connection (no copy kept); the rare NOSCRIPT retry
+  // builds it again.
   auto cmd = evalsha_command(s, keys, args);
-  auto res = co_await conn.exec(cmd);
+  auto res = co_await conn.exec(std::move(cmd));
   if (res.ec || !res.value.is_error() || res.value.error_code() != "NOSCRIPT") co_return res;
   auto loaded = co_await conn.exec(script_load_command(s));
   if (!loaded.ok()) co_return loaded;
-  co_return co_await conn.exec(std::move(cmd));
+  auto again = evalsha_command(s, keys, args);
+  co_return co_await conn.exec(std::move(again));
 }
 
 boost::asio::awaitable<std::vector<result>> eval_all(connection& conn, const script& s,

@@ -11,25 +11,21 @@
 #include <system_error>
 
 #include "core/redis/endpoint.hpp"
+#include "core/redis/link_handle.hpp"
 
 namespace pushonce::redis {
 
-class subscriber : public std::enable_shared_from_this<subscriber> {
+class subscriber : public link_handle, public std::enable_shared_from_this<subscriber> {
  public:
   using message_fn = std::function<void(const std::string& channel, std::string payload)>;
 
   static std::shared_ptr<subscriber> create(boost::asio::any_io_executor ex,
                                             connection_options opts, message_fn on_message,
                                             bool sharded = false);
-  ~subscriber();
 
-  void start();
-  void stop();
-
-  /// Called on the strand after each (re)connect, once every channel is subscribed again.
-  /// Messages published while the connection was down are lost: this is where callers
-  /// re-read what they might have missed.
-  void on_connect(std::function<void()> fn);
+  // start(), stop(), on_connect(), connected() come from link_handle. on_connect runs once
+  // every channel is subscribed again after a (re)connect: messages published while the
+  // connection was down are lost, and this is where callers re-read what they missed.
 
   /// Adds a channel; completes when Redis has confirmed the subscription (or with an error
   /// when not connected within the command timeout; the channel stays in the set and is
@@ -38,12 +34,9 @@ class subscriber : public std::enable_shared_from_this<subscriber> {
   /// Removes a channel (fire and forget). Thread-safe.
   void unsubscribe(std::string channel);
 
-  bool connected() const;
-
  private:
   struct state;
-  subscriber(boost::asio::any_io_executor ex, connection_options opts, message_fn on_message,
-             bool sharded);
+  explicit subscriber(std::shared_ptr<state> st);
   std::shared_ptr<state> state_;
 };
 

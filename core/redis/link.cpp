@@ -1,0 +1,132 @@
+#include "core/redis/link.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+
+#include "core/log.hpp"
+
+namespace pushonce::redis {
+
+namespace asio = boost::asio;
+using namespace asio::experimental::awaitable_operators;
+
+namespace {
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+constexpr std::size_t max_write_batch = 256 * 1024;
+}  // namespace
+
+link::link(asio::any_io_executor ex, connection_options opts, std::string role, client& owner,
+           std::chrono::milliseconds tick_period)
+    : strand_(asio::make_strand(ex)),
+      stream_(strand_),
+      opts_(std::move(opts)),
+      role_(std::move(role)),
+      owner_(owner),
+      tick_period_(tick_period),
+      wake_(strand_),
+      tick_(strand_),
+      pause_(strand_),
+      retry_(opts_.backoff_initial, opts_.backoff_max) {}
+
+void link::start(std::shared_ptr<void> keep_alive) {
+  if (started_ || stopped_) return;
+  started_ = true;
+  asio::co_spawn(strand_, ticker(keep_alive), asio::detached);
+  asio::co_spawn(strand_, run(std::move(keep_alive)), asio::detached);
+}
+
+void link::stop() {
+  if (stopped_) return;
+  stopped_ = true;
+  wake_.cancel();
+  tick_.cancel();
+  pause_.cancel();  // a stop during the backoff must not wait for it to end
+  stream_.close();
+  owner_.on_stopped();
+}
+
+void link::wake() {
+  wake_.cancel();
+}
+
+void link::drop() {
+  if (connected_) stream_.close();
+}
+
+asio::awaitable<void> link::pause_before_retry() {
+  pause_.expires_after(retry_.next());
+  co_await pause_.async_wait(use_tuple);
+}
+
+asio::awaitable<void> link::run([[maybe_unused]] std::shared_ptr<void> keep_alive) {
+  while (!stopped_) {
+    auto ec = co_await stream_.connect(opts_);
+    if (stopped_) break;
+    if (ec) {
+      if (!was_down_ || retry_.attempts() % 20 == 0)
+        log::warn("{}: cannot connect to {}: {}; retrying (attempt {})", role_,
+                  opts_.where.display(), ec.message(), retry_.attempts() + 1);
+      was_down_ = true;
+      co_await pause_before_retry();
+      continue;
+    }
+    if (was_down_) log::info("{}: connected to {}", role_, opts_.where.display());
+    was_down_ = false;
+    retry_.reset();
+    connected_ = true;
+    owner_.on_up();
+    co_await (reader() || writer());
+    connected_ = false;
+    stream_.close();
+    owner_.on_down();
+    if (stopped_) break;
+    log::warn("{}: connection to {} lost; reconnecting", role_, opts_.where.display());
+    was_down_ = true;
+    co_await pause_before_retry();
+  }
+}
+
+asio::awaitable<void> link::reader() {
+  for (;;) {
+    reply r;
+    if (auto ec = co_await stream_.read(r)) {
+      log::debug("{}: read: {}", role_, ec.message());
+      co_return;
+    }
+    if (!owner_.on_reply(std::move(r))) {
+      log::warn("{}: unexpected reply from {}", role_, opts_.where.display());
+      co_return;
+    }
+  }
+}
+
+// Everything ready at the moment is written at once: one buffer, one write.
+asio::awaitable<void> link::writer() {
+  for (;;) {
+    out_.clear();
+    owner_.fill(out_, max_write_batch);
+    if (out_.empty()) {
+      wake_.expires_at(clock_type::time_point::max());
+      co_await wake_.async_wait(use_tuple);
+      if (stopped_) co_return;
+      continue;
+    }
+    auto [ec, n] = co_await asio::async_write(stream_.socket(), asio::buffer(out_), use_tuple);
+    if (ec) co_return;
+  }
+}
+
+asio::awaitable<void> link::ticker([[maybe_unused]] std::shared_ptr<void> keep_alive) {
+  while (!stopped_) {
+    tick_.expires_after(tick_period_);
+    co_await tick_.async_wait(use_tuple);
+    if (stopped_) break;
+    if (owner_.on_tick(clock_type::now()) && connected_) stream_.close();
+  }
+}
+
+}  // namespace pushonce::redis

@@ -1,0 +1,96 @@
+#pragma once
+// The subscription bookkeeping of one Pub/Sub connection, with no socket (the sans-io half
+// of redis::subscriber, in the shape of Boost.Redis' detail/subscription_tracker):
+//
+//  - `wanted`: the channels the user asked for. They are what gets subscribed again after
+//    every reconnect, and the only channels whose messages are passed on.
+//  - `sent[ch]`: SUBSCRIBE commands whose confirmation has not arrived. A waiter of `ch`
+//    completes when the count drops to zero, so it never completes on the confirmation of
+//    an older SUBSCRIBE that an UNSUBSCRIBE has already undone.
+//  - `resubscribing`: channels re-sent after a (re)connect whose confirmation is still due;
+//    when it empties the set is `ready` (the caller runs its on_connect once).
+//  - waiters have a deadline; expire() fails them with error::timeout (the channel stays
+//    wanted and is subscribed on the next connect).
+//
+// Commands to send are collected in an outbox that the caller encodes and writes; SUBSCRIBE
+// or SSUBSCRIBE (sharded Pub/Sub) is fixed at construction.
+
+#include <boost/asio/any_completion_handler.hpp>
+#include <chrono>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "core/redis/reply.hpp"
+
+namespace pushonce::redis {
+
+class subscription_set {
+ public:
+  using clock_type = std::chrono::steady_clock;
+  using waiter = boost::asio::any_completion_handler<void(std::error_code)>;
+  using deliver_fn = std::function<void(waiter&&, std::error_code)>;
+
+  struct message {
+    std::string channel;
+    std::string payload;
+  };
+
+  subscription_set(bool sharded, deliver_fn deliver);
+
+  /// Wants `ch`; `w` completes once Redis confirmed it (at once when it already is).
+  void subscribe(std::string ch, waiter w, clock_type::time_point deadline);
+  /// Stops wanting `ch` (an UNSUBSCRIBE is sent when connected).
+  void unsubscribe(const std::string& ch);
+
+  /// A connection is up: every wanted channel is sent again (batched).
+  void on_connected();
+  /// The connection is gone: nothing sent is pending any more; waiters keep waiting.
+  void on_disconnected();
+  /// A reply or push from Redis; the message it carries for a wanted channel, if any.
+  std::optional<message> on_reply(reply& r);
+  /// Fails waiters past their deadline with error::timeout.
+  void expire(clock_type::time_point now);
+  /// Fails every waiter with `ec`, and every later subscribe.
+  void close(std::error_code ec);
+
+  /// Commands to write, in order (taken: the outbox is empty afterwards).
+  std::vector<command> take_commands();
+  bool has_commands() const { return !outbox_.empty(); }
+  /// True once after every channel of a (re)connect has been confirmed again.
+  bool take_ready();
+
+  bool wants(const std::string& ch) const { return wanted_.count(ch) != 0; }
+  bool pending(const std::string& ch) const { return sent_.count(ch) != 0; }
+  std::size_t waiters() const { return waiters_.size(); }
+  bool connected() const { return connected_; }
+
+  /// Channels per SUBSCRIBE command when resubscribing.
+  static constexpr std::size_t channels_per_command = 512;
+
+ private:
+  struct waiter_entry {
+    waiter handler;
+    clock_type::time_point deadline;
+  };
+  void send(command cmd) { outbox_.push_back(std::move(cmd)); }
+  void complete_waiters(const std::string& ch, std::error_code ec);
+  void resubscribed(const std::string& ch);
+
+  bool sharded_;
+  deliver_fn deliver_;
+  bool connected_ = false;
+  bool ready_ = false;
+  std::error_code closed_;
+  std::set<std::string> wanted_;
+  std::map<std::string, int> sent_;
+  std::set<std::string> resubscribing_;
+  std::multimap<std::string, waiter_entry> waiters_;
+  std::vector<command> outbox_;
+};
+
+}  // namespace pushonce::redis

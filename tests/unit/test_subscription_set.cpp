@@ -1,0 +1,229 @@
+#include "core/redis/subscription_set.hpp"
+// (the header under test comes first)
+
+#include <doctest/doctest.h>
+
+#include <optional>
+#include <vector>
+
+#include "core/redis/error.hpp"
+
+using pushonce::redis::command;
+using pushonce::redis::error;
+using pushonce::redis::reply;
+using pushonce::redis::subscription_set;
+using ms = std::chrono::milliseconds;
+using clock_type = subscription_set::clock_type;
+
+namespace {
+
+subscription_set::waiter into(std::optional<std::error_code>& o) {
+  return [&o](std::error_code ec) { o = ec; };
+}
+
+reply push(std::vector<std::string> words) {
+  reply r;
+  r.kind = reply::type::array;
+  for (auto& w : words) {
+    reply e;
+    e.kind = reply::type::string;
+    e.str = std::move(w);
+    r.elements.push_back(std::move(e));
+  }
+  return r;
+}
+
+reply confirm(const std::string& kind, const std::string& ch) {
+  auto r = push({kind, ch});
+  r.elements.push_back(reply{});
+  r.elements.back().kind = reply::type::integer;
+  r.elements.back().integer = 1;
+  return r;
+}
+
+const auto far = clock_type::now() + std::chrono::hours(1);
+
+}  // namespace
+
+TEST_CASE(
+    "subscription_set: subscribe while connected sends SUBSCRIBE; the confirmation completes") {
+  subscription_set s(false, {});
+  s.on_connected();
+  CHECK(s.take_ready());  // nothing to resubscribe
+  std::optional<std::error_code> w;
+  s.subscribe("news", into(w), far);
+  CHECK(s.take_commands() == std::vector<command>{{"SUBSCRIBE", "news"}});
+  CHECK(s.pending("news"));
+  CHECK(!w);
+  auto c = confirm("subscribe", "news");
+  CHECK(!s.on_reply(c));
+  REQUIRE(w);
+  CHECK(!*w);
+  // Already confirmed: a second subscribe completes at once and sends nothing.
+  std::optional<std::error_code> w2;
+  s.subscribe("news", into(w2), far);
+  CHECK(w2);
+  CHECK(!s.has_commands());
+}
+
+TEST_CASE("subscription_set: sharded channels use SSUBSCRIBE and SUNSUBSCRIBE, smessage passes") {
+  subscription_set s(true, {});
+  s.on_connected();
+  std::optional<std::error_code> w;
+  s.subscribe("u:1", into(w), far);
+  s.unsubscribe("u:1");
+  CHECK(s.take_commands() == std::vector<command>{{"SSUBSCRIBE", "u:1"}, {"SUNSUBSCRIBE", "u:1"}});
+  s.subscribe("u:2", into(w), far);
+  auto c = confirm("ssubscribe", "u:2");
+  s.on_reply(c);
+  auto m = push({"smessage", "u:2", "hello"});
+  auto got = s.on_reply(m);
+  REQUIRE(got);
+  CHECK(got->channel == "u:2");
+  CHECK(got->payload == "hello");
+}
+
+TEST_CASE("subscription_set: every wanted channel is subscribed again after a reconnect") {
+  subscription_set s(false, {});
+  std::optional<std::error_code> a, b;
+  s.subscribe("a", into(a), far);  // not connected: waits for the connection
+  s.subscribe("b", into(b), far);
+  CHECK(!s.has_commands());
+  s.on_connected();
+  CHECK(s.take_commands() == std::vector<command>{{"SUBSCRIBE", "a", "b"}});
+  CHECK(!s.take_ready());
+  auto ca = confirm("subscribe", "a");
+  s.on_reply(ca);
+  CHECK(a);
+  CHECK(!s.take_ready());  // b is still due
+  auto cb = confirm("subscribe", "b");
+  s.on_reply(cb);
+  CHECK(b);
+  CHECK(s.take_ready());
+  CHECK(!s.take_ready());  // once per connection
+
+  s.on_disconnected();
+  CHECK(!s.pending("a"));
+  s.on_connected();
+  CHECK(s.take_commands() == std::vector<command>{{"SUBSCRIBE", "a", "b"}});
+  s.on_reply(ca);
+  s.on_reply(cb);
+  CHECK(s.take_ready());
+}
+
+TEST_CASE("subscription_set: resubscribing many channels is split into bounded commands") {
+  subscription_set s(false, {});
+  std::optional<std::error_code> w;
+  for (int i = 0; i < 1100; ++i) s.subscribe("ch" + std::to_string(i), into(w), far);
+  s.on_connected();
+  auto cmds = s.take_commands();
+  REQUIRE(cmds.size() == 3);
+  CHECK(cmds[0].size() == subscription_set::channels_per_command + 1);
+  CHECK(cmds[2].size() == 1100 - 2 * subscription_set::channels_per_command + 1);
+}
+
+TEST_CASE("subscription_set: unsubscribe while the SUBSCRIBE is pending; messages stop at once") {
+  subscription_set s(false, {});
+  s.on_connected();
+  std::optional<std::error_code> w;
+  s.subscribe("x", into(w), far);
+  s.unsubscribe("x");
+  CHECK(!s.wants("x"));
+  CHECK(s.take_commands() == std::vector<command>{{"SUBSCRIBE", "x"}, {"UNSUBSCRIBE", "x"}});
+  auto m = push({"message", "x", "late"});
+  CHECK(!s.on_reply(m));  // not wanted any more: dropped
+  auto c = confirm("subscribe", "x");
+  s.on_reply(c);
+  CHECK(w);
+}
+
+TEST_CASE("subscription_set: subscribe, unsubscribe, subscribe: only the last SUBSCRIBE confirms") {
+  subscription_set s(false, {});
+  s.on_connected();
+  std::optional<std::error_code> first, second;
+  s.subscribe("x", into(first), far);
+  auto c = confirm("subscribe", "x");
+  s.on_reply(c);
+  CHECK(first);
+  s.unsubscribe("x");
+  s.subscribe("x", into(second), far);
+  CHECK(s.take_commands() ==
+        std::vector<command>{{"SUBSCRIBE", "x"}, {"UNSUBSCRIBE", "x"}, {"SUBSCRIBE", "x"}});
+  auto u = confirm("unsubscribe", "x");
+  s.on_reply(u);
+  CHECK(!second);
+  s.on_reply(c);
+  CHECK(second);
+  CHECK(s.wants("x"));
+}
+
+TEST_CASE(
+    "subscription_set: two subscribes in flight: the waiter completes on the last confirmation") {
+  subscription_set s(false, {});
+  std::optional<std::error_code> w1, w2;
+  s.subscribe("x", into(w1), far);
+  s.on_connected();  // resubscribe sends x once
+  s.unsubscribe("x");
+  s.subscribe("x", into(w2), far);  // fresh again: a second SUBSCRIBE
+  auto c = confirm("subscribe", "x");
+  s.on_reply(c);
+  CHECK(!w1);
+  CHECK(!w2);
+  s.on_reply(c);
+  CHECK(w1);
+  CHECK(w2);
+}
+
+TEST_CASE("subscription_set: an unsubscribe during resubscription still makes the set ready") {
+  subscription_set s(false, {});
+  std::optional<std::error_code> a, b;
+  s.subscribe("a", into(a), far);
+  s.subscribe("b", into(b), far);
+  s.on_connected();
+  auto ca = confirm("subscribe", "a");
+  s.on_reply(ca);
+  CHECK(!s.take_ready());
+  s.unsubscribe("b");
+  CHECK(s.take_ready());
+}
+
+TEST_CASE("subscription_set: waiters time out; the channel stays wanted for the next connect") {
+  subscription_set s(false, {});
+  auto t0 = clock_type::now();
+  std::optional<std::error_code> w;
+  s.subscribe("x", into(w), t0 + ms{100});
+  s.expire(t0 + ms{99});
+  CHECK(!w);
+  s.expire(t0 + ms{100});
+  REQUIRE(w);
+  CHECK(*w == error::timeout);
+  CHECK(s.wants("x"));
+  s.on_connected();
+  CHECK(s.take_commands() == std::vector<command>{{"SUBSCRIBE", "x"}});
+}
+
+TEST_CASE("subscription_set: close fails the waiters and every later subscribe") {
+  subscription_set s(false, {});
+  std::optional<std::error_code> a, b;
+  s.subscribe("a", into(a), far);
+  s.close(error::stopped);
+  CHECK(*a == error::stopped);
+  s.subscribe("b", into(b), far);
+  CHECK(*b == error::stopped);
+  CHECK(s.waiters() == 0);
+}
+
+TEST_CASE(
+    "subscription_set: a disconnect drops unsent commands; messages of unknown channels drop") {
+  subscription_set s(false, {});
+  s.on_connected();
+  std::optional<std::error_code> w;
+  s.subscribe("x", into(w), far);
+  s.on_disconnected();
+  CHECK(!s.has_commands());
+  CHECK(!w);
+  auto m = push({"message", "other", "p"});
+  CHECK(!s.on_reply(m));
+  auto pong = push({"pong", ""});
+  CHECK(!s.on_reply(pong));
+}
