@@ -34,7 +34,8 @@ std::optional<entry> entry_of(const redis::result& r) {
 asio::awaitable<std::optional<entry>> first_at_or_after(admin_context& ctx, const std::string& s,
                                                         long long ms) {
   redis::command range{"XRANGE", s, std::to_string(ms), "+", "COUNT", "1"};
-  co_return entry_of(co_await ctx.conn->exec(std::move(range)));
+  auto r = co_await ctx.conn->exec(std::move(range));
+  co_return entry_of(r);
 }
 
 /// The outbox line of message `id`, or std::nullopt.
@@ -43,7 +44,8 @@ asio::awaitable<std::optional<std::string>> find_line(admin_context& ctx, const 
   auto target = std::stoull(id);
   redis::command last_cmd{"XREVRANGE", s, "+", "-", "COUNT", "1"};
   auto first = co_await first_at_or_after(ctx, s, 0);
-  auto last = entry_of(co_await ctx.conn->exec(std::move(last_cmd)));
+  auto last_reply = co_await ctx.conn->exec(std::move(last_cmd));
+  auto last = entry_of(last_reply);
   if (!first || !last || first_id(first->text) > target) co_return std::nullopt;
   // The last entry whose first id is <= target starts at a time in [lo, hi].
   long long lo = first->ms, hi = last->ms;
@@ -87,7 +89,11 @@ asio::awaitable<int> run_trace(admin_context& ctx) {
     co_return ctx.out.usage("usage: pushonce-leader trace ID (a message id: decimal digits)");
   const auto& id = ctx.args[0];
   auto outbox = co_await outbox_for(ctx, id);
-  auto line = outbox.empty() ? std::nullopt : co_await find_line(ctx, outbox, id);
+  std::optional<std::string> line;
+  if (!outbox.empty()) {
+    auto found = co_await find_line(ctx, outbox, id);
+    line = std::move(found);
+  }
   auto m = line ? parse_bus_message(*line) : std::nullopt;
   if (!m)
     co_return ctx.out.fail({"not_found", "no message " + id +

@@ -70,6 +70,7 @@ local function deliver(ck, id, tail, attempts)
   local added = redis.pcall('XADD', inbox, 'MAXLEN', '~', maxlen, off .. '-0', 'f', frame)
   if type(added) == 'table' and added.err then
     redis.call('HINCRBY', meta, 'offset', -1)  -- offsets stay gap-free
+    redis.call('PEXPIRE', meta, idle)
     redis.call('SET', ck, lease_for(attempts), 'PX', window)
     return 'failed', added.err
   end
