@@ -72,9 +72,7 @@ class send_queue {
 
   bool writing() const { return in_flight_ > 0; }
   bool closing() const { return closing_; }
-  bool has_room() const {
-    return frames() < limits_.low_frames && bytes_ < limits_.low_bytes;
-  }
+  bool has_room() const { return frames() < limits_.low_frames && bytes_ < limits_.low_bytes; }
   std::size_t frames() const { return q_.size() - head_; }
   std::size_t bytes() const { return bytes_; }
   std::size_t in_flight() const { return in_flight_; }
