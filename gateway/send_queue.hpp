@@ -76,6 +76,8 @@ class send_queue {
   std::size_t frames() const { return q_.size() - head_; }
   std::size_t bytes() const { return bytes_; }
   std::size_t in_flight() const { return in_flight_; }
+  /// The i-th frame of the batch in flight (i < in_flight()); stable across push().
+  const frame_ptr& in_flight_at(std::size_t i) const { return q_[head_ + i]; }
   const limits& bounds() const { return limits_; }
 
  private:
