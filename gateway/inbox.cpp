@@ -39,8 +39,8 @@ asio::awaitable<outcome<none>> inbox::ack(std::string user, std::string epoch, l
 }
 
 asio::awaitable<std::optional<inbox_page>> inbox::read_page(std::string user, long long after) {
-  redis::command cmd{"XRANGE", keys_.user(user, "inbox"), std::to_string(after + 1) + "-0",
-                     "+",      "COUNT",                   std::to_string(page_size_)};
+  redis::command cmd{"XRANGE", keys_.user(user, "inbox"), std::to_string(after + 1) + "-0", "+",
+                     "COUNT",  std::to_string(page_size_)};
   auto r = co_await conn_->exec(std::move(cmd));
   if (!r.ok()) {
     log::warn("ws: {}: inbox read failed: {}", user, failure_of(r).message);

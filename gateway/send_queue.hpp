@@ -72,12 +72,12 @@ class send_queue {
 
   bool writing() const { return in_flight_ > 0; }
   bool closing() const { return closing_; }
-  bool has_room() const {
-    return frames() < limits_.low_frames && bytes_ < limits_.low_bytes;
-  }
+  bool has_room() const { return frames() < limits_.low_frames && bytes_ < limits_.low_bytes; }
   std::size_t frames() const { return q_.size() - head_; }
   std::size_t bytes() const { return bytes_; }
   std::size_t in_flight() const { return in_flight_; }
+  /// The i-th frame of the batch in flight (i < in_flight()); stable across push().
+  const frame_ptr& in_flight_at(std::size_t i) const { return q_[head_ + i]; }
   const limits& bounds() const { return limits_; }
 
  private:

@@ -1,5 +1,7 @@
 #include "gateway/server.hpp"
 
+#include <sys/resource.h>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -12,8 +14,6 @@
 #include <charconv>
 #include <csignal>
 #include <thread>
-
-#include <sys/resource.h>
 
 #include "core/heartbeat.hpp"
 #include "core/jwt.hpp"
@@ -102,8 +102,8 @@ int server::run() {
   registry->set_subscriber(state->sub);
   state->queues = std::make_unique<queue_api>(state->conn, k);
   state->pub = std::make_unique<publisher>(state->conn, k);
-  state->inboxes = std::make_unique<inbox>(state->conn, k, state->settings.idle_ttl,
-                                           state->settings.inbox_page);
+  state->inboxes =
+      std::make_unique<inbox>(state->conn, k, state->settings.idle_ttl, state->settings.inbox_page);
   auto secret = jwt::secret_from_env();
   if (secret.empty() && !state->settings.dev_auth)
     log::warn("PUSHONCE_JWT_SECRET is not set and --dev-auth is off: every hello is refused");

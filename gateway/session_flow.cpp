@@ -41,18 +41,14 @@ asio::awaitable<void> session_flow::on_frame(std::string text, bool is_text) {
     case action::error:
       io_.send_text(render_error(d.error.code, d.error.message, d.error.op));
       break;
-    case action::hello:
-    {
+    case action::hello: {
       hello_op h = std::get<hello_op>(std::move(d.op));
       co_await on_hello(std::move(h));
-    }
-      break;
-    case action::dispatch:
-    {
+    } break;
+    case action::dispatch: {
       op_context ctx{st_, io_, user_, epoch_};
       co_await handle_op(ctx, std::move(d.op));
-    }
-      break;
+    } break;
   }
 }
 

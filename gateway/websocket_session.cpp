@@ -8,6 +8,10 @@
 // timer, websocket::stream over a plain socket without permessage-deflate.
 #include "gateway/websocket_session.hpp"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -194,14 +198,36 @@ class websocket_session final : public session,
     queue_.drop();
   }
 
-  // ---- the write chain: one frame per write, one write in flight ---------------------------
+  // ---- the write chain: a batch of queued frames, one WebSocket message per write, one
+  // write in flight. Beast cannot put several messages in one write, so a batch of more than
+  // one frame is written with the socket corked (TCP_CORK): the kernel sends the frames in
+  // as few segments as it can, and the last write of the batch uncorks.
   void do_write() {
-    auto batch = queue_.take_batch(1);
+    auto batch = queue_.take_batch();
     if (batch.empty()) return;
+    batch_pos_ = 0;
+    if (batch.size() > 1) cork(true);
+    write_next();
+  }
+
+  void write_next() {
     ws_.text(true);
-    ws_.async_write(
-        asio::buffer(*batch.front()),
-        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_write(ec); });
+    ws_.async_write(asio::buffer(*queue_.in_flight_at(batch_pos_)),
+                    [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                      self->on_frame_written(ec);
+                    });
+  }
+
+  void on_frame_written(beast::error_code ec) {
+    if (!ec && ++batch_pos_ < queue_.in_flight()) return write_next();
+    if (corked_) cork(false);
+    on_write(ec);
+  }
+
+  void cork(bool on) {
+    int v = on ? 1 : 0;
+    ::setsockopt(ws_.next_layer().native_handle(), IPPROTO_TCP, TCP_CORK, &v, sizeof v);
+    corked_ = on;
   }
 
   void on_write(beast::error_code ec) {
@@ -245,6 +271,8 @@ class websocket_session final : public session,
   session_flow flow_;
   beast::flat_buffer buf_;  // the frame being read; empty between frames
   std::uint16_t close_code_ = 1000;
+  std::uint16_t batch_pos_ = 0;  // the frame of the batch in flight being written
+  bool corked_ = false;
   std::string close_reason_;
 };
 

@@ -71,7 +71,8 @@ TEST_CASE("gateway: out of descriptors the listener backs off, warns once, and r
     return http_request("127.0.0.1", port, "GET", "/healthz", {}, {}, 1s).status == 200;
   };
   auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (!healthy() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(50ms);
+  while (!healthy() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(50ms);
   REQUIRE(healthy());
   CHECK(gw.stderr_text().find("open files limit: 64") != std::string::npos);
 
@@ -92,7 +93,8 @@ TEST_CASE("gateway: out of descriptors the listener backs off, warns once, and r
 
   for (int fd : fds) ::close(fd);
   deadline = std::chrono::steady_clock::now() + 10s;
-  while (!healthy() && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(50ms);
+  while (!healthy() && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(50ms);
   CHECK(healthy());
   CHECK(gw.stderr_text().find("listener: accepting again") != std::string::npos);
   CHECK(count_of(gw.stderr_text(), "listener: accept:") == 1);

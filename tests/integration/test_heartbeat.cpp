@@ -21,8 +21,9 @@ using pushonce::test::wait_until;
 TEST_CASE("heartbeat: stop() ends run() at once even with a long period; remove() unlists") {
   redis_fixture fx;
   fx.run([&]() -> asio::awaitable<void> {
-    heartbeat hb(fx.conn, fx.k, "gateway", "gw-1", 10s,
-                 [] { return std::map<std::string, std::string>{{"sessions", "3"}}; });
+    heartbeat hb(fx.conn, fx.k, "gateway", "gw-1", 10s, [] {
+      return std::map<std::string, std::string>{{"sessions", "3"}};
+    });
     bool done = false;
     auto ex = co_await asio::this_coro::executor;
     asio::co_spawn(ex, hb.run(), [&](std::exception_ptr) { done = true; });

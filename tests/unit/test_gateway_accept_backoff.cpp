@@ -1,8 +1,8 @@
-#include "gateway/accept_backoff.hpp"
-
 #include <doctest/doctest.h>
 
 #include <cerrno>
+
+#include "gateway/accept_backoff.hpp"
 
 using namespace pushonce::gateway;
 using namespace std::chrono_literals;
@@ -56,6 +56,6 @@ TEST_CASE("accept_backoff: flapping episodes warn at most once per interval") {
   auto d = b.on_error(sys(EMFILE), t + 1s);  // a new episode 1 s later: no second line
   CHECK(d.delay == 50ms);
   CHECK_FALSE(d.warn);
-  CHECK_FALSE(b.on_accepted());  // it did not warn, so its end is not logged either
+  CHECK_FALSE(b.on_accepted());                  // it did not warn, so its end is not logged either
   CHECK(b.on_error(sys(EMFILE), t + 11s).warn);  // after the interval: warned again
 }

@@ -1,8 +1,7 @@
-#include "gateway/inbox.hpp"
-
 #include <doctest/doctest.h>
 
 #include "core/redis/reply.hpp"
+#include "gateway/inbox.hpp"
 
 using namespace pushonce;
 using namespace pushonce::gateway;

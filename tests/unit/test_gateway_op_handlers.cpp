@@ -1,9 +1,8 @@
-#include "gateway/op_handlers.hpp"
-
 #include <doctest/doctest.h>
 
 #include <boost/json.hpp>
 
+#include "gateway/op_handlers.hpp"
 
 using namespace pushonce;
 using namespace pushonce::gateway;
@@ -20,11 +19,10 @@ TEST_CASE("op replies: join answers joined, or the contract's error code") {
   CHECK(ok.at("queue") == "q");
   CHECK(ok.at("position") == 3);
   CHECK(ok.at("ticket") == 42);
-  for (auto [code, expect] : {std::pair{"already_queued", "conflict"},
-                              std::pair{"already_assigned", "conflict"},
-                              std::pair{"not_found", "not_found"},
-                              std::pair{"bad_request", "bad_request"},
-                              std::pair{"redis_unavailable", "internal"}}) {
+  for (auto [code, expect] :
+       {std::pair{"already_queued", "conflict"}, std::pair{"already_assigned", "conflict"},
+        std::pair{"not_found", "not_found"}, std::pair{"bad_request", "bad_request"},
+        std::pair{"redis_unavailable", "internal"}}) {
     auto e = json(reply_join("q", outcome<join_result>(failure{code, "why"})));
     CHECK(e.at("type") == "error");
     CHECK(e.at("code") == expect);
@@ -66,4 +64,3 @@ TEST_CASE("op replies: internal failures are the gateway's") {
   CHECK(is_internal(failure{"weird", ""}));
   CHECK_FALSE(is_internal(failure{"already_queued", ""}));
 }
-

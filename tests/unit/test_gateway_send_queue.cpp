@@ -1,8 +1,8 @@
-#include "gateway/send_queue.hpp"
-
 #include <doctest/doctest.h>
 
 #include <string>
+
+#include "gateway/send_queue.hpp"
 
 using namespace pushonce::gateway;
 using push = send_queue::push_result;
@@ -170,8 +170,7 @@ TEST_CASE("send_queue: many frames through a small queue keep order and accounti
   int pushed = 0, written = 0;
   std::string seen;
   while (written < 500) {
-    while (pushed < 500 && q.push(frame(1, static_cast<char>('a' + pushed % 26))) ==
-                               push::accepted)
+    while (pushed < 500 && q.push(frame(1, static_cast<char>('a' + pushed % 26))) == push::accepted)
       ++pushed;
     auto b = q.take_batch();
     REQUIRE_FALSE(b.empty());

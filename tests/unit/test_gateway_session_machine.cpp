@@ -1,6 +1,6 @@
-#include "gateway/session_machine.hpp"
-
 #include <doctest/doctest.h>
+
+#include "gateway/session_machine.hpp"
 
 using namespace pushonce::gateway;
 using action = frame_decision::action;
@@ -25,9 +25,9 @@ TEST_CASE("session_machine: starts in handshake; frames before it are ignored") 
 }
 
 TEST_CASE("session_machine: the first frame must be a text hello, else 1008") {
-  for (auto [text, is_text] : {std::pair{R"({"op":"ping"})", true},
-                               std::pair{R"({"op":"hello","user":"a"})", false},
-                               std::pair{"not json", true}, std::pair{R"({"op":"nope"})", true}}) {
+  for (auto [text, is_text] :
+       {std::pair{R"({"op":"ping"})", true}, std::pair{R"({"op":"hello","user":"a"})", false},
+        std::pair{"not json", true}, std::pair{R"({"op":"nope"})", true}}) {
     session_machine m;
     m.on_handshake();
     auto d = m.on_frame(text, is_text);
