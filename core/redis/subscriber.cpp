@@ -20,11 +20,6 @@ using clock_type = link::clock_type;
 
 namespace {
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
-
-std::chrono::milliseconds tick_period(const connection_options& o) {
-  return std::clamp(o.command_timeout / 10, std::chrono::milliseconds{10},
-                    std::chrono::milliseconds{100});
-}
 }  // namespace
 
 // The link carries out I/O; the subscription_set decides. Both live on the link's strand.
@@ -33,7 +28,7 @@ std::chrono::milliseconds tick_period(const connection_options& o) {
 // in between are lost: callers catch up in on_connect).
 struct subscriber::state : link::client, std::enable_shared_from_this<subscriber::state> {
   state(asio::any_io_executor ex, connection_options o, message_fn fn, bool sharded)
-      : io(std::move(ex), o, "redis subscriber", *this, tick_period(o)),
+      : io(std::move(ex), o, "redis subscriber", *this),
         subs(sharded,
              [this](subscription_set::waiter&& w, std::error_code ec) {
                detail::complete(std::move(w), io.strand(), ec);
