@@ -1,6 +1,5 @@
 #include "core/redis/connection.hpp"
 
-#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -20,7 +19,7 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 }  // namespace
 
 // The link carries out I/O; the request_queue decides. Both live on the link's strand.
-struct connection::state : link::client, std::enable_shared_from_this<connection::state> {
+struct connection::state : link::client {
   state(asio::any_io_executor ex, connection_options o)
       : io(std::move(ex), o, "redis", *this),
         queue(o.max_queued, o.command_timeout,

@@ -1,6 +1,5 @@
 #include "core/redis/subscriber.hpp"
 
-#include <algorithm>
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/post.hpp>
@@ -26,7 +25,7 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 // A PING every third of the command timeout keeps the link honest: a server that stopped
 // answering is noticed within the command timeout and the connection is rebuilt (messages
 // in between are lost: callers catch up in on_connect).
-struct subscriber::state : link::client, std::enable_shared_from_this<subscriber::state> {
+struct subscriber::state : link::client {
   state(asio::any_io_executor ex, connection_options o, message_fn fn, bool sharded)
       : io(std::move(ex), o, "redis subscriber", *this),
         subs(sharded,
