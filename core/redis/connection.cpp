@@ -1,6 +1,5 @@
 #include "core/redis/connection.hpp"
 
-#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -17,17 +16,12 @@ namespace asio = boost::asio;
 
 namespace {
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
-
-std::chrono::milliseconds tick_period(const connection_options& o) {
-  return std::clamp(o.command_timeout / 10, std::chrono::milliseconds{10},
-                    std::chrono::milliseconds{100});
-}
 }  // namespace
 
 // The link carries out I/O; the request_queue decides. Both live on the link's strand.
-struct connection::state : link::client, std::enable_shared_from_this<connection::state> {
+struct connection::state : link::client {
   state(asio::any_io_executor ex, connection_options o)
-      : io(std::move(ex), o, "redis", *this, tick_period(o)),
+      : io(std::move(ex), o, "redis", *this),
         queue(o.max_queued, o.command_timeout,
               [this](request_queue::handler_type&& h, std::error_code ec, reply&& r) {
                 detail::complete(std::move(h), io.strand(), ec, std::move(r));

@@ -1,5 +1,6 @@
 #include "core/redis/link.hpp"
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -19,14 +20,14 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t max_write_batch = 256 * 1024;
 }  // namespace
 
-link::link(asio::any_io_executor ex, connection_options opts, std::string role, client& owner,
-           std::chrono::milliseconds tick_period)
+link::link(asio::any_io_executor ex, connection_options opts, std::string role, client& owner)
     : strand_(asio::make_strand(ex)),
       stream_(strand_),
       opts_(std::move(opts)),
       role_(std::move(role)),
       owner_(owner),
-      tick_period_(tick_period),
+      tick_period_(std::clamp(opts_.command_timeout / 10, std::chrono::milliseconds{10},
+                              std::chrono::milliseconds{100})),
       wake_(strand_),
       tick_(strand_),
       pause_(strand_),

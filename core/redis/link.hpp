@@ -46,8 +46,8 @@ class link {
     virtual void on_stopped() = 0;
   };
 
-  link(boost::asio::any_io_executor ex, connection_options opts, std::string role, client& owner,
-       std::chrono::milliseconds tick_period);
+  /// The ticker runs every tenth of the command timeout (10 to 100 ms).
+  link(boost::asio::any_io_executor ex, connection_options opts, std::string role, client& owner);
   link(const link&) = delete;
   link& operator=(const link&) = delete;
 

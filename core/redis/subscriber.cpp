@@ -1,6 +1,5 @@
 #include "core/redis/subscriber.hpp"
 
-#include <algorithm>
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/post.hpp>
@@ -20,20 +19,15 @@ using clock_type = link::clock_type;
 
 namespace {
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
-
-std::chrono::milliseconds tick_period(const connection_options& o) {
-  return std::clamp(o.command_timeout / 10, std::chrono::milliseconds{10},
-                    std::chrono::milliseconds{100});
-}
 }  // namespace
 
 // The link carries out I/O; the subscription_set decides. Both live on the link's strand.
 // A PING every third of the command timeout keeps the link honest: a server that stopped
 // answering is noticed within the command timeout and the connection is rebuilt (messages
 // in between are lost: callers catch up in on_connect).
-struct subscriber::state : link::client, std::enable_shared_from_this<subscriber::state> {
+struct subscriber::state : link::client {
   state(asio::any_io_executor ex, connection_options o, message_fn fn, bool sharded)
-      : io(std::move(ex), o, "redis subscriber", *this, tick_period(o)),
+      : io(std::move(ex), o, "redis subscriber", *this),
         subs(sharded,
              [this](subscription_set::waiter&& w, std::error_code ec) {
                detail::complete(std::move(w), io.strand(), ec);

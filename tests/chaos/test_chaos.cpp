@@ -61,16 +61,22 @@
 #include "core/publisher.hpp"
 #include "core/queue_api.hpp"
 #include "core/redis/connection.hpp"
+#include "tests/support/deployment.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/redis_server.hpp"
+#include "tests/support/sync_redis.hpp"
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/ws_client.hpp"
 
 namespace asio = boost::asio;
 namespace json = boost::json;
 using namespace std::chrono_literals;
+using pushonce::test::int_field;
+using pushonce::test::parse_or_null;
 using pushonce::test::process;
 using pushonce::test::redis_server;
+using pushonce::test::reply_ptr;
+using pushonce::test::str_field;
 using pushonce::test::ws_client;
 using steady = std::chrono::steady_clock;
 
@@ -83,8 +89,6 @@ constexpr int resource_count = 20;
 constexpr int worker_count = 5;
 constexpr int gateway_count = 2;
 constexpr auto release_every = 40ms;  // ~25 assignments/s
-
-const std::string bin_dir = PUSHONCE_BIN_DIR;
 
 long long env_or(const char* name, long long fallback) {
   const char* v = std::getenv(name);
@@ -107,31 +111,8 @@ std::string user_name(int i) {
   return "u" + std::to_string(i);
 }
 
-json::value parse_or_null(const std::string& text) {
-  boost::system::error_code ec;
-  auto v = json::parse(text, ec);
-  return ec ? json::value(nullptr) : v;
-}
-
-std::string str_field(const json::object& o, const char* name) {
-  auto it = o.find(name);
-  return it != o.end() && it->value().is_string() ? std::string(it->value().as_string()) : "";
-}
-
-long long int_field(const json::object& o, const char* name) {
-  auto it = o.find(name);
-  if (it == o.end()) return -1;
-  boost::system::error_code ec;
-  auto v = it->value().to_number<long long>(ec);
-  return ec ? -1 : v;
-}
-
 // --- a synchronous look at Redis (hiredis), reconnecting: Redis restarts under it --------
 
-struct reply_free {
-  void operator()(redisReply* r) const { freeReplyObject(r); }
-};
-using reply_ptr = std::unique_ptr<redisReply, reply_free>;
 using words = std::vector<std::string>;
 
 class probe {
@@ -241,103 +222,50 @@ std::vector<stream_entry> read_stream(probe& p, const std::string& key) {
 
 // --- the processes ----------------------------------------------------------------------
 
+// The slots of the deployment: a restarted process takes its slot (the killed one stays in
+// the deployment for its logs).
 class fleet {
  public:
-  fleet(std::string redis_url, std::string logs)
-      : logs_(std::move(logs)),
-        env_{{"PUSHONCE_REDIS", redis_url},
-             {"PUSHONCE_NAMESPACE", ns},
-             {"PUSHONCE_LOG_LEVEL", "warn"},
-             {"PUSHONCE_JWT_SECRET", std::nullopt},
-             {"PUSHONCE_API_KEY", std::nullopt}} {}
-
-  ~fleet() {
-    for (auto* group : {&workers, &leaders, &gateways})
-      for (auto& p : *group)
-        if (p) p->kill(SIGKILL);
-  }
-
-  const pushonce::test::environment& env() const { return env_; }
+  fleet(const redis_server& redis, std::string logs)
+      : d(pushonce::test::deployment_options{
+            redis.url(), redis.port(), ns, {}, std::move(logs), "warn"}) {}
 
   void start_worker(std::size_t slot) {
     auto id = fmt::format("w{}-{}", slot, ++generation_);
     if (workers.size() <= slot) workers.resize(slot + 1);
-    retire(std::move(workers[slot]));
-    workers[slot] = spawn("pushonce-worker", {"--id", id, "--lease-ms", "1000"});
+    kill9(workers[slot]);
+    workers[slot] = &d.start_worker({"--id", id, "--lease-ms", "1000"});
   }
   void start_leader(std::size_t slot) {
     auto id = fmt::format("L{}-{}", slot, ++generation_);
     if (leaders.size() <= slot) leaders.resize(slot + 1), leader_ids.resize(slot + 1);
-    retire(std::move(leaders[slot]));
-    leaders[slot] =
-        spawn("pushonce-leader", {"run", "--id", id, "--lease-ms", "2000", "--queue", queue_name});
+    kill9(leaders[slot]);
+    leaders[slot] = &d.start_leader({"--id", id, "--lease-ms", "2000", "--queue", queue_name});
     leader_ids[slot] = id;
   }
   void start_gateway(std::size_t slot) {
     if (ports.size() <= slot) ports.resize(slot + 1, 0), gateways.resize(slot + 1);
     if (ports[slot] == 0) ports[slot] = pushonce::test::free_port();
-    retire(std::move(gateways[slot]));
-    gateways[slot] = spawn("pushonce-gateway",
-                           {"--listen", fmt::format("127.0.0.1:{}", ports[slot]), "--dev-auth",
-                            "--id", fmt::format("g{}-{}", slot, ++generation_)});
+    kill9(gateways[slot]);
+    gateways[slot] = &d.start_gateway(
+        {"--dev-auth", "--id", fmt::format("g{}-{}", slot, ++generation_)}, ports[slot]);
   }
 
-  /// SIGKILL and reap; the process object is kept for its logs.
-  static void kill9(std::unique_ptr<process>& p) {
-    if (!p) return;
+  /// SIGKILL and reap (a no-op for an empty slot or a process that has exited).
+  static void kill9(process* p) {
+    if (!p || !p->running()) return;
     p->kill(SIGKILL);
     p->wait(10s);
   }
 
-  /// The warnings and errors every process logged (tails), for failure messages.
-  std::string digest(std::size_t max_chars = 12000) const {
-    std::string out;
-    auto add = [&](const char* what, const process& p) {
-      std::string lines;
-      std::string text = p.stderr_text();
-      std::size_t at = 0;
-      while (at < text.size()) {
-        auto nl = text.find('\n', at);
-        if (nl == std::string::npos) nl = text.size();
-        auto line = text.substr(at, nl - at);
-        at = nl + 1;
-        if (line.find("--dev-auth") != std::string::npos) continue;
-        if (line.find("warn") != std::string::npos || line.find("error") != std::string::npos)
-          lines += line + "\n";
-      }
-      if (lines.size() > 1500) lines = "..." + lines.substr(lines.size() - 1500);
-      if (!lines.empty())
-        out += fmt::format("--- {} pid {} (exit {}):\n{}", what, p.pid(),
-                           p.exit_status() ? std::to_string(*p.exit_status()) : "-", lines);
-    };
-    for (auto& p : leaders)
-      if (p) add("leader", *p);
-    for (auto& p : gateways)
-      if (p) add("gateway", *p);
-    for (auto& p : workers)
-      if (p) add("worker", *p);
-    for (auto& p : retired_) add("retired", *p);
-    if (out.size() > max_chars) out = "..." + out.substr(out.size() - max_chars);
-    return out + "(logs in " + logs_ + "; set PUSHONCE_KEEP_TEST_DIRS to keep them)\n";
-  }
+  std::string digest() const { return d.digest(); }
 
-  std::vector<std::unique_ptr<process>> workers, leaders, gateways;
+  pushonce::test::deployment d;
+  std::vector<process*> workers, leaders, gateways;
   std::vector<std::string> leader_ids;
   std::vector<std::uint16_t> ports;
 
  private:
-  std::unique_ptr<process> spawn(const std::string& program, std::vector<std::string> args) {
-    return std::make_unique<process>(bin_dir + "/" + program, std::move(args), env_, logs_);
-  }
-  void retire(std::unique_ptr<process> p) {
-    if (!p) return;
-    if (p->running()) kill9(p);
-    retired_.push_back(std::move(p));
-  }
-
-  std::string logs_;
-  pushonce::test::environment env_;
-  std::vector<std::unique_ptr<process>> retired_;
   int generation_ = 0;
 };
 
@@ -710,7 +638,7 @@ TEST_CASE(
   probe db(redis.port());
 
   // --- the system ---------------------------------------------------------------------
-  fleet f(redis.url(), logs.path());
+  fleet f(redis, logs.path());
   f.start_leader(0);
   REQUIRE_MESSAGE(wait_until(
                       [&] {
@@ -721,33 +649,14 @@ TEST_CASE(
   f.start_leader(1);  // the standby
   for (std::size_t i = 0; i < worker_count; ++i) f.start_worker(i);
   for (std::size_t i = 0; i < gateway_count; ++i) f.start_gateway(i);
-  auto numsub = [&](const std::string& channel) {
-    auto r = db.cmd({"PUBSUB", "NUMSUB", channel});
-    return r->type == REDIS_REPLY_ARRAY && r->elements == 2 ? r->element[1]->integer : -1;
-  };
-  std::string not_ready;
-  bool ready = wait_until(
-      [&] {
-        not_ready = "workers on the bus: " + std::to_string(numsub(k.bus_channel()));
-        if (numsub(k.bus_channel()) != worker_count) return false;
-        not_ready = "leaders on the wake channel: " + std::to_string(numsub(k.wake_channel()));
-        if (numsub(k.wake_channel()) < 2) return false;
-        for (auto port : f.ports) {
-          auto r = pushonce::test::http_request("127.0.0.1", port, "GET", "/healthz", {}, {}, 1s);
-          not_ready = fmt::format("gateway on {}: /healthz {} {}", port, r.status, r.error);
-          if (r.status != 200) return false;
-        }
-        return true;
-      },
-      20s, 100ms);
-  REQUIRE_MESSAGE(ready, not_ready, "\n", f.digest());
+  REQUIRE_MESSAGE(f.d.wait_ready(20s), f.d.ready_failure());
 
   {
     std::vector<std::string> add{"resource", "add"};
     for (int i = 1; i <= resource_count; ++i) add.push_back("r" + std::to_string(i));
     add.push_back("--json");
-    auto r = pushonce::test::run_capture(bin_dir + "/pushonce-leader", add, f.env(), 20s);
-    REQUIRE_MESSAGE(r.exit_code == 0, r.out, r.err);
+    auto r = f.d.admin(add);
+    REQUIRE_MESSAGE(r.code() == 0, r.describe());
   }
 
   // --- the sessions ---------------------------------------------------------------------

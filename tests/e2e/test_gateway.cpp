@@ -18,8 +18,9 @@
 #include "core/lua/claim.hpp"
 #include "core/message.hpp"
 #include "core/redis/scripts.hpp"
-#include "tests/support/process.hpp"
+#include "tests/support/deployment.hpp"
 #include "tests/support/redis_server.hpp"
+#include "tests/support/sync_redis.hpp"
 #include "tests/support/ws_client.hpp"
 
 using namespace pushonce;
@@ -32,69 +33,35 @@ namespace {
 constexpr const char* ns = "e2egw";
 constexpr const char* api_key = "secret-key-1";
 
-struct redis_ctx {
-  explicit redis_ctx(std::uint16_t port) {
-    timeval tv{2, 0};
-    c = redisConnectWithTimeout("127.0.0.1", port, tv);
-    REQUIRE(c != nullptr);
-    REQUIRE(c->err == 0);
-    redisSetTimeout(c, tv);
-  }
-  ~redis_ctx() { redisFree(c); }
-  // Runs a command; returns the reply (caller frees) or throws.
-  redisReply* run(const std::vector<std::string>& args) {
-    std::vector<const char*> argv;
-    std::vector<size_t> lens;
-    for (auto& a : args) {
-      argv.push_back(a.data());
-      lens.push_back(a.size());
-    }
-    auto* r = static_cast<redisReply*>(
-        redisCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lens.data()));
-    REQUIRE(r != nullptr);
-    return r;
-  }
-  redisContext* c = nullptr;
-};
-
 // A worker's delivery of message `id` to `user`: one claim.lua call built by
 // lua::claim_command (SCRIPT LOAD first: the command is an EVALSHA). The offset.
 long long deliver(std::uint16_t redis_port, const std::string& user, const std::string& id,
                   const std::string& data_json) {
   keys k(ns);
-  redis_ctx r(redis_port);
+  sync_redis r(redis_port);
   auto m = parse_bus_message(R"({"id":")" + id + R"(","user":")" + user +
                              R"(","src":"bus:0","kind":"message","data":)" + data_json +
                              R"(,"ts":1732200000000})");
   REQUIRE(m);
   lua::claim_settings s;
   s.owner = "test-worker";
-  s.lease = 5000ms;
-  s.dedup_window = std::chrono::hours(24);
-  s.inbox_maxlen = 1000;
-  s.inbox_idle = std::chrono::hours(24 * 7);
   s.epoch = "epoch-w";
   std::vector<bus_message> batch{*m};
-  auto* l = r.run({"SCRIPT", "LOAD", redis::get_script("claim").text});
-  REQUIRE(l->type == REDIS_REPLY_STRING);
-  freeReplyObject(l);
-  auto* c = r.run(lua::claim_command(k, s, batch));
+  REQUIRE(r.cmd({"SCRIPT", "LOAD", redis::get_script("claim").text})->type == REDIS_REPLY_STRING);
+  auto c = r.cmd(lua::claim_command(k, s, batch));
   INFO("claim.lua: " << (c->str ? c->str : ""));
   REQUIRE(c->type == REDIS_REPLY_ARRAY);
   REQUIRE(c->elements == 2);
   REQUIRE(std::string(c->element[0]->str) == "delivered");
-  long long off = c->element[1]->integer;
-  freeReplyObject(c);
-  return off;
+  return c->element[1]->integer;
 }
 
 void ack_in_redis(std::uint16_t redis_port, const std::string& user, long long offset) {
   keys k(ns);
-  redis_ctx r(redis_port);
-  auto* a = r.run({"EVAL", std::string(redis::get_script("ack").text), "1", k.user(user, "meta"),
-                   std::to_string(offset)});
+  sync_redis r(redis_port);
+  auto a = r.cmd({"EVAL", std::string(redis::get_script("ack").text), "1", k.user(user, "meta"),
+                  std::to_string(offset)});
   REQUIRE(a->type == REDIS_REPLY_INTEGER);
-  freeReplyObject(a);
 }
 
 json::object parse(const std::optional<std::string>& text) {
@@ -105,33 +72,24 @@ json::object parse(const std::optional<std::string>& text) {
 }
 
 std::string str(const json::object& o, const char* k) {
-  auto* v = o.if_contains(k);
-  return v && v->is_string() ? std::string(v->as_string()) : std::string();
+  return str_field(o, k);
 }
 long long num(const json::object& o, const char* k) {
-  auto* v = o.if_contains(k);
-  return v && v->is_number() ? v->to_number<long long>() : -1;
+  return int_field(o, k);
 }
 
+// One gateway (--threads 2) in namespace `ns` on `redis`, healthy when constructed.
 struct gateway_proc {
   gateway_proc(const redis_server& redis, std::vector<std::string> extra_args, environment env)
-      : port(free_port()) {
-    std::vector<std::string> args{"--redis",   redis.url(), "--namespace",
-                                  ns,          "--listen",  "127.0.0.1:" + std::to_string(port),
-                                  "--threads", "2"};
-    args.insert(args.end(), extra_args.begin(), extra_args.end());
-    proc =
-        std::make_unique<process>(std::string(PUSHONCE_BIN_DIR) + "/pushonce-gateway", args, env);
-    auto deadline = std::chrono::steady_clock::now() + 10s;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (!proc->running()) break;
-      if (http_request("127.0.0.1", port, "GET", "/healthz", {}, {}, 1s).status == 200) return;
-      std::this_thread::sleep_for(50ms);
-    }
-    FAIL("gateway did not become healthy: " << proc->stderr_text());
+      : d(deployment_options{redis.url(), redis.port(), ns, std::move(env), {}, "warn"}) {
+    extra_args.insert(extra_args.end(), {"--threads", "2"});
+    proc = &d.start_gateway(std::move(extra_args));
+    port = d.port_of(*proc);
+    REQUIRE_MESSAGE(d.wait_ready(10s), d.ready_failure());
   }
-  std::uint16_t port;
-  std::unique_ptr<process> proc;
+  deployment d;
+  process* proc = nullptr;
+  std::uint16_t port = 0;
 };
 
 environment with_key() {
@@ -254,11 +212,7 @@ TEST_CASE("gateway: without a key /api/publish is 403; without --dev-auth hello 
 }
 
 std::string hget(std::uint16_t redis_port, const std::string& key, const std::string& field) {
-  redis_ctx r(redis_port);
-  auto* v = r.run({"HGET", key, field});
-  std::string out = v->type == REDIS_REPLY_STRING ? std::string(v->str, v->len) : "";
-  freeReplyObject(v);
-  return out;
+  return sync_redis(redis_port).text({"HGET", key, field});
 }
 
 TEST_CASE("gateway: WebSocket ops") {

@@ -12,8 +12,7 @@
 #include <vector>
 
 #include "core/jwt.hpp"
-#include "tests/support/process.hpp"
-#include "tests/support/redis_server.hpp"
+#include "tests/support/deployment.hpp"
 #include "tests/support/ws_client.hpp"
 
 using namespace pushonce;
@@ -26,35 +25,24 @@ namespace {
 constexpr const char* secret = "feature-test-secret";
 constexpr const char* admin_token = "admin-token-1";
 
-struct system_under_test {
+// A leader, a worker and a gateway in a fresh namespace on the shared redis-server, with a
+// JWT secret and an admin token.
+struct system_under_test : deployment {
   explicit system_under_test(std::vector<std::string> leader_args = {}, bool dev_auth = true,
                              std::vector<std::string> worker_args = {},
-                             std::vector<std::string> gateway_args = {}) {
-    ns = "e2efeat" + std::to_string(++counter);
-    env = {{"PUSHONCE_REDIS", redis.url()},
-           {"PUSHONCE_NAMESPACE", ns},
-           {"PUSHONCE_JWT_SECRET", secret},
-           {"PUSHONCE_ADMIN_TOKEN", admin_token}};
-    std::string bin = PUSHONCE_BIN_DIR;
-    std::vector<std::string> la{"run"};
-    la.insert(la.end(), leader_args.begin(), leader_args.end());
-    procs.push_back(std::make_unique<process>(bin + "/pushonce-leader", la, env));
-    procs.push_back(std::make_unique<process>(bin + "/pushonce-worker", worker_args, env));
-    port = free_port();
-    std::vector<std::string> ga{"--listen", "127.0.0.1:" + std::to_string(port)};
-    if (dev_auth) ga.push_back("--dev-auth");
-    ga.insert(ga.end(), gateway_args.begin(), gateway_args.end());
-    procs.push_back(std::make_unique<process>(bin + "/pushonce-gateway", ga, env));
-    for (int i = 0; i < 200; ++i) {
-      if (http_request("127.0.0.1", port, "GET", "/healthz", {}, {}, 1s).status == 200) break;
-      std::this_thread::sleep_for(25ms);
-    }
-    // The leader and the worker subscribe within a moment of starting.
-    std::this_thread::sleep_for(500ms);
+                             std::vector<std::string> gateway_args = {})
+      : deployment("feat", "sys",
+                   {{"PUSHONCE_JWT_SECRET", secret}, {"PUSHONCE_ADMIN_TOKEN", admin_token}}) {
+    start_leader(std::move(leader_args));
+    start_worker(std::move(worker_args));
+    if (dev_auth) gateway_args.insert(gateway_args.begin(), "--dev-auth");
+    port = port_of(start_gateway(std::move(gateway_args)));
+    REQUIRE_MESSAGE(wait_ready(), ready_failure());
   }
+  /// pushonce-leader ARGS --json.
   run_result cli(std::vector<std::string> args) {
     args.push_back("--json");
-    return run_capture(std::string(PUSHONCE_BIN_DIR) + "/pushonce-leader", args, env, 10s);
+    return admin(std::move(args), {}, 10s).run;
   }
   std::unique_ptr<ws_client> connect(const std::string& hello) {
     auto c = std::make_unique<ws_client>();
@@ -62,11 +50,6 @@ struct system_under_test {
     REQUIRE(c->send(hello));
     return c;
   }
-  static inline int counter = 0;
-  redis_server redis;
-  std::string ns;
-  environment env;
-  std::vector<std::unique_ptr<process>> procs;
   std::uint16_t port = 0;
 };
 

@@ -21,162 +21,26 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/deployment.hpp"
 #include "tests/support/process.hpp"
-#include "tests/support/redis_server.hpp"
 #include "tests/support/sync_redis.hpp"
 
 namespace json = boost::json;
 using namespace std::chrono_literals;
-using pushonce::test::process;
-using pushonce::test::redis_server;
-using pushonce::test::run_capture;
-using pushonce::test::run_result;
-using pushonce::test::sync_redis;
+using pushonce::test::cli_result;
+using pushonce::test::counter;
+using pushonce::test::parse_or_null;
+using pushonce::test::run_cli;
 using pushonce::test::wait_until;
+using kind = pushonce::test::deployment::kind;
+using clock_type = std::chrono::steady_clock;
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
-
-const std::string leader_bin = std::string(PUSHONCE_BIN_DIR) + "/pushonce-leader";
-const std::string worker_bin = std::string(PUSHONCE_BIN_DIR) + "/pushonce-worker";
-
-// One redis-server for the whole file; test cases are kept apart by namespace.
-redis_server& shared_redis() {
-  static redis_server server;
-  return server;
-}
-
-std::string unique_namespace(const std::string& what) {
-  return pushonce::test::unique_namespace("e2e", what);
-}
-
-// --- the programs --------------------------------------------------------------------------
-
-struct cli_result {
-  run_result run;
-  json::value out;  // stdout parsed (null when it is not one JSON object)
-  std::chrono::milliseconds elapsed{};
-
-  int code() const { return run.exit_code; }
-  std::string error() const {
-    if (!out.is_object() || !out.as_object().contains("error")) return {};
-    auto& e = out.as_object().at("error");
-    return e.is_string() ? std::string(e.as_string()) : json::serialize(e);
-  }
-  /// True when stderr has a line starting with "error:".
-  bool error_line() const {
-    std::istringstream in(run.err);
-    for (std::string line; std::getline(in, line);)
-      if (line.rfind("error:", 0) == 0) return true;
-    return false;
-  }
+/// A deployment in its own "e2e-WHAT-..." namespace on the shared redis-server.
+struct deployment : pushonce::test::deployment {
+  explicit deployment(const std::string& what) : pushonce::test::deployment("e2e", what) {}
 };
-
-std::string describe(const cli_result& r) {
-  return "exit " + std::to_string(r.run.exit_code) + (r.run.timed_out ? " (timed out)" : "") +
-         "\nstdout: " + r.run.out + "\nstderr: " + r.run.err;
-}
-
-cli_result run_cli(const std::string& program, std::vector<std::string> args,
-                   std::chrono::milliseconds timeout = 20s) {
-  cli_result r;
-  auto start = clock_type::now();
-  r.run = run_capture(program, args, {}, timeout);
-  r.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - start);
-  boost::system::error_code ec;
-  auto v = json::parse(r.run.out, ec);
-  if (!ec) r.out = std::move(v);
-  return r;
-}
-
-/// One deployment inside a namespace: the Redis URL, the leader daemon and the workers.
-class deployment {
- public:
-  explicit deployment(const std::string& what)
-      : url_(shared_redis().url()), ns_(unique_namespace(what)), redis_(shared_redis().port()) {}
-
-  ~deployment() {
-    for (auto& w : workers_) w->kill(SIGKILL);
-    if (leader_) leader_->kill(SIGKILL);
-  }
-
-  const std::string& ns() const { return ns_; }
-  sync_redis& redis() { return redis_; }
-  std::string key(const std::string& suffix) const { return ns_ + ":" + suffix; }
-  std::string inbox_key(const std::string& user) const { return ns_ + ":{u:" + user + "}:inbox"; }
-
-  std::vector<std::string> common() const { return {"--redis", url_, "--namespace", ns_}; }
-
-  process& start_leader() {
-    auto args = std::vector<std::string>{"run", "--log-level", "warn"};
-    for (auto& a : common()) args.push_back(a);
-    leader_ = std::make_unique<process>(leader_bin, std::move(args));
-    return *leader_;
-  }
-
-  process& start_worker(std::vector<std::string> extra = {}) {
-    auto args = std::vector<std::string>{"--log-level", "warn"};
-    for (auto& a : common()) args.push_back(a);
-    for (auto& a : extra) args.push_back(std::move(a));
-    workers_.push_back(std::make_unique<process>(worker_bin, std::move(args)));
-    return *workers_.back();
-  }
-
-  process* leader() { return leader_.get(); }
-  std::vector<std::unique_ptr<process>>& workers() { return workers_; }
-
-  /// The leader holds the lease and listens for wake-ups; every worker hears the bus.
-  bool wait_ready(std::chrono::milliseconds timeout = 10s) {
-    return wait_until(
-        [&] {
-          bool leader_ok = !leader_ || (redis_.integer({"EXISTS", key("leader")}) == 1 &&
-                                        redis_.subscribers(key("leader:wake")) == 1);
-          return leader_ok &&
-                 redis_.subscribers(key("bus")) == static_cast<long long>(workers_.size());
-        },
-        timeout);
-  }
-
-  /// pushonce-leader with the namespace's --redis/--namespace appended.
-  cli_result admin(std::vector<std::string> args, std::chrono::milliseconds timeout = 20s) {
-    for (auto& a : common()) args.push_back(a);
-    return run_cli(leader_bin, std::move(args), timeout);
-  }
-
-  json::object status() {
-    auto r = admin({"status", "--json"});
-    if (r.code() != 0 || !r.out.is_object()) throw std::runtime_error("status: " + describe(r));
-    return r.out.as_object();
-  }
-
-  /// stderr of every daemon, for failure messages.
-  std::string logs() const {
-    std::string text;
-    if (leader_) text += "--- leader stderr:\n" + leader_->stderr_text();
-    for (std::size_t i = 0; i < workers_.size(); ++i)
-      text += "--- worker " + std::to_string(i + 1) + " stderr:\n" + workers_[i]->stderr_text();
-    return text;
-  }
-
- private:
-  std::string url_;
-  std::string ns_;
-  sync_redis redis_;
-  std::unique_ptr<process> leader_;
-  std::vector<std::unique_ptr<process>> workers_;
-};
-
-long long counter(const json::object& status, const char* name) {
-  const auto& v = status.at("counters").as_object().at(name);
-  return v.is_int64() ? v.as_int64() : -1;
-}
-
-json::value parse_or_null(const std::string& text) {
-  boost::system::error_code ec;
-  auto v = json::parse(text, ec);
-  return ec ? json::value(nullptr) : v;
-}
 
 }  // namespace
 
@@ -199,7 +63,7 @@ TEST_CASE("pipeline: 100 users, 100 resources, 3 workers: one assignment each, n
     for (auto& t : threads) t.join();
   }
   for (int i = 0; i < users; ++i) {
-    INFO("join u", i + 1, ": ", describe(joins[i]));
+    INFO("join u", i + 1, ": ", joins[i].describe());
     REQUIRE(joins[i].code() == 0);
     REQUIRE(joins[i].out.is_object());
     CHECK(joins[i].out.at("user").as_string() == ("u" + std::to_string(i + 1)).c_str());
@@ -211,7 +75,7 @@ TEST_CASE("pipeline: 100 users, 100 resources, 3 workers: one assignment each, n
   for (int i = 1; i <= 100; ++i) add.push_back("r" + std::to_string(i));
   add.push_back("--json");
   auto added = d.admin(add);
-  INFO(describe(added));
+  INFO(added.describe());
   REQUIRE(added.code() == 0);
   REQUIRE(added.out.at("added").as_array().size() == 100);
 
@@ -291,7 +155,7 @@ TEST_CASE("publish with an idempotency key: one message, one inbox entry") {
   REQUIRE_MESSAGE(d.wait_ready(), d.logs());
 
   auto first = d.admin({"publish", "alice", R"({"hello":"world","n":1})", "--id", "K1", "--json"});
-  INFO("first: ", describe(first));
+  INFO("first: ", first.describe());
   REQUIRE(first.code() == 0);
   REQUIRE(first.out.is_object());
   CHECK(first.out.at("duplicate").as_bool() == false);
@@ -300,7 +164,7 @@ TEST_CASE("publish with an idempotency key: one message, one inbox entry") {
   CHECK(id.find_first_not_of("0123456789") == std::string::npos);
 
   auto second = d.admin({"publish", "alice", R"({"hello":"again"})", "--id", "K1", "--json"});
-  INFO("second: ", describe(second));
+  INFO("second: ", second.describe());
   REQUIRE(second.code() == 0);
   CHECK(second.out.at("id").as_string() == id.c_str());
   CHECK(second.out.at("duplicate").as_bool() == true);
@@ -341,7 +205,7 @@ TEST_CASE("CLI contract: exit codes, JSON errors, error: lines") {
   deployment d("cli");
 
   auto expect_error = [](const cli_result& r, int code, const std::string& error) {
-    INFO(describe(r));
+    INFO(r.describe());
     CHECK(r.code() == code);
     CHECK(r.error_line());
     REQUIRE(r.out.is_object());  // exactly one JSON object on stdout
@@ -351,7 +215,7 @@ TEST_CASE("CLI contract: exit codes, JSON errors, error: lines") {
 
   SUBCASE("unknown command: usage error, exit 2") {
     auto r = d.admin({"frobnicate", "--json"});
-    INFO(describe(r));
+    INFO(r.describe());
     CHECK(r.code() == 2);
     CHECK(r.error_line());
     REQUIRE(r.out.is_object());
@@ -360,21 +224,21 @@ TEST_CASE("CLI contract: exit codes, JSON errors, error: lines") {
 
   SUBCASE("unknown option: usage error, exit 2, for both programs") {
     auto r = d.admin({"status", "--no-such-option", "--json"});
-    INFO(describe(r));
+    INFO(r.describe());
     CHECK(r.code() == 2);
     CHECK(r.error_line());
     REQUIRE(r.out.is_object());
     CHECK(!r.error().empty());
 
-    auto w = run_cli(worker_bin, {"--no-such-option"});
-    INFO(describe(w));
+    auto w = run_cli("pushonce-worker", {"--no-such-option"});
+    INFO(w.describe());
     CHECK(w.code() == 2);
     CHECK(w.error_line());
   }
 
   SUBCASE("missing argument: usage error, exit 2") {
     auto r = d.admin({"join", "--json"});
-    INFO(describe(r));
+    INFO(r.describe());
     CHECK(r.code() == 2);
     CHECK(r.error_line());
     REQUIRE(r.out.is_object());
@@ -384,25 +248,25 @@ TEST_CASE("CLI contract: exit codes, JSON errors, error: lines") {
   SUBCASE("leave of a user who is not queued: not_queued, exit 1") {
     expect_error(d.admin({"leave", "nobody", "--json"}), 1, "not_queued");
     auto plain = d.admin({"leave", "nobody"});
-    INFO(describe(plain));
+    INFO(plain.describe());
     CHECK(plain.code() == 1);
     CHECK(plain.error_line());
   }
 
   SUBCASE("join twice: already_queued, exit 1") {
     auto r = d.admin({"join", "bob", "--json"});
-    INFO(describe(r));
+    INFO(r.describe());
     REQUIRE(r.code() == 0);
     CHECK(r.out.at("position").as_int64() == 1);
     CHECK(r.out.at("ticket").as_int64() >= 1);
     expect_error(d.admin({"join", "bob", "--json"}), 1, "already_queued");
     // The queue is unchanged, and leave then works.
     auto pos = d.admin({"position", "bob", "--json"});
-    INFO(describe(pos));
+    INFO(pos.describe());
     CHECK(pos.code() == 0);
     CHECK(pos.out.at("position").as_int64() == 1);
     auto left = d.admin({"leave", "bob", "--json"});
-    INFO(describe(left));
+    INFO(left.describe());
     CHECK(left.code() == 0);
     CHECK(left.out.at("removed").as_bool() == true);
   }
@@ -410,20 +274,21 @@ TEST_CASE("CLI contract: exit codes, JSON errors, error: lines") {
   SUBCASE("unreachable Redis: redis_unavailable, exit 1 within 5 s") {
     // Both give up only after their timeouts: run them side by side.
     auto status_call = std::async(std::launch::async, [&] {
-      return run_cli(leader_bin,
+      return run_cli("pushonce-leader",
                      {"status", "--json", "--redis", "redis://127.0.0.1:1", "--namespace", d.ns()},
-                     15s);
+                     {}, 15s);
     });
-    auto join = run_cli(leader_bin, {"join", "carol", "--redis", "redis://127.0.0.1:1"}, 15s);
+    auto join =
+        run_cli("pushonce-leader", {"join", "carol", "--redis", "redis://127.0.0.1:1"}, {}, 15s);
     auto r = status_call.get();
-    INFO(describe(r), "\nelapsed ms: ", r.elapsed.count());
+    INFO(r.describe(), "\nelapsed ms: ", r.elapsed.count());
     CHECK(!r.run.timed_out);
     CHECK(r.elapsed < 5s);
     CHECK(r.code() == 1);
     CHECK(r.error_line());
     CHECK(r.error() == "redis_unavailable");
 
-    INFO(describe(join), "\nelapsed ms: ", join.elapsed.count());
+    INFO(join.describe(), "\nelapsed ms: ", join.elapsed.count());
     CHECK(join.elapsed < 5s);
     CHECK(join.code() == 1);
     CHECK(join.error_line());
@@ -431,16 +296,16 @@ TEST_CASE("CLI contract: exit codes, JSON errors, error: lines") {
   }
 
   SUBCASE("--help and --version exit 0") {
-    for (const auto& program : {leader_bin, worker_bin}) {
+    for (const char* program : {"pushonce-leader", "pushonce-worker", "pushonce-gateway"}) {
       for (const char* flag : {"--help", "--version"}) {
         auto r = run_cli(program, {flag});
-        INFO(program, " ", flag, ": ", describe(r));
+        INFO(program, " ", flag, ": ", r.describe());
         CHECK(r.code() == 0);
         CHECK(!r.run.out.empty());
         CHECK(r.run.err.empty());
       }
     }
-    auto v = run_cli(leader_bin, {"--version"});
+    auto v = run_cli("pushonce-leader", {"--version"});
     CHECK(v.run.out.rfind("pushonce-leader ", 0) == 0);
   }
 }
@@ -459,13 +324,13 @@ TEST_CASE("SIGTERM: the leader and the workers exit 0 within 5 s") {
   REQUIRE(pub.code() == 0);
 
   auto start = clock_type::now();
-  d.leader()->kill(SIGTERM);
-  for (auto& w : d.workers()) w->kill(SIGTERM);
-  auto leader_status = d.leader()->wait(5s);
+  d.get(kind::leader).kill(SIGTERM);
+  for (auto* w : d.all(kind::worker)) w->kill(SIGTERM);
+  auto leader_status = d.get(kind::leader).wait(5s);
   INFO(d.logs());
   REQUIRE(leader_status.has_value());
   CHECK(*leader_status == 0);
-  for (auto& w : d.workers()) {
+  for (auto* w : d.all(kind::worker)) {
     auto remaining =
         std::chrono::duration_cast<std::chrono::milliseconds>(start + 5s - clock_type::now());
     auto s = w->wait(std::max(remaining, 0ms));

@@ -18,69 +18,28 @@
 #include "core/lua/claim.hpp"
 #include "core/message.hpp"
 #include "core/redis/scripts.hpp"
-#include "tests/support/process.hpp"
-#include "tests/support/redis_server.hpp"
+#include "tests/support/deployment.hpp"
 #include "tests/support/sync_redis.hpp"
 
 using namespace pushonce;
-using namespace pushonce::test;
+using pushonce::test::environment;
+using pushonce::test::process;
+using pushonce::test::run_result;
+using pushonce::test::wait_until;
 using namespace std::chrono_literals;
 namespace json = boost::json;
 
 namespace {
 
-const std::string bin = PUSHONCE_BIN_DIR;
-
-redis_server& shared_redis() {
-  static redis_server server;
-  return server;
-}
-
 // One namespace on the shared redis-server, with the programs started in it.
-class deployment {
- public:
-  explicit deployment(const std::string& what)
-      : ns_(unique_namespace("rec", what)), k_(ns_), redis_(shared_redis().port()) {
-    env_ = {{"PUSHONCE_REDIS", shared_redis().url()},
-            {"PUSHONCE_NAMESPACE", ns_},
-            {"PUSHONCE_LOG_LEVEL", "warn"},
-            {"PUSHONCE_JWT_SECRET", std::nullopt}};
-  }
+struct deployment : pushonce::test::deployment {
+  explicit deployment(const std::string& what) : pushonce::test::deployment("rec", what) {}
 
-  process& start(const std::string& program, std::vector<std::string> args) {
-    procs_.push_back(std::make_unique<process>(bin + "/" + program, std::move(args), env_));
-    return *procs_.back();
-  }
-
+  /// pushonce-leader ARGS --json.
   run_result cli(std::vector<std::string> args, environment extra = {}) {
     args.push_back("--json");
-    auto env = env_;
-    env.insert(env.end(), extra.begin(), extra.end());
-    return run_capture(bin + "/pushonce-leader", args, env, 10s);
+    return admin(std::move(args), std::move(extra), 10s).run;
   }
-  json::object cli_json(std::vector<std::string> args) {
-    auto r = cli(std::move(args));
-    auto v = json::parse(r.out);
-    REQUIRE(v.is_object());
-    return v.as_object();
-  }
-
-  bool workers_listening(long long n) {
-    return wait_until([&] { return redis_.subscribers(k_.bus_channel()) == n; }, 10s);
-  }
-  long long counter(const char* name) {
-    return cli_json({"status"}).at("counters").at(name).to_number<long long>();
-  }
-
-  const keys& k() const { return k_; }
-  sync_redis& redis() { return redis_; }
-
- private:
-  std::string ns_;
-  keys k_;
-  sync_redis redis_;
-  environment env_;
-  std::vector<std::unique_ptr<process>> procs_;
 };
 
 std::string id_of(const json::object& o) {
@@ -93,11 +52,11 @@ TEST_CASE("recovery: messages published while no worker runs are delivered once 
   deployment d("backlog");
   std::set<std::string> ids;
   for (int i = 1; i <= 5; ++i)
-    ids.insert(id_of(d.cli_json({"publish", "alice", "{\"n\":" + std::to_string(i) + "}"})));
+    ids.insert(id_of(d.admin_json({"publish", "alice", "{\"n\":" + std::to_string(i) + "}"})));
   CHECK(ids.size() == 5);
   // Nobody heard the bus: only the outbox has them.
-  d.start("pushonce-worker", {"--lease-ms", "1000"});
-  d.start("pushonce-worker", {"--lease-ms", "1000"});
+  d.start_worker({"--lease-ms", "1000"});
+  d.start_worker({"--lease-ms", "1000"});
   auto inbox = d.k().user("alice", "inbox");
   REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 5; }, 15s));
   std::this_thread::sleep_for(1500ms);  // another sweep: nothing more may arrive
@@ -115,7 +74,7 @@ TEST_CASE("recovery: messages published while no worker runs are delivered once 
 
 TEST_CASE("recovery: a message past --max-attempts is dead-lettered; list, trace, replay, purge") {
   deployment d("dead");
-  auto id = id_of(d.cli_json({"publish", "carol", R"({"poison":true})"}));
+  auto id = id_of(d.admin_json({"publish", "carol", R"({"poison":true})"}));
   // Three workers that "crashed" holding a lease (a lease-only claim.lua call through the
   // builder: an empty tail takes a lease without delivering), all expired: attempts 1..3.
   auto outbox = d.redis().cmd({"XRANGE", d.k().bus(0, "outbox"), "-", "+"});
@@ -144,12 +103,12 @@ TEST_CASE("recovery: a message past --max-attempts is dead-lettered; list, trace
   auto record = d.redis().text({"GET", d.k().claim("carol", id)});
   CHECK(record.rfind("l:crashed-2:", 0) == 0);
   CHECK(record.substr(record.size() - 2) == ":3");
-  d.start("pushonce-worker", {"--lease-ms", "1000", "--max-attempts", "3"});
+  d.start_worker({"--lease-ms", "1000", "--max-attempts", "3"});
 
   json::array letters;
   REQUIRE(wait_until(
       [&] {
-        letters = d.cli_json({"dead-letters", "list"}).at("dead_letters").as_array();
+        letters = d.admin_json({"dead-letters", "list"}).at("dead_letters").as_array();
         return letters.size() == 1;
       },
       15s));
@@ -161,19 +120,19 @@ TEST_CASE("recovery: a message past --max-attempts is dead-lettered; list, trace
   CHECK(d.redis().integer({"XLEN", d.k().user("carol", "inbox")}) <= 0);
   REQUIRE(wait_until([&] { return d.counter("dead_lettered") == 1; }, 5s));
 
-  auto trace = d.cli_json({"trace", id}).at("events").as_array();
+  auto trace = d.admin_json({"trace", id}).at("events").as_array();
   std::vector<std::string> events;
   for (auto& e : trace) events.emplace_back(e.at("event").as_string());
   CHECK(events.front() == "published");
   CHECK(std::find(events.begin(), events.end(), "dead_lettered") != events.end());
 
   // Replay: back through the normal path, delivered exactly once; the list is empty.
-  auto replayed = d.cli_json({"dead-letters", "replay", id});
+  auto replayed = d.admin_json({"dead-letters", "replay", id});
   CHECK(replayed.at("replayed") == true);
   auto inbox = d.k().user("carol", "inbox");
   REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 1; }, 10s));
   CHECK(json::parse(d.redis().inbox(inbox)[0].second).at("id").as_string() == id);
-  CHECK(d.cli_json({"dead-letters", "list"}).at("dead_letters").as_array().empty());
+  CHECK(d.admin_json({"dead-letters", "list"}).at("dead_letters").as_array().empty());
   auto again = d.cli({"dead-letters", "replay", id});
   CHECK(again.exit_code == 1);
   CHECK(json::parse(again.out).at("error") == "not_found");
@@ -181,8 +140,8 @@ TEST_CASE("recovery: a message past --max-attempts is dead-lettered; list, trace
   // Purge deletes whatever is listed.
   d.redis().cmd({"XADD", d.k().plain("dead-letters"), "*", "id", "1", "user", "x", "src", "",
                  "reason", "malformed", "attempts", "0", "m", "not json"});
-  CHECK(d.cli_json({"dead-letters", "purge"}).at("purged") == 1);
-  CHECK(d.cli_json({"dead-letters", "list"}).at("dead_letters").as_array().empty());
+  CHECK(d.admin_json({"dead-letters", "purge"}).at("purged") == 1);
+  CHECK(d.admin_json({"dead-letters", "list"}).at("dead_letters").as_array().empty());
   CHECK(d.cli({"dead-letters", "frob"}).exit_code == 2);
   CHECK(d.cli({"trace", "999999999"}).exit_code == 1);
 }
@@ -191,14 +150,14 @@ TEST_CASE("leader: SIGTERM hands the lease to the standby at once, with a newer 
   deployment d("handover");
   // A 9 s lease: the standby polls every 3 s, so a takeover well under that comes from the
   // released notice, not from polling or expiry.
-  auto& first = d.start("pushonce-leader", {"run", "--lease-ms", "9000"});
+  auto& first = d.start_leader({"--lease-ms", "9000"});
   auto leader_key = d.k().plain("leader");
   REQUIRE(wait_until(
       [&] {
         return d.redis().text({"HGET", leader_key, "pid"}) == std::to_string(first.pid());
       },
       10s));
-  auto& second = d.start("pushonce-leader", {"run", "--lease-ms", "9000"});
+  auto& second = d.start_leader({"--lease-ms", "9000"});
   std::this_thread::sleep_for(500ms);  // the standby is up and listening
   auto token1 = std::stoll(d.redis().text({"HGET", leader_key, "fencing_token"}));
 
@@ -215,8 +174,8 @@ TEST_CASE("leader: SIGTERM hands the lease to the standby at once, with a newer 
   CHECK(std::stoll(d.redis().text({"HGET", leader_key, "fencing_token"})) > token1);
 
   // The new leader assigns.
-  d.start("pushonce-worker", {});
-  REQUIRE(d.workers_listening(1));
+  d.start_worker({});
+  REQUIRE(d.wait_subscribers(d.k().bus_channel(), 1));
   CHECK(d.cli({"join", "dan"}).exit_code == 0);
   CHECK(d.cli({"resource", "add", "r1"}).exit_code == 0);
   REQUIRE(wait_until([&] { return d.redis().inbox(d.k().user("dan", "inbox")).size() == 1; }, 10s));
@@ -224,9 +183,9 @@ TEST_CASE("leader: SIGTERM hands the lease to the standby at once, with a newer 
 
 TEST_CASE("CLI: accept an assignment; token needs a secret and verifies") {
   deployment d("accept");
-  d.start("pushonce-leader", {"run", "--accept-timeout", "60"});
-  d.start("pushonce-worker", {});
-  REQUIRE(d.workers_listening(1));
+  d.start_leader({"--accept-timeout", "60"});
+  d.start_worker({});
+  REQUIRE(d.wait_subscribers(d.k().bus_channel(), 1));
   CHECK(d.cli({"join", "erin"}).exit_code == 0);
   CHECK(d.cli({"resource", "add", "desk-7"}).exit_code == 0);
   std::string assignment;
@@ -238,11 +197,11 @@ TEST_CASE("CLI: accept an assignment; token needs a secret and verifies") {
         return true;
       },
       10s));
-  auto a = d.cli_json({"accept", "erin"});
+  auto a = d.admin_json({"accept", "erin"});
   CHECK(a.at("accepted") == true);
   CHECK(a.at("resource") == "desk-7");
   CHECK(a.at("id").as_string() == assignment);
-  CHECK(d.cli_json({"accept", "erin", "--id", assignment}).at("accepted") == true);  // again
+  CHECK(d.admin_json({"accept", "erin", "--id", assignment}).at("accepted") == true);  // again
   auto wrong = d.cli({"accept", "erin", "--id", "12345"});
   CHECK(wrong.exit_code == 1);
   CHECK(json::parse(wrong.out).at("error") == "not_found");

@@ -35,68 +35,31 @@
 #include "core/publisher.hpp"
 #include "core/redis/connection.hpp"
 #include "core/redis/endpoint.hpp"
+#include "tests/support/deployment.hpp"
 #include "tests/support/process.hpp"
-#include "tests/support/redis_server.hpp"
 #include "tests/support/sync_redis.hpp"
 #include "tests/support/ws_client.hpp"
 
 namespace asio = boost::asio;
 namespace json = boost::json;
 using namespace std::chrono_literals;
-using pushonce::test::free_port;
+using pushonce::test::counter;
 using pushonce::test::http_request;
+using pushonce::test::int_field;
 using pushonce::test::process;
-using pushonce::test::redis_server;
-using pushonce::test::run_capture;
-using pushonce::test::run_result;
+using pushonce::test::str_field;
 using pushonce::test::sync_redis;
 using pushonce::test::wait_until;
 using pushonce::test::ws_client;
+using kind = pushonce::test::deployment::kind;
 
 namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-const std::string leader_bin = std::string(PUSHONCE_BIN_DIR) + "/pushonce-leader";
-const std::string worker_bin = std::string(PUSHONCE_BIN_DIR) + "/pushonce-worker";
-const std::string gateway_bin = std::string(PUSHONCE_BIN_DIR) + "/pushonce-gateway";
-
-// One redis-server for the whole file.
-redis_server& shared_redis() {
-  static redis_server server;
-  return server;
-}
-
-std::string unique_namespace(const std::string& what) {
-  return pushonce::test::unique_namespace("sys", what);
-}
-
 bool is_decimal(const std::string& s) {
   return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
 }
-
-std::string str(const json::object& o, const char* k) {
-  auto* v = o.if_contains(k);
-  return v && v->is_string() ? std::string(v->as_string()) : std::string();
-}
-
-long long num(const json::object& o, const char* k) {
-  auto* v = o.if_contains(k);
-  return v && v->is_number() ? v->to_number<long long>() : -1;
-}
-
-// --- the admin CLI ---------------------------------------------------------------------------
-
-struct cli_result {
-  run_result run;
-  json::value out;  // stdout parsed (null when it is not JSON)
-
-  int code() const { return run.exit_code; }
-  std::string describe() const {
-    return "exit " + std::to_string(run.exit_code) + (run.timed_out ? " (timed out)" : "") +
-           "\nstdout: " + run.out + "\nstderr: " + run.err;
-  }
-};
 
 // --- the core publisher, driven synchronously on a private io_context ----------------------
 
@@ -176,158 +139,23 @@ class core_publisher {
 
 // --- one deployment: leader, 3 workers, 2 gateways in a fresh namespace ---------------------
 
-class deployment {
- public:
+struct deployment : pushonce::test::deployment {
   static constexpr int worker_count = 3;
   static constexpr int gateway_count = 2;
 
-  explicit deployment(const std::string& what)
-      : url_(shared_redis().url()), ns_(unique_namespace(what)), redis_(shared_redis().port()) {
-    pushonce::test::environment env{{"PUSHONCE_API_KEY", std::nullopt},
-                                    {"PUSHONCE_JWT_SECRET", std::nullopt}};
-    auto with_common = [&](std::vector<std::string> args) {
-      for (auto& a : common()) args.push_back(a);
-      args.push_back("--log-level");
-      args.push_back("warn");
-      return args;
-    };
-    leader_ = std::make_unique<process>(leader_bin, with_common({"run", "--id", leader_id()}), env);
-    for (int i = 1; i <= worker_count; ++i)
-      workers_.push_back(std::make_unique<process>(
-          worker_bin, with_common({"--id", "w" + std::to_string(i)}), env));
-    for (int i = 0; i < gateway_count; ++i) {
-      auto port = free_port();
-      gateway_ports_.push_back(port);
-      gateways_.push_back(std::make_unique<process>(
-          gateway_bin,
-          with_common({"--dev-auth", "--id", "gw" + std::to_string(i), "--threads", "2", "--listen",
-                       "127.0.0.1:" + std::to_string(port)}),
-          env));
-    }
+  explicit deployment(const std::string& what) : pushonce::test::deployment("sys", what) {
+    start_leader({"--id", "l-" + ns()});
+    for (int i = 1; i <= worker_count; ++i) start_worker({"--id", "w" + std::to_string(i)});
+    for (int i = 0; i < gateway_count; ++i)
+      start_gateway({"--dev-auth", "--id", "gw" + std::to_string(i), "--threads", "2"});
   }
 
-  ~deployment() {
-    for (auto& g : gateways_) g->kill(SIGKILL);
-    for (auto& w : workers_) w->kill(SIGKILL);
-    leader_->kill(SIGKILL);
-  }
-
-  deployment(const deployment&) = delete;
-  deployment& operator=(const deployment&) = delete;
-
-  const std::string& ns() const { return ns_; }
-  const std::string& url() const { return url_; }
-  std::uint16_t gw_port(int i) const { return gateway_ports_.at(static_cast<size_t>(i)); }
-  process& gateway(int i) { return *gateways_.at(static_cast<size_t>(i)); }
-  process& leader() { return *leader_; }
-  std::vector<std::unique_ptr<process>>& workers() { return workers_; }
-  sync_redis& redis() { return redis_; }
-  std::string key(const std::string& suffix) const { return ns_ + ":" + suffix; }
+  std::uint16_t gw_port(int i) { return port_of(gateway(i)); }
+  process& gateway(int i) { return get(kind::gateway, static_cast<std::size_t>(i)); }
   long long inbox_len(const std::string& user) {
-    return redis_.integer({"XLEN", ns_ + ":{u:" + user + "}:inbox"});
-  }
-
-  std::vector<std::string> common() const { return {"--redis", url_, "--namespace", ns_}; }
-
-  /// The leader holds the lease and listens for wake-ups, every worker hears the bus,
-  /// every gateway answers /healthz.
-  bool wait_ready(std::chrono::milliseconds timeout = 15s) {
-    not_ready_.clear();
-    bool ok = wait_until(
-        [&] {
-          if (!leader_->running()) return not_ready("the leader exited");
-          if (redis_.integer({"EXISTS", key("leader")}) != 1) return not_ready("no leader lease");
-          // the leader's subscriber connection (named after its --id) listens for wake-ups
-          // (gateways may listen too: counting the channel's subscribers would not tell)
-          if (!leader_subscribed()) return not_ready("the leader does not listen for wake-ups");
-          if (auto n = redis_.integer({"PUBSUB", "NUMSUB", key("bus")}); n != worker_count)
-            return not_ready(std::to_string(n) + " subscribers of bus");
-          for (auto port : gateway_ports_)
-            if (http_request("127.0.0.1", port, "GET", "/healthz", {}, {}, 1s).status != 200)
-              return not_ready("gateway on port " + std::to_string(port) + " not healthy");
-          return true;
-        },
-        timeout, 50ms);
-    if (!ok) ready_failure_ = "not ready: " + not_ready_ + "\n" + logs();
-    return ok;
-  }
-  /// Why wait_ready failed, with the logs.
-  const std::string& ready_failure() const { return ready_failure_; }
-
-  /// pushonce-leader ARGS --redis URL --namespace NS.
-  cli_result admin(std::vector<std::string> args, std::chrono::milliseconds timeout = 20s) {
-    for (auto& a : common()) args.push_back(a);
-    cli_result r;
-    r.run = run_capture(leader_bin, args, {}, timeout);
-    boost::system::error_code ec;
-    auto v = json::parse(r.run.out, ec);
-    if (!ec) r.out = std::move(v);
-    return r;
-  }
-
-  /// `publish USER JSON --json`; the id. Fails the test case when refused.
-  std::string publish(const std::string& user, const std::string& data_json) {
-    auto r = admin({"publish", user, data_json, "--json"});
-    INFO("publish: ", r.describe());
-    REQUIRE(r.code() == 0);
-    REQUIRE(r.out.is_object());
-    auto id = str(r.out.as_object(), "id");
-    REQUIRE(is_decimal(id));
-    return id;
-  }
-
-  json::object status() {
-    auto r = admin({"status", "--json"});
-    if (r.code() != 0 || !r.out.is_object()) throw std::runtime_error("status: " + r.describe());
-    return r.out.as_object();
-  }
-
-  /// stderr of every daemon, for failure messages.
-  std::string logs() const {
-    std::string text = "--- leader stderr:\n" + leader_->stderr_text();
-    for (std::size_t i = 0; i < workers_.size(); ++i)
-      text += "--- worker w" + std::to_string(i + 1) + " stderr:\n" + workers_[i]->stderr_text();
-    for (std::size_t i = 0; i < gateways_.size(); ++i)
-      text += "--- gateway gw" + std::to_string(i) + " stderr:\n" + gateways_[i]->stderr_text();
-    return text;
-  }
-
- private:
-  std::string url_;
-  std::string ns_;
-  sync_redis redis_;
-  std::unique_ptr<process> leader_;
-  std::vector<std::unique_ptr<process>> workers_;
-  std::vector<std::unique_ptr<process>> gateways_;
-  std::vector<std::uint16_t> gateway_ports_;
-  std::string not_ready_, ready_failure_;
-
-  std::string leader_id() const { return "l-" + ns_; }
-
-  bool leader_subscribed() {
-    auto list = redis_.text({"CLIENT", "LIST"});
-    const std::string name = "name=pushonce-leader:" + leader_id() + " ";
-    std::size_t pos = 0;
-    while ((pos = list.find(name, pos)) != std::string::npos) {
-      auto eol = list.find('\n', pos);
-      auto line = list.substr(pos, eol == std::string::npos ? std::string::npos : eol - pos);
-      auto sub = line.find(" sub=");
-      if (sub != std::string::npos && std::atoi(line.c_str() + sub + 5) >= 1) return true;
-      pos += name.size();
-    }
-    return false;
-  }
-
-  bool not_ready(std::string why) {
-    not_ready_ = std::move(why);
-    return false;
+    return redis().integer({"XLEN", inbox_key(user)});
   }
 };
-
-long long counter(const json::object& status, const char* name) {
-  const auto& v = status.at("counters").as_object().at(name);
-  return v.is_number() ? v.to_number<long long>() : -1;
-}
 
 /// Polls status until the counters reach these values (the workers flush them every
 /// 100 ms); then every claim of the published messages has been decided.
@@ -364,19 +192,19 @@ struct session {
     if (!text) return false;
     boost::system::error_code ec;
     auto v = json::parse(*text, ec);
-    if (ec || !v.is_object() || str(v.as_object(), "type").empty()) {
+    if (ec || !v.is_object() || str_field(v.as_object(), "type").empty()) {
       malformed.push_back(*text);
       return true;
     }
     auto& o = v.as_object();
-    auto type = str(o, "type");
+    auto type = str_field(o, "type");
     if (type == "message") {
       messages.push_back(std::move(o));
     } else if (type == "position") {
       ++positions;
       CHECK_FALSE(o.contains("id"));
       CHECK_FALSE(o.contains("offset"));
-      CHECK(num(o, "position") >= 1);
+      CHECK(int_field(o, "position") >= 1);
     } else {
       replies.push_back(std::move(o));
     }
@@ -409,7 +237,7 @@ struct session {
 
   std::vector<long long> offsets() const {
     std::vector<long long> out;
-    for (auto& m : messages) out.push_back(num(m, "offset"));
+    for (auto& m : messages) out.push_back(int_field(m, "offset"));
     return out;
   }
 };
@@ -433,11 +261,11 @@ std::unique_ptr<session> connect(deployment& d, int gw, const std::string& user,
   auto v = json::parse(*first);
   REQUIRE(v.is_object());
   INFO("first frame: ", *first);
-  REQUIRE(str(v.as_object(), "type") == "welcome");
+  REQUIRE(str_field(v.as_object(), "type") == "welcome");
   s->welcome = v.as_object();
-  CHECK(str(s->welcome, "user") == user);
-  CHECK_FALSE(str(s->welcome, "session").empty());
-  CHECK_FALSE(str(s->welcome, "epoch").empty());
+  CHECK(str_field(s->welcome, "user") == user);
+  CHECK_FALSE(str_field(s->welcome, "session").empty());
+  CHECK_FALSE(str_field(s->welcome, "epoch").empty());
   REQUIRE(s->welcome.contains("recovered"));
   return s;
 }
@@ -496,7 +324,7 @@ TEST_CASE(
   std::vector<std::unique_ptr<session>> firsts, seconds;
   for (int i = 0; i < users; ++i) {
     firsts.push_back(connect(d, i % 2, name(i)));
-    CHECK(num(firsts.back()->welcome, "offset") == 0);
+    CHECK(int_field(firsts.back()->welcome, "offset") == 0);
   }
   for (int i = 0; i < doubled; ++i) seconds.push_back(connect(d, (i + 1) % 2, name(i)));
 
@@ -508,25 +336,25 @@ TEST_CASE(
     INFO("join of ", name(i));
     REQUIRE(r.has_value());
     INFO("reply: ", json::serialize(*r));
-    CHECK(str(*r, "type") == "joined");
-    CHECK(str(*r, "queue") == "default");
-    CHECK(num(*r, "position") == i + 1);  // nothing assigned yet: the queue only grows
-    CHECK(num(*r, "ticket") > last_ticket);
-    last_ticket = num(*r, "ticket");
+    CHECK(str_field(*r, "type") == "joined");
+    CHECK(str_field(*r, "queue") == "default");
+    CHECK(int_field(*r, "position") == i + 1);  // nothing assigned yet: the queue only grows
+    CHECK(int_field(*r, "ticket") > last_ticket);
+    last_ticket = int_field(*r, "ticket");
   }
   // the second session of a queued user cannot join again
   for (auto& s : seconds) {
     REQUIRE(s->ws.send(R"({"op":"join","queue":"default"})"));
     auto r = s->reply();
     REQUIRE(r.has_value());
-    CHECK(str(*r, "type") == "error");
-    CHECK(str(*r, "code") == "conflict");
-    CHECK(str(*r, "op") == "join");
+    CHECK(str_field(*r, "type") == "error");
+    CHECK(str_field(*r, "code") == "conflict");
+    CHECK(str_field(*r, "op") == "join");
   }
   auto queue = d.admin({"queue", "--json"});
   INFO("queue: ", queue.describe());
   REQUIRE(queue.code() == 0);
-  CHECK(num(queue.out.as_object(), "length") == users);
+  CHECK(int_field(queue.out.as_object(), "length") == users);
 
   std::vector<std::string> add{"resource", "add"};
   for (int i = 1; i <= users; ++i) add.push_back("r" + std::to_string(i));
@@ -568,15 +396,15 @@ TEST_CASE(
     REQUIRE(s->messages.size() == 1);
     auto& m = s->messages[0];
     INFO("frame: ", json::serialize(m));
-    CHECK(str(m, "kind") == "assignment");
-    CHECK(num(m, "offset") == 1);
-    auto id = str(m, "id");
+    CHECK(str_field(m, "kind") == "assignment");
+    CHECK(int_field(m, "offset") == 1);
+    auto id = str_field(m, "id");
     CHECK(is_decimal(id));
     CHECK(m.at("ts").is_number());
     REQUIRE(m.at("data").is_object());
     auto& data = m.at("data").as_object();
-    CHECK(str(data, "queue") == "default");
-    auto resource = str(data, "resource");
+    CHECK(str_field(data, "queue") == "default");
+    auto resource = str_field(data, "resource");
     CHECK(resource.rfind('r', 0) == 0);
     CHECK(data.contains("meta"));
     CHECK(data.contains("accept_by"));
@@ -614,14 +442,14 @@ TEST_CASE("system: publish with an idempotency key twice: one frame per session"
   INFO("first: ", first.describe());
   REQUIRE(first.code() == 0);
   CHECK(first.out.at("duplicate").as_bool() == false);
-  auto id = str(first.out.as_object(), "id");
+  auto id = str_field(first.out.as_object(), "id");
   CHECK(is_decimal(id));
 
   auto second = d.admin({"publish", "alice", R"({"text":"again"})", "--id", "order-17", "--json"});
   INFO("second: ", second.describe());
   REQUIRE(second.code() == 0);
   CHECK(second.out.at("duplicate").as_bool() == true);
-  CHECK(str(second.out.as_object(), "id") == id);
+  CHECK(str_field(second.out.as_object(), "id") == id);
 
   REQUIRE_MESSAGE(pump_all(
                       all, [&] { return !a0->messages.empty() && !a1->messages.empty(); }, 10s),
@@ -634,9 +462,9 @@ TEST_CASE("system: publish with an idempotency key twice: one frame per session"
     REQUIRE(s->messages.size() == 1);
     auto& m = s->messages[0];
     INFO("frame: ", json::serialize(m));
-    CHECK(str(m, "id") == id);
-    CHECK(str(m, "kind") == "message");
-    CHECK(num(m, "offset") == 1);
+    CHECK(str_field(m, "id") == id);
+    CHECK(str_field(m, "kind") == "message");
+    CHECK(int_field(m, "offset") == 1);
     CHECK(m.at("data") == json::parse(body));
     CHECK(m.at("ts").is_number());
   }
@@ -648,14 +476,14 @@ TEST_CASE("system: resume with since gets exactly the missed messages, then live
   deployment d("resume");
   REQUIRE_MESSAGE(d.wait_ready(), d.ready_failure());
   auto s = connect(d, 0, "carol");
-  CHECK(num(s->welcome, "offset") == 0);
-  const std::string epoch = str(s->welcome, "epoch");
+  CHECK(int_field(s->welcome, "offset") == 0);
+  const std::string epoch = str_field(s->welcome, "epoch");
 
   d.publish("carol", R"({"n":1})");
   d.publish("carol", R"({"n":2})");
   REQUIRE_MESSAGE(s->wait_messages(2), d.logs());
   CHECK(s->offsets() == range(1, 2));
-  auto last = num(s->messages.back(), "offset");
+  auto last = int_field(s->messages.back(), "offset");
   s->ws.close();
 
   // five while disconnected: delivered to the inbox
@@ -669,15 +497,15 @@ TEST_CASE("system: resume with since gets exactly the missed messages, then live
   // back through the other gateway, from the last offset seen
   auto back = connect(d, 1, "carol", since(epoch, last));
   CHECK(back->welcome.at("recovered") == true);
-  CHECK(str(back->welcome, "epoch") == epoch);
-  CHECK(num(back->welcome, "offset") == 7);
+  CHECK(str_field(back->welcome, "epoch") == epoch);
+  CHECK(int_field(back->welcome, "offset") == 7);
   REQUIRE(back->wait_messages(5));
   drain_one(*back, 300ms);
   CHECK(back->offsets() == range(3, 7));
   std::set<long long> got;
   for (auto& m : back->messages) {
-    CHECK(str(m, "kind") == "message");
-    got.insert(num(m.at("data").as_object(), "n"));
+    CHECK(str_field(m, "kind") == "message");
+    got.insert(int_field(m.at("data").as_object(), "n"));
   }
   CHECK(got == missed);
 
@@ -686,9 +514,9 @@ TEST_CASE("system: resume with since gets exactly the missed messages, then live
   REQUIRE_MESSAGE(back->wait_messages(6), d.logs());
   drain_one(*back, 300ms);
   CHECK(back->offsets() == range(3, 8));
-  CHECK(num(back->messages.back().at("data").as_object(), "n") == 8);
+  CHECK(int_field(back->messages.back().at("data").as_object(), "n") == 8);
   std::set<std::string> ids;
-  for (auto& m : back->messages) ids.insert(str(m, "id"));
+  for (auto& m : back->messages) ids.insert(str_field(m, "id"));
   CHECK(ids.size() == back->messages.size());
 }
 
@@ -699,7 +527,7 @@ TEST_CASE(
   auto j = d.admin({"join", "dave", "--json"});
   INFO("join: ", j.describe());
   REQUIRE(j.code() == 0);
-  CHECK(num(j.out.as_object(), "position") == 1);
+  CHECK(int_field(j.out.as_object(), "position") == 1);
 
   auto add = d.admin({"resource", "add", "desk-7", "--json"});
   INFO("resource add: ", add.describe());
@@ -708,24 +536,24 @@ TEST_CASE(
 
   auto s = connect(d, 1, "dave");
   CHECK(s->welcome.at("recovered") == true);
-  CHECK(num(s->welcome, "offset") == 1);
+  CHECK(int_field(s->welcome, "offset") == 1);
   REQUIRE_MESSAGE(s->wait_messages(1), d.logs());
   drain_one(*s);
   REQUIRE(s->messages.size() == 1);
   auto& m = s->messages[0];
   INFO("frame: ", json::serialize(m));
-  CHECK(str(m, "kind") == "assignment");
-  CHECK(num(m, "offset") == 1);
-  CHECK(is_decimal(str(m, "id")));
-  CHECK(str(m.at("data").as_object(), "resource") == "desk-7");
-  CHECK(str(m.at("data").as_object(), "queue") == "default");
+  CHECK(str_field(m, "kind") == "assignment");
+  CHECK(int_field(m, "offset") == 1);
+  CHECK(is_decimal(str_field(m, "id")));
+  CHECK(str_field(m.at("data").as_object(), "resource") == "desk-7");
+  CHECK(str_field(m.at("data").as_object(), "queue") == "default");
 }
 
 TEST_CASE("system: messages published while a user resumes a backlog arrive once each, in order") {
   deployment d("backlog");
   REQUIRE_MESSAGE(d.wait_ready(), d.ready_failure());
   auto first = connect(d, 0, "erin");
-  const std::string epoch = str(first->welcome, "epoch");
+  const std::string epoch = str_field(first->welcome, "epoch");
   first->ws.close();
 
   constexpr int backlog = 200;
@@ -772,8 +600,8 @@ TEST_CASE("system: messages published while a user resumes a backlog arrive once
   std::set<std::string> distinct;
   std::set<long long> values;
   for (auto& m : s->messages) {
-    distinct.insert(str(m, "id"));
-    values.insert(num(m.at("data").as_object(), "n"));
+    distinct.insert(str_field(m, "id"));
+    values.insert(int_field(m.at("data").as_object(), "n"));
   }
   CHECK(distinct.size() == static_cast<size_t>(backlog + live));
   CHECK(values.size() == static_cast<size_t>(backlog + live));
@@ -795,8 +623,8 @@ TEST_CASE("system: bad input is answered as the contract says and other sessions
       d.publish(w->user, "{\"round\":" + std::to_string(round) + "}");
       REQUIRE_MESSAGE(w->wait_messages(static_cast<size_t>(round)), d.logs());
       auto& m = w->messages.back();
-      CHECK(num(m, "offset") == round);
-      CHECK(num(m.at("data").as_object(), "round") == round);
+      CHECK(int_field(m, "offset") == round);
+      CHECK(int_field(m.at("data").as_object(), "round") == round);
     }
   };
 
@@ -807,25 +635,25 @@ TEST_CASE("system: bad input is answered as the contract says and other sessions
     REQUIRE(bad->ws.send("{not json"));
     auto e = bad->reply();
     REQUIRE(e.has_value());
-    CHECK(str(*e, "type") == "error");
-    CHECK(str(*e, "code") == "bad_request");
+    CHECK(str_field(*e, "type") == "error");
+    CHECK(str_field(*e, "code") == "bad_request");
     REQUIRE(bad->ws.send(R"({"op":"ping"})"));
     auto pong = bad->reply();
     REQUIRE(pong.has_value());
-    CHECK(str(*pong, "type") == "pong");
+    CHECK(str_field(*pong, "type") == "pong");
     still_serving("bad JSON");
 
     // unknown op: an error frame, the connection stays open
     REQUIRE(bad->ws.send(R"({"op":"dance","steps":3})"));
     e = bad->reply();
     REQUIRE(e.has_value());
-    CHECK(str(*e, "type") == "error");
-    CHECK(str(*e, "code") == "unknown_op");
-    CHECK(str(*e, "op") == "dance");
+    CHECK(str_field(*e, "type") == "error");
+    CHECK(str_field(*e, "code") == "unknown_op");
+    CHECK(str_field(*e, "op") == "dance");
     REQUIRE(bad->ws.send(R"({"op":"ping"})"));
     pong = bad->reply();
     REQUIRE(pong.has_value());
-    CHECK(str(*pong, "type") == "pong");
+    CHECK(str_field(*pong, "type") == "pong");
     still_serving("unknown op");
 
     // first frame not hello: closed with 1008
@@ -846,7 +674,7 @@ TEST_CASE("system: bad input is answered as the contract says and other sessions
     // the session that sent bad JSON and an unknown op is still served too
     d.publish(bad->user, R"({"after":"errors"})");
     REQUIRE(bad->wait_messages(1));
-    CHECK(num(bad->messages[0], "offset") == 1);
+    CHECK(int_field(bad->messages[0], "offset") == 1);
   }
   drain_one(*witnesses[0], 300ms);
   drain_one(*witnesses[1], 300ms);
@@ -864,7 +692,7 @@ TEST_CASE("system: status lists the leader, the 3 workers and the 2 gateways wit
   auto sessions_of = [](const json::object& st) {
     std::map<std::string, long long> out;  // gateway id -> sessions
     for (auto& g : st.at("gateways").as_array())
-      out[str(g.as_object(), "id")] = num(g.as_object(), "sessions");
+      out[str_field(g.as_object(), "id")] = int_field(g.as_object(), "sessions");
     return out;
   };
   json::object st;
@@ -879,21 +707,21 @@ TEST_CASE("system: status lists the leader, the 3 workers and the 2 gateways wit
   REQUIRE_MESSAGE(listed, d.logs());
 
   REQUIRE(st.at("leader").is_object());
-  CHECK(num(st.at("leader").as_object(), "pid") == d.leader().pid());
+  CHECK(int_field(st.at("leader").as_object(), "pid") == d.get(kind::leader).pid());
   std::set<long long> worker_pids, want_workers;
   std::set<std::string> worker_ids;
   for (auto& w : st.at("workers").as_array()) {
-    worker_pids.insert(num(w.as_object(), "pid"));
-    worker_ids.insert(str(w.as_object(), "id"));
+    worker_pids.insert(int_field(w.as_object(), "pid"));
+    worker_ids.insert(str_field(w.as_object(), "id"));
     CHECK(w.as_object().contains("last_seen"));
   }
-  for (auto& w : d.workers()) want_workers.insert(w->pid());
+  for (auto* w : d.all(kind::worker)) want_workers.insert(w->pid());
   CHECK(worker_pids == want_workers);
   CHECK(worker_ids == std::set<std::string>{"w1", "w2", "w3"});
   for (auto& g : st.at("gateways").as_array()) {
     auto& o = g.as_object();
-    int i = str(o, "id") == "gw0" ? 0 : 1;
-    CHECK(num(o, "pid") == d.gateway(i).pid());
+    int i = str_field(o, "id") == "gw0" ? 0 : 1;
+    CHECK(int_field(o, "pid") == d.gateway(i).pid());
     CHECK(o.contains("host"));
     CHECK(o.contains("last_seen"));
   }
