@@ -5,6 +5,7 @@
 #include <boost/program_options/parsers.hpp>
 #include <boost/program_options/positional_options.hpp>
 #include <boost/program_options/value_semantic.hpp>
+#include <charconv>
 #include <cstdlib>
 #include <optional>
 #include <sstream>
@@ -26,6 +27,12 @@ po::options_description common_description() {
        "prefix of every key and channel (env PUSHONCE_NAMESPACE, default pushonce)")
       ("log-level", po::value<std::string>()->value_name("L"),
        "debug, info, warn or error (env PUSHONCE_LOG_LEVEL, default info)")
+      ("dedup-window-ms", po::value<std::string>()->value_name("MS"),
+       "how long delivered ids and idempotency keys are remembered (env "
+       "PUSHONCE_DEDUP_WINDOW_MS, default 120000)")
+      ("outbox-retention-ms", po::value<std::string>()->value_name("MS"),
+       "how long published messages stay in the outboxes for recovery, at most the dedup "
+       "window (env PUSHONCE_OUTBOX_RETENTION_MS, default 60000)")
       ("help,h", po::bool_switch(), "print this help and exit")
       ("version", po::bool_switch(), "print the version and exit");
   // clang-format on
@@ -71,6 +78,22 @@ void fill_common(const po::variables_map& vm, common_options& common) {
   source = "namespace";
   if (auto ns = lookup(vm, "namespace", "PUSHONCE_NAMESPACE", source)) common.ns = *ns;
   check_namespace(common.ns, source);
+
+  auto millis = [&](const char* option, const char* env, std::chrono::milliseconds& out) {
+    auto v = lookup(vm, option, env, source);
+    if (!v) return;
+    long long ms = 0;
+    auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), ms);
+    if (ec != std::errc() || end != v->data() + v->size() || ms < 1000 || ms > 604800000)
+      throw usage_error(fmt::format("{}: expected milliseconds, 1000 to 604800000", source));
+    out = std::chrono::milliseconds(ms);
+  };
+  millis("dedup-window-ms", "PUSHONCE_DEDUP_WINDOW_MS", common.retention.dedup_window);
+  millis("outbox-retention-ms", "PUSHONCE_OUTBOX_RETENTION_MS", common.retention.outbox);
+  if (common.retention.outbox > common.retention.dedup_window)
+    throw usage_error(
+        "--outbox-retention-ms must not exceed --dedup-window-ms (a message re-driven after "
+        "its claim record expired could be delivered twice)");
 
   if (auto level = lookup(vm, "log-level", "PUSHONCE_LOG_LEVEL", source)) {
     try {

@@ -12,6 +12,7 @@
 
 #include "core/log.hpp"
 #include "core/redis/endpoint.hpp"
+#include "core/retention.hpp"
 
 namespace pushonce {
 
@@ -28,6 +29,7 @@ struct common_options {
   redis::endpoint redis;
   std::string ns = "pushonce";
   log::level log_level = log::level::info;
+  pushonce::retention retention;
 };
 
 struct command_line {

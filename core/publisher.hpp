@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/defaults.hpp"
+#include "core/retention.hpp"
 #include "core/keys.hpp"
 #include "core/lua/publish.hpp"
 #include "core/outcome.hpp"
@@ -23,8 +23,7 @@ using published = lua::publish_outcome;
 
 struct publisher_options {
   unsigned shards = 1;
-  std::chrono::milliseconds dedup_window = defaults::dedup_window;
-  std::chrono::milliseconds outbox_retention = defaults::outbox_retention;
+  pushonce::retention retention;
 };
 
 class publisher {

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <map>
 
-#include "core/defaults.hpp"
 #include "core/names.hpp"
 #include "core/redis/scripts.hpp"
 
@@ -29,8 +28,8 @@ asio::awaitable<redis::result> run(redis::connection& c, const char* name, strin
 
 }  // namespace
 
-queue_api::queue_api(std::shared_ptr<redis::connection> conn, keys k)
-    : conn_(std::move(conn)), keys_(std::move(k)) {}
+queue_api::queue_api(std::shared_ptr<redis::connection> conn, keys k, retention r)
+    : conn_(std::move(conn)), keys_(std::move(k)), retention_(r) {}
 
 asio::awaitable<outcome<join_result>> queue_api::join(std::string queue, std::string user) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
@@ -177,7 +176,7 @@ asio::awaitable<outcome<std::optional<assignment>>> queue_api::assign_one(
             std::to_string(source),
             std::to_string(fencing_token),
             std::to_string(accept_timeout_ms),
-            std::to_string(defaults::outbox_retention.count()),
+            std::to_string(retention_.outbox.count()),
             keys_.bus_channel(),
             keys_.wake_channel()};
   auto r = co_await run(*conn_, "assign", std::move(k), std::move(a));
@@ -211,7 +210,7 @@ asio::awaitable<outcome<std::optional<assignment>>> queue_api::expire_one(std::s
   strings a{queue,
             std::to_string(source),
             std::to_string(fencing_token),
-            std::to_string(defaults::outbox_retention.count()),
+            std::to_string(retention_.outbox.count()),
             keys_.bus_channel(),
             keys_.wake_channel()};
   auto r = co_await run(*conn_, "expire", std::move(k), std::move(a));

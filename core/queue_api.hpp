@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/keys.hpp"
+#include "core/retention.hpp"
 #include "core/outcome.hpp"
 
 namespace pushonce {
@@ -35,7 +36,7 @@ struct assignment {
 
 class queue_api {
  public:
-  queue_api(std::shared_ptr<redis::connection> conn, keys k);
+  queue_api(std::shared_ptr<redis::connection> conn, keys k, retention r = {});
 
   boost::asio::awaitable<outcome<join_result>> join(std::string queue, std::string user);
   boost::asio::awaitable<outcome<none>> leave(std::string queue, std::string user);
@@ -73,6 +74,7 @@ class queue_api {
  private:
   std::shared_ptr<redis::connection> conn_;
   keys keys_;
+  pushonce::retention retention_;
 };
 
 }  // namespace pushonce

@@ -34,6 +34,7 @@ struct gateway_settings {
   std::size_t max_queue_frames = 1024;  // send queue per session; over: 1013
   std::size_t max_queue_bytes = 4u << 20;
   std::size_t inbox_page = 100;  // XRANGE COUNT of a replay
+  pushonce::retention retention;  // of what /api/publish writes
 };
 
 /// Counters of this gateway, exported by GET /metrics.

@@ -57,6 +57,7 @@ gateway::server_options to_options(const command_line& cl) {
     o.listen_port = port;
   }
   o.settings.dev_auth = vm["dev-auth"].as<bool>();
+  o.settings.retention = cl.common.retention;
   if (vm.count("allowed-origin"))
     o.settings.allowed_origins = vm["allowed-origin"].as<std::vector<std::string>>();
   if (vm.count("inbox-idle-ms")) {

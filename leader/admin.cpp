@@ -179,7 +179,7 @@ asio::awaitable<int> publish(admin_context& ctx) {
   publish_request req{ctx.args[0], json::serialize(data), std::nullopt};
   if (ctx.vm.count("id")) req.idempotency_key = ctx.vm["id"].as<std::string>();
   if (auto f = publisher::validate(req)) co_return report_failure(ctx, *f);
-  publisher pub(ctx.conn, ctx.k);
+  publisher pub(ctx.conn, ctx.k, publisher_options{1, ctx.retention});
   auto r = co_await pub.publish(std::move(req));
   if (!r) co_return report_failure(ctx, r.error());
   json::object o{{"id", r.value().id}, {"duplicate", r.value().duplicate}};
@@ -190,7 +190,7 @@ asio::awaitable<int> publish(admin_context& ctx) {
 }  // namespace
 
 asio::awaitable<int> run_admin(admin_context& ctx, std::string command) {
-  queue_api q(ctx.conn, ctx.k);
+  queue_api q(ctx.conn, ctx.k, ctx.retention);
   if (command == "join") co_return co_await join(ctx, q);
   if (command == "leave") co_return co_await leave(ctx, q);
   if (command == "position") co_return co_await position(ctx, q);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/keys.hpp"
+#include "core/retention.hpp"
 #include "core/redis/connection.hpp"
 #include "leader/reporter.hpp"
 
@@ -20,6 +21,7 @@ struct admin_context {
   const boost::program_options::variables_map& vm;
   std::vector<std::string> args;  // positional words after the command name
   std::string queue;              // --queue (default "default")
+  pushonce::retention retention;  // --dedup-window-ms, --outbox-retention-ms
 };
 
 /// Runs the command named args[0] (with its words); returns the exit code.

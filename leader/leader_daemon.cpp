@@ -24,7 +24,7 @@ leader_daemon::leader_daemon(asio::any_io_executor ex, redis::connection_options
       keys_(k),
       opts_(std::move(opts)),
       conn_(redis::connection::create(ex, redis)),
-      queues_(conn_, k),
+      queues_(conn_, k, opts_.retention),
       wake_timer_(ex),
       lease_timer_(ex),
       lease_(opts_.lease, std::chrono::steady_clock::now()) {

@@ -26,6 +26,7 @@ struct daemon_options {
   std::chrono::milliseconds lease{5000};
   std::chrono::milliseconds accept_timeout{0};  // 0: assignments do not expire
   std::chrono::milliseconds tick{1000};
+  pushonce::retention retention;
 };
 
 class leader_daemon {

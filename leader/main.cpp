@@ -44,6 +44,7 @@ int run_daemon(command_line& cl) {
   if (cl.positional.size() > 1) throw usage_error("unexpected argument '" + cl.positional[1] + "'");
   opts.accept_timeout = std::chrono::milliseconds(static_cast<long long>(accept * 1000));
   opts.lease = std::chrono::milliseconds(lease);
+  opts.retention = cl.common.retention;
   log::set_tag("leader[" + opts.id + "]");
 
   asio::io_context io;
@@ -92,7 +93,8 @@ int run_command(command_line& cl, bool json) {
   asio::io_context io;
   auto conn = redis::connection::create(io.get_executor(), ro);
   conn->start();
-  leader::admin_context ctx{conn, keys(cl.common.ns), out, cl.vm, std::move(args), queue};
+  leader::admin_context ctx{conn,  keys(cl.common.ns), out, cl.vm, std::move(args), queue,
+                            cl.common.retention};
   int code = 1;
   asio::co_spawn(
       io,

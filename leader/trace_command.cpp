@@ -4,7 +4,6 @@
 
 #include <boost/json.hpp>
 
-#include "core/defaults.hpp"
 #include "leader/admin.hpp"
 #include "core/message_history.hpp"
 
@@ -109,7 +108,7 @@ asio::awaitable<int> run_trace(admin_context& ctx) {
     for (auto& e : rs[1].value.elements) detail.push_back(e.str);
   long long now = rs[2].ok() ? rs[2].value.at(0).as_int().value_or(0) * 1000 : 0;
   auto events = history(*line, lua::parse_claim_record(rs[0].value), detail, now,
-                        defaults::dedup_window.count());
+                        ctx.retention.dedup_window.count());
   std::string text = "message " + id + "\n";
   for (const auto& e : events) text += "  " + json::serialize(e) + "\n";
   co_return ctx.out.ok(json::object{{"id", id}, {"events", std::move(events)}}, text);

@@ -22,8 +22,6 @@ int main(int argc, char** argv) {
   own.add_options()("id", po::value<std::string>(), "worker name (default: <host>-<pid>-<random>)")(
       "concurrency", po::value<std::size_t>()->default_value(64), "messages in flight at once")(
       "lease-ms", po::value<long long>()->default_value(5000), "how long a claim is held (ms)")(
-      "dedup-window-ms", po::value<long long>()->default_value(defaults::dedup_window.count()),
-      "how long a delivered id is remembered (ms)")(
       "trace", po::bool_switch(), "also record per-event detail (claims) for `trace`")(
       "no-trace", po::bool_switch(), "no per-event detail for `trace` (the default)")(
       "max-attempts", po::value<long long>()->default_value(5),
@@ -44,13 +42,13 @@ int main(int argc, char** argv) {
       throw usage_error("--id: use 1-128 characters of A-Z a-z 0-9 . _ @ -");
     opts.concurrency = cl.vm["concurrency"].as<std::size_t>();
     auto lease = cl.vm["lease-ms"].as<long long>();
-    auto window = cl.vm["dedup-window-ms"].as<long long>();
+    auto window = cl.common.retention.dedup_window.count();
     auto maxlen = cl.vm["inbox-maxlen"].as<long long>();
     auto idle = cl.vm["inbox-idle-ms"].as<long long>();
-    if (opts.concurrency == 0 || lease <= 0 || window <= lease || maxlen <= 0 || idle <= 0)
+    if (opts.concurrency == 0 || lease <= 0 || window <= 2 * lease || maxlen <= 0 || idle <= 0)
       throw usage_error(
           "--concurrency, --lease-ms, --inbox-* must be positive and "
-          "--dedup-window-ms longer than the lease");
+          "--dedup-window-ms longer than twice the lease");
     if (!cl.positional.empty()) throw usage_error("unexpected argument '" + cl.positional[0] + "'");
     opts.claim.max_attempts = cl.vm["max-attempts"].as<long long>();
     opts.trace = cl.vm["trace"].as<bool>() && !cl.vm["no-trace"].as<bool>();

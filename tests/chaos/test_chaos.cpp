@@ -227,8 +227,14 @@ std::vector<stream_entry> read_stream(probe& p, const std::string& key) {
 class fleet {
  public:
   fleet(const redis_server& redis, std::string logs)
-      : d(pushonce::test::deployment_options{
-            redis.url(), redis.port(), ns, {}, std::move(logs), "warn"}) {}
+      : d(pushonce::test::deployment_options{redis.url(), redis.port(), ns, checker_env(),
+                                              std::move(logs), "warn"}) {}
+
+  // The checks at the end read every outbox entry of the run back: nothing may be trimmed
+  // (the default outbox retention, 60 s, is shorter than the run).
+  static pushonce::test::environment checker_env() {
+    return {{"PUSHONCE_DEDUP_WINDOW_MS", "600000"}, {"PUSHONCE_OUTBOX_RETENTION_MS", "600000"}};
+  }
 
   void start_worker(std::size_t slot) {
     auto id = fmt::format("w{}-{}", slot, ++generation_);
@@ -420,7 +426,10 @@ class load_driver {
     co.where = pushonce::redis::endpoint::parse(redis_url);
     co.client_name = "chaos-load";
     conn_ = pushonce::redis::connection::create(io_.get_executor(), co);
-    pub_ = std::make_unique<pushonce::publisher>(conn_, pushonce::keys(ns));
+    // Nothing trimmed before the checks read the outboxes back (see checker_env()).
+    pushonce::publisher_options po;
+    po.retention = {std::chrono::minutes(10), std::chrono::minutes(10)};
+    pub_ = std::make_unique<pushonce::publisher>(conn_, pushonce::keys(ns), po);
     queues_ = std::make_unique<pushonce::queue_api>(conn_, pushonce::keys(ns));
   }
 

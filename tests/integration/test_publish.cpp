@@ -44,7 +44,7 @@ TEST_CASE("publish: ids, duplicates by idempotency key, per-user keys, the count
   received bus;
   auto sub = fx.subscriber(bus);
   pushonce::publisher_options po;
-  po.dedup_window = 60s;
+  po.retention.dedup_window = 60s;
   publisher pub(fx.conn, fx.k, po);
   const std::string bus_ch = fx.k.bus_channel();
   fx.run([&]() -> asio::awaitable<void> {

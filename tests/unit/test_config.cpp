@@ -39,7 +39,8 @@ class clean_env {
   void set(const char* name, const char* value) { ::setenv(name, value, 1); }
 
  private:
-  std::vector<const char*> names_ = {"PUSHONCE_REDIS", "PUSHONCE_NAMESPACE", "PUSHONCE_LOG_LEVEL"};
+  std::vector<const char*> names_ = {"PUSHONCE_REDIS", "PUSHONCE_NAMESPACE", "PUSHONCE_LOG_LEVEL",
+                                     "PUSHONCE_DEDUP_WINDOW_MS", "PUSHONCE_OUTBOX_RETENTION_MS"};
   std::vector<std::optional<std::string>> saved_;
 };
 
@@ -249,4 +250,26 @@ TEST_CASE("bad redis URLs") {
   } catch (const std::invalid_argument& e) {
     CHECK(std::string(e.what()).rfind("bad redis URL 'http://h:1': ", 0) == 0);
   }
+}
+
+TEST_CASE("retention: defaults, options, environment, bounds") {
+  using namespace std::chrono_literals;
+  clean_env env;
+  auto cl = parse({});
+  CHECK(cl.common.retention.dedup_window == 120s);
+  CHECK(cl.common.retention.outbox == 60s);
+  cl = parse({"--dedup-window-ms", "300000", "--outbox-retention-ms", "300000"});
+  CHECK(cl.common.retention.dedup_window == 300s);
+  CHECK(cl.common.retention.outbox == 300s);
+  env.set("PUSHONCE_DEDUP_WINDOW_MS", "90000");
+  env.set("PUSHONCE_OUTBOX_RETENTION_MS", "30000");
+  cl = parse({});
+  CHECK(cl.common.retention.dedup_window == 90s);
+  CHECK(cl.common.retention.outbox == 30s);
+  CHECK(parse({"--outbox-retention-ms", "45000"}).common.retention.outbox == 45s);  // CLI wins
+  CHECK_THROWS_AS(parse({"--dedup-window-ms", "12abc"}), usage_error);
+  CHECK_THROWS_AS(parse({"--dedup-window-ms", "999"}), usage_error);
+  CHECK_THROWS_AS(parse({"--outbox-retention-ms", "-5"}), usage_error);
+  // An outbox kept longer than the claims would let a late re-drive deliver twice.
+  CHECK_THROWS_AS(parse({"--outbox-retention-ms", "100000"}), usage_error);
 }
