@@ -28,10 +28,12 @@ bool expect(std::string_view s, std::size_t& pos, std::string_view lit) {
   return true;
 }
 
-bool digit(char c) { return c >= '0' && c <= '9'; }
+bool digit(char c) {
+  return c >= '0' && c <= '9';
+}
 bool name_char(char c) {
-  return digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' ||
-         c == '_' || c == '@' || c == '-' || c == ':';
+  return digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' || c == '_' ||
+         c == '@' || c == '-' || c == ':';
 }
 
 /// The scripts' own layout, without a JSON parse.

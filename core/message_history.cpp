@@ -65,15 +65,15 @@ json::array history(const std::string& line, const std::optional<lua::claim_reco
   } else if (claim->state == kind::released) {
     events.push_back({{"event", "released"}, {"attempts", claim->attempts}});
   } else if (claim->state == kind::dead) {
-    events.push_back({{"event", "dead_lettered"},
-                      {"attempts", claim->attempts},
-                      {"reason", claim->reason}});
+    events.push_back(
+        {{"event", "dead_lettered"}, {"attempts", claim->attempts}, {"reason", claim->reason}});
   } else {
-    auto ts = msg.is_object() && msg.as_object().contains("ts") &&
-                      msg.as_object().at("ts").is_int64()
-                  ? msg.as_object().at("ts").as_int64()
-                  : now_ms;
-    events.push_back(json::object{{"event", now_ms - ts > dedup_window_ms ? "forgotten" : "pending"}});
+    auto ts =
+        msg.is_object() && msg.as_object().contains("ts") && msg.as_object().at("ts").is_int64()
+            ? msg.as_object().at("ts").as_int64()
+            : now_ms;
+    events.push_back(
+        json::object{{"event", now_ms - ts > dedup_window_ms ? "forgotten" : "pending"}});
   }
   for (const auto& text : detail) {
     auto v = json::parse(text, ec);

@@ -1,7 +1,7 @@
 #include "core/publisher.hpp"
 
-#include "core/names.hpp"
 #include "core/lua/publish.hpp"
+#include "core/names.hpp"
 #include "core/redis/scripts.hpp"
 
 namespace pushonce {

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "core/retention.hpp"
 #include "core/keys.hpp"
 #include "core/lua/publish.hpp"
 #include "core/outcome.hpp"
+#include "core/retention.hpp"
 
 namespace pushonce {
 

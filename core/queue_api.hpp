@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "core/keys.hpp"
-#include "core/retention.hpp"
 #include "core/outcome.hpp"
+#include "core/retention.hpp"
 
 namespace pushonce {
 
@@ -69,7 +69,6 @@ class queue_api {
   /// One assignment, or std::nullopt when nobody waits or nothing is free.
   boost::asio::awaitable<outcome<std::optional<assignment>>> assign_one(
       std::string queue, long long source, long long fencing_token, long long accept_timeout_ms);
-
 
  private:
   std::shared_ptr<redis::connection> conn_;

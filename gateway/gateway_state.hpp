@@ -33,7 +33,7 @@ struct gateway_settings {
   std::size_t max_frame = 64 * 1024;    // WebSocket payload; over: 1009
   std::size_t max_queue_frames = 1024;  // send queue per session; over: 1013
   std::size_t max_queue_bytes = 4u << 20;
-  std::size_t inbox_page = 100;  // XRANGE COUNT of a replay
+  std::size_t inbox_page = 100;   // XRANGE COUNT of a replay
   pushonce::retention retention;  // of what /api/publish writes
 };
 

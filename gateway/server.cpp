@@ -101,8 +101,8 @@ int server::run() {
   });
   registry->set_subscriber(state->sub);
   state->queues = std::make_unique<queue_api>(state->conn, k, state->settings.retention);
-  state->pub = std::make_unique<publisher>(state->conn, k,
-                                           publisher_options{1, state->settings.retention});
+  state->pub =
+      std::make_unique<publisher>(state->conn, k, publisher_options{1, state->settings.retention});
   state->inboxes =
       std::make_unique<inbox>(state->conn, k, state->settings.idle_ttl, state->settings.inbox_page);
   auto secret = jwt::secret_from_env();

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "core/keys.hpp"
-#include "core/retention.hpp"
 #include "core/redis/connection.hpp"
+#include "core/retention.hpp"
 #include "leader/reporter.hpp"
 
 namespace pushonce::leader {

@@ -73,11 +73,10 @@ asio::awaitable<int> replay(admin_context& ctx, std::string id) {
         {"bad_request", "dead letter " + id + " is malformed and cannot be replayed"});
   // The claim forgets the message (it was marked dead); back into its outbox and onto the
   // bus, where the normal claim → deliver path takes it; then off the dead-letter list.
-  std::vector<redis::command> cmds{
-      {"DEL", ctx.k.claim(user, id)},
-      {"XADD", outbox, "*", "m", m},
-      {"PUBLISH", ctx.k.bus_channel(), m},
-      {"XDEL", ctx.k.plain("dead-letters"), found->at(0).str}};
+  std::vector<redis::command> cmds{{"DEL", ctx.k.claim(user, id)},
+                                   {"XADD", outbox, "*", "m", m},
+                                   {"PUBLISH", ctx.k.bus_channel(), m},
+                                   {"XDEL", ctx.k.plain("dead-letters"), found->at(0).str}};
   auto rs = co_await ctx.conn->exec_all(std::move(cmds));
   for (auto& x : rs)
     if (!x.ok()) co_return ctx.out.fail(failure_of(x));

@@ -93,8 +93,8 @@ int run_command(command_line& cl, bool json) {
   asio::io_context io;
   auto conn = redis::connection::create(io.get_executor(), ro);
   conn->start();
-  leader::admin_context ctx{conn,  keys(cl.common.ns), out, cl.vm, std::move(args), queue,
-                            cl.common.retention};
+  leader::admin_context ctx{conn,  keys(cl.common.ns), out, cl.vm, std::move(args),
+                            queue, cl.common.retention};
   int code = 1;
   asio::co_spawn(
       io,

@@ -4,8 +4,8 @@
 
 #include <boost/json.hpp>
 
-#include "leader/admin.hpp"
 #include "core/message_history.hpp"
+#include "leader/admin.hpp"
 
 namespace pushonce::leader {
 
@@ -51,8 +51,10 @@ asio::awaitable<std::optional<std::string>> find_line(admin_context& ctx, const 
   while (lo < hi) {
     auto mid = lo + (hi - lo + 1) / 2;
     auto e = co_await first_at_or_after(ctx, s, mid);
-    if (e && first_id(e->text) <= target) lo = e->ms;
-    else hi = mid - 1;
+    if (e && first_id(e->text) <= target)
+      lo = e->ms;
+    else
+      hi = mid - 1;
   }
   redis::command range{"XRANGE", s, std::to_string(lo), "+", "COUNT", "20"};
   auto r = co_await ctx.conn->exec(std::move(range));

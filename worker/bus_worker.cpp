@@ -102,7 +102,9 @@ void bus_worker::pump() {
   }
 }
 
-std::string bus_worker::next_owner() { return opts_.id + ":" + std::to_string(++owner_seq_); }
+std::string bus_worker::next_owner() {
+  return opts_.id + ":" + std::to_string(++owner_seq_);
+}
 
 asio::awaitable<void> bus_worker::process(std::vector<bus_message> batch) {
   co_await claim_all(std::move(batch), false);
@@ -111,7 +113,7 @@ asio::awaitable<void> bus_worker::process(std::vector<bus_message> batch) {
 }
 
 asio::awaitable<bus_worker::outcomes> bus_worker::claim_all(std::vector<bus_message> batch,
-                                                           bool redrive) {
+                                                            bool redrive) {
   outcomes out;
   out.reserve(batch.size());
   std::span<const bus_message> all(batch);

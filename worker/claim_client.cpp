@@ -28,7 +28,7 @@ claim_client::claim_client(std::shared_ptr<redis::connection> conn, keys k, clai
 
 asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim_client::claim(
     std::span<const bus_message> batch, std::string owner) {
-  lua::claim_settings s{std::move(owner), opts_.lease,        opts_.dedup_window,
+  lua::claim_settings s{std::move(owner),   opts_.lease,        opts_.dedup_window,
                         opts_.max_attempts, opts_.inbox_maxlen, opts_.inbox_idle,
                         random_epoch()};
   std::vector<redis::command> cmds;

@@ -28,8 +28,7 @@ void sweep_plan::take(std::vector<outbox_entry> page) {
     auto lines = split_bus_payload(e.raw);
     if (lines.empty()) lines.push_back(e.raw);  // an empty entry: malformed
     for (auto line : lines) {
-      item it{e.id, std::string(line), parse_bus_message(line), age > too_old_after,
-              fate::unknown};
+      item it{e.id, std::string(line), parse_bus_message(line), age > too_old_after, fate::unknown};
       if (!it.m) it.f = fate::malformed;
       items_.push_back(std::move(it));
     }
@@ -85,8 +84,8 @@ std::string sweep_plan::cursor() const {
   std::string at;
   for (std::size_t i = 0; i < items_.size(); ++i) {
     const auto& it = items_[i];
-    bool finished = it.f == fate::finished || it.f == fate::redriven ||
-                    it.f == fate::malformed || it.f == fate::expired;
+    bool finished = it.f == fate::finished || it.f == fate::redriven || it.f == fate::malformed ||
+                    it.f == fate::expired;
     if (!finished) break;
     // Past an entry only when its last message is finished too.
     if (i + 1 == items_.size() || items_[i + 1].entry_id != it.entry_id) at = it.entry_id;

@@ -89,8 +89,8 @@ asio::awaitable<sweep_stats> sweeper::sweep_all() {
   for (const auto& o : list) {
     if (stopped_) break;
     // One sweeper per outbox per interval, whichever worker gets there first.
-    redis::command lock{"SET", o.lock, opts_.owner, "NX", "PX",
-                        std::to_string(opts_.interval.count())};
+    redis::command lock{"SET", o.lock, opts_.owner,
+                        "NX",  "PX",   std::to_string(opts_.interval.count())};
     auto got = co_await conn_->exec(std::move(lock));
     if (!got.ok() || got.value.is_nil()) continue;
     co_await sweep(o, st);
@@ -121,22 +121,21 @@ asio::awaitable<void> sweeper::check_trimmed(const outbox_ref& o, sweep_stats& s
     if (info[i].str == "max-deleted-entry-id") deleted = info[i + 1].str;
   if (deleted.empty() || !stream_id_less(rs[0].value.str, deleted)) co_return;
   ++st.expired;
-  log::warn("sweep: {} was trimmed past the sweeper's cursor ({} < {}): messages older than "
-            "the outbox retention were never checked and may be lost",
-            o.stream, rs[0].value.str, deleted);
+  log::warn(
+      "sweep: {} was trimmed past the sweeper's cursor ({} < {}): messages older than "
+      "the outbox retention were never checked and may be lost",
+      o.stream, rs[0].value.str, deleted);
   std::vector<redis::command> after{{"HINCRBY", keys_.plain("stats"), "retention_exceeded", "1"},
                                     {"SET", o.cursor, deleted}};
   co_await conn_->exec_all(std::move(after));
 }
 
-asio::awaitable<bool> sweeper::sweep_page(const outbox_ref& o, long long now_ms,
-                                          sweep_stats& st) {
+asio::awaitable<bool> sweeper::sweep_page(const outbox_ref& o, long long now_ms, sweep_stats& st) {
   redis::command get_cursor{"GET", o.cursor};
   auto cur = co_await conn_->exec(std::move(get_cursor));
   if (!cur.ok()) co_return false;
   std::string cursor = cur.value.is_nil() ? "0-0" : cur.value.str;
-  redis::command range{"XRANGE", o.stream, "(" + cursor, "+", "COUNT",
-                       std::to_string(opts_.batch)};
+  redis::command range{"XRANGE", o.stream, "(" + cursor, "+", "COUNT", std::to_string(opts_.batch)};
   auto entries = co_await conn_->exec(std::move(range));
   if (!entries.ok()) co_return false;
   auto full_page = entries.value.elements.size() == opts_.batch;
@@ -152,8 +151,7 @@ asio::awaitable<bool> sweeper::sweep_page(const outbox_ref& o, long long now_ms,
   std::vector<std::optional<lua::claim_record>> records;
   if (!gets.empty()) {
     auto rs = co_await conn_->exec_all(std::move(gets));
-    for (auto& r : rs)
-      records.push_back(r.ok() ? lua::parse_claim_record(r.value) : std::nullopt);
+    for (auto& r : rs) records.push_back(r.ok() ? lua::parse_claim_record(r.value) : std::nullopt);
   }
   plan.on_records(records);
   auto redrive = plan.to_redrive();
@@ -162,8 +160,8 @@ asio::awaitable<bool> sweeper::sweep_page(const outbox_ref& o, long long now_ms,
   auto bad = plan.malformed();
   for (const auto& [entry, line] : bad) malformed_(entry, line);
   if (auto n = plan.expired()) {
-    log::warn("sweep: {} entries of {} were never delivered and are past the dedup window",
-              n, o.stream);
+    log::warn("sweep: {} entries of {} were never delivered and are past the dedup window", n,
+              o.stream);
     redis::command count{"HINCRBY", keys_.plain("stats"), "retention_exceeded", std::to_string(n)};
     co_await conn_->exec(std::move(count));
   }
@@ -176,7 +174,7 @@ asio::awaitable<bool> sweeper::sweep_page(const outbox_ref& o, long long now_ms,
   if (advance.empty()) co_return false;
   redis::command set{"SET", o.cursor, advance};
   co_await conn_->exec(std::move(set));
-  co_return full_page && plan.entries() == opts_.batch && advance == plan.last_id();
+  co_return full_page&& plan.entries() == opts_.batch&& advance == plan.last_id();
 }
 
 }  // namespace pushonce::worker

@@ -36,15 +36,24 @@ std::optional<std::vector<claim_outcome>> parse_claim_reply(const redis::reply& 
     const auto& word = r.elements[2 * i].str;
     const auto& value = r.elements[2 * i + 1];
     auto& o = out[i];
-    if (word == "delivered") o.state = claim_state::delivered;
-    else if (word == "done") o.state = claim_state::done;
-    else if (word == "taken") o.state = claim_state::taken;
-    else if (word == "dead") o.state = claim_state::dead;
-    else if (word == "won") o.state = claim_state::won;
-    else if (word == "failed") o.state = claim_state::failed;
-    else return std::nullopt;
-    if (o.state == claim_state::failed) o.error = value.str;
-    else o.number = value.as_int().value_or(0);
+    if (word == "delivered")
+      o.state = claim_state::delivered;
+    else if (word == "done")
+      o.state = claim_state::done;
+    else if (word == "taken")
+      o.state = claim_state::taken;
+    else if (word == "dead")
+      o.state = claim_state::dead;
+    else if (word == "won")
+      o.state = claim_state::won;
+    else if (word == "failed")
+      o.state = claim_state::failed;
+    else
+      return std::nullopt;
+    if (o.state == claim_state::failed)
+      o.error = value.str;
+    else
+      o.number = value.as_int().value_or(0);
   }
   return out;
 }
@@ -102,8 +111,8 @@ std::optional<claim_record> parse_claim_record(const redis::reply& value) {
   } else {  // <offset>[:<attempts>]
     auto colon = v.find(':');
     auto offset = number(v.substr(0, colon));
-    auto attempts = colon == std::string_view::npos ? std::optional<long long>(1)
-                                                    : number(v.substr(colon + 1));
+    auto attempts =
+        colon == std::string_view::npos ? std::optional<long long>(1) : number(v.substr(colon + 1));
     if (!offset || !attempts) return std::nullopt;
     r.state = claim_record::kind::delivered;
     r.offset = *offset;

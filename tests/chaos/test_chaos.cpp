@@ -228,7 +228,7 @@ class fleet {
  public:
   fleet(const redis_server& redis, std::string logs)
       : d(pushonce::test::deployment_options{redis.url(), redis.port(), ns, checker_env(),
-                                              std::move(logs), "warn"}) {}
+                                             std::move(logs), "warn"}) {}
 
   // The checks at the end read every outbox entry of the run back: nothing may be trimmed
   // (the default outbox retention, 60 s, is shorter than the run).
@@ -911,7 +911,8 @@ TEST_CASE(
         outboxed_ids[user].insert(id);
         if (!in_inbox[user].count(id)) {
           lost.insert(user + " " + id);
-          detail(fmt::format("outbox entry {} (id {}) to {} not in its inbox", e.entry_id, id, user));
+          detail(
+              fmt::format("outbox entry {} (id {}) to {} not in its inbox", e.entry_id, id, user));
         }
       }
   for (auto& [user, ids] : in_inbox)

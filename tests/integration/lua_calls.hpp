@@ -30,9 +30,8 @@ inline boost::asio::awaitable<redis::result> run_script(redis::connection& c, st
 inline bus_message bus_msg(const std::string& id, const std::string& user,
                            const std::string& data = "1", const std::string& kind = "message",
                            long long ts = 1700000000000, const std::string& src = "bus:0") {
-  auto text = R"({"id":")" + id + R"(","user":")" + user + R"(","src":")" + src +
-              R"(","kind":")" + kind + R"(","data":)" + data + R"(,"ts":)" +
-              std::to_string(ts) + "}";
+  auto text = R"({"id":")" + id + R"(","user":")" + user + R"(","src":")" + src + R"(","kind":")" +
+              kind + R"(","data":)" + data + R"(,"ts":)" + std::to_string(ts) + "}";
   auto m = parse_bus_message(text);
   if (!m) throw std::runtime_error("bus_msg: not a bus message: " + text);
   return *m;

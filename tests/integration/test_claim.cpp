@@ -125,8 +125,8 @@ TEST_CASE("claim: 64 concurrent claimers of one batch on 8 connections, one deli
             ex,
             [&, conn, s, batch]() -> asio::awaitable<void> {
               CO_LET(auto r, pushonce::test::claim(*conn, fx.k, s, batch));
-              auto parsed = r.ok() ? pushonce::lua::parse_claim_reply(r.value, batch.size())
-                                   : std::nullopt;
+              auto parsed =
+                  r.ok() ? pushonce::lua::parse_claim_reply(r.value, batch.size()) : std::nullopt;
               if (r.ec) {
                 ++transport_errors;
               } else if (!parsed) {

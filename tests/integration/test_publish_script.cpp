@@ -75,8 +75,7 @@ TEST_CASE("publish.lua: a batch is one outbox entry and one PUBLISH; keys inside
                                     item("ann", "5", "k2")};
     CO_LET(auto r, publish(*fx.conn, fx.k, batch));
     // k1 repeated for ann: a duplicate of its first use; ben's k1 is his own key.
-    CHECK(words(r, 5) ==
-          std::vector<std::string>{"4096", "8192", "4096 dup", "12288", "16384"});
+    CHECK(words(r, 5) == std::vector<std::string>{"4096", "8192", "4096 dup", "12288", "16384"});
 
     auto range = cmd({"XRANGE", fx.k.bus(0, "outbox"), "-", "+"});
     CO_LET(auto x, fx.conn->exec(range));

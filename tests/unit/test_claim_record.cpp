@@ -115,8 +115,8 @@ TEST_CASE("claim record: garbage is refused") {
 }
 
 TEST_CASE("parse_claim_reply: two items per message, every state") {
-  auto r = array({str("delivered"), integer(7), str("done"), integer(3), str("taken"),
-                  integer(0), str("dead"), integer(0), str("won"), integer(4), str("failed"),
+  auto r = array({str("delivered"), integer(7), str("done"), integer(3), str("taken"), integer(0),
+                  str("dead"), integer(0), str("won"), integer(4), str("failed"),
                   str("WRONGTYPE Operation against a key holding the wrong kind of value")});
   auto p = lua::parse_claim_reply(r, 6);
   REQUIRE(p);

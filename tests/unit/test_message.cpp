@@ -19,8 +19,9 @@ TEST_CASE("bus message: the scripts' layout is read by the scan; the tail is its
   CHECK(m->user == "alice");
   CHECK(m->src == "q:default");
   CHECK(m->raw == assignment);
-  CHECK(m->tail ==
-        R"(,"kind":"assignment","data":{"queue":"default","resource":"r1","meta":null,"accept_by":null},"ts":1732200000000})");
+  CHECK(
+      m->tail ==
+      R"(,"kind":"assignment","data":{"queue":"default","resource":"r1","meta":null,"accept_by":null},"ts":1732200000000})");
   CHECK(assignment.substr(assignment.size() - m->tail.size()) == m->tail);
 }
 
@@ -50,8 +51,7 @@ TEST_CASE("bus message: the Boost.JSON fallback gives the same tail as the scan"
   CHECK(v.at("data").at("s") == "x\"y");
 
   // Without src (an older writer): the fallback reads it, src empty.
-  auto d = parse_bus_message(
-      R"({"id":"1","user":"a","kind":"message","data":1,"ts":5})");
+  auto d = parse_bus_message(R"({"id":"1","user":"a","kind":"message","data":1,"ts":5})");
   REQUIRE(d);
   CHECK(d->src.empty());
   CHECK(d->tail == R"(,"kind":"message","data":1,"ts":5})");
@@ -110,8 +110,9 @@ TEST_CASE("frame: render_frame is the browser frame of PROTOCOL.md (what claim.l
       R"({"id":"8192","user":"bob","src":"bus:0","kind":"message","data":{"text":"hi \"there\"","n":[1,{}]},"ts":1732200000123})");
   REQUIRE(m);
   auto frame = render_frame(*m, 17);
-  CHECK(frame ==
-        R"({"type":"message","id":"8192","offset":17,"kind":"message","data":{"text":"hi \"there\"","n":[1,{}]},"ts":1732200000123})");
+  CHECK(
+      frame ==
+      R"({"type":"message","id":"8192","offset":17,"kind":"message","data":{"text":"hi \"there\"","n":[1,{}]},"ts":1732200000123})");
   auto v = boost::json::parse(frame).as_object();
   CHECK(v.at("type") == "message");
   CHECK(v.at("id") == "8192");  // a string of digits

@@ -120,10 +120,10 @@ TEST_CASE("history: an unreadable record; a line that is not JSON; detail events
   auto d = rec(kind::delivered);
   d.offset = 1;
   d.attempts = 1;
-  auto det = history(line(1), d,
-                     {R"({"event":"claim_won","worker":"w1"})", "not json",
-                      R"({"event":"sent","offset":1})"},
-                     ts, window);
+  auto det = history(
+      line(1), d,
+      {R"({"event":"claim_won","worker":"w1"})", "not json", R"({"event":"sent","offset":1})"}, ts,
+      window);
   REQUIRE(det.size() == 4);  // the unparsable detail is skipped
   CHECK(event(det, 2) == "claim_won");
   CHECK(event(det, 3) == "sent");

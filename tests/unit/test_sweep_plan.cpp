@@ -129,8 +129,7 @@ TEST_CASE("sweep_plan: too old and undelivered is expired, never re-driven; the 
   auto old3 = entry(115000, {line(3)}, 2);
   auto young = entry(100000, {line(4)});
   p.take({old1, old2, old3, young});
-  p.on_records(
-      {rec(kind::none), rec(kind::released), rec(kind::leased, now - 1), rec(kind::none)});
+  p.on_records({rec(kind::none), rec(kind::released), rec(kind::leased, now - 1), rec(kind::none)});
   CHECK(ids(p.to_redrive()) == std::vector<std::string>{"4"});
   CHECK(p.expired() == 3);
   p.on_redriven({out(st::delivered)});
@@ -177,8 +176,8 @@ TEST_CASE("sweep_plan: a multi-line entry is passed only when all its lines are 
     sweep_plan p(lease, window, now);
     p.take({e1, e2});
     // A middle line re-driven successfully: e1 finished.
-    p.on_records({rec(kind::delivered), rec(kind::none), rec(kind::delivered),
-                  rec(kind::delivered)});
+    p.on_records(
+        {rec(kind::delivered), rec(kind::none), rec(kind::delivered), rec(kind::delivered)});
     CHECK(ids(p.to_redrive()) == std::vector<std::string>{"2"});
     CHECK(p.to_redrive().front().user == "bob");
     p.on_redriven({out(st::delivered)});
