@@ -1,5 +1,7 @@
-# Writes OUT: a C++ file with every LUA_DIR/*.lua as a raw string, looked up by file stem.
+# Writes OUT: a C++ file with every LUA_DIR/*.lua as a raw string, looked up by file stem,
+# each preceded by LUA_DIR/lib/prelude.lua (the helpers every script shares).
 file(GLOB scripts ${LUA_DIR}/*.lua)
+file(READ ${LUA_DIR}/lib/prelude.lua prelude)
 list(SORT scripts)
 set(body "// generated from lua/*.lua by cmake/embed_scripts.cmake; do not edit\n")
 string(APPEND body "#include \"core/redis/script_sources.hpp\"\n\nnamespace pushonce::redis {\n\n")
@@ -7,7 +9,7 @@ string(APPEND body "const std::vector<script_source>& embedded_scripts() {\n  st
 foreach(f ${scripts})
   get_filename_component(name ${f} NAME_WE)
   file(READ ${f} text)
-  string(APPEND body "    {\"${name}\", R\"pushonce_lua(${text})pushonce_lua\"},\n")
+  string(APPEND body "    {\"${name}\", R\"pushonce_lua(${prelude}${text})pushonce_lua\"},\n")
 endforeach()
 string(APPEND body "  };\n  return all;\n}\n\n}  // namespace pushonce::redis\n")
 file(WRITE ${OUT}.tmp "${body}")

@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash deploy/setup.sh
 bash deploy/build.sh
+echo "== Formatting (.clang-format)"
+git ls-files '*.cpp' '*.hpp' | xargs clang-format --dry-run --Werror
 echo "== Lua scripts smoke check (redis-cli)"
 bash tests/integration/lua_smoke.sh
 echo "== CTest"

@@ -11,11 +11,6 @@
 -- ARGV[7] wake channel (optional: told the queue's name, so gateways update positions)
 -- Returns nil when nobody waits or nothing is free, else {id, user, resource}.
 -- Errors: fenced (a newer leader has acted on this queue), bad_request (bad number).
-local function uint(v)
-  if type(v) ~= 'string' or not string.match(v, '^%d+$') or #v > 15 then return nil end
-  return tonumber(v)
-end
-
 local queue = ARGV[1]
 local source = uint(ARGV[2])
 local token = uint(ARGV[3])
@@ -65,8 +60,7 @@ for _ = 1, 8 do
 end
 if not resource then return nil end
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 
 redis.call('ZREM', KEYS[1], user)
 redis.call('ZREM', KEYS[4], resource)

@@ -25,11 +25,6 @@
 --   "dead", 0 | "won", attempts (lease taken, nothing delivered: empty tail or attempts over
 --   the maximum) | "failed", "<error>" (the inbox write failed; lease kept for a retry).
 -- Error: bad_request (bad number, empty owner or epoch, odd argument count).
-local function uint(v)
-  if type(v) ~= 'string' or not string.match(v, '^%d+$') or #v > 15 then return nil end
-  return tonumber(v)
-end
-
 local owner, epoch = ARGV[1], ARGV[7]
 local lease, window, max_attempts = uint(ARGV[2]), uint(ARGV[3]), uint(ARGV[4])
 local maxlen, idle = uint(ARGV[5]), uint(ARGV[6])
@@ -46,10 +41,7 @@ end
 
 local now
 local function clock()
-  if not now then
-    local t = redis.call('TIME')
-    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-  end
+  if not now then now = now_ms() end
   return now
 end
 

@@ -8,8 +8,7 @@
 local v = redis.call('GET', KEYS[1])
 if not v or string.sub(v, 1, 2) ~= 'l:' then return 0 end
 local owner, till, attempts = string.match(v, '^l:(.*):(%d+):(%d+)$')
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 if owner ~= ARGV[1] or tonumber(till) < now then return 0 end
 redis.call('SET', KEYS[1], 'x:' .. attempts .. ':' .. ARGV[2], 'PX', tonumber(ARGV[3]))
 return 1

@@ -13,8 +13,7 @@ if token ~= 0 then
   if stored > token then return redis.error_reply('fenced a newer leader acts on this queue') end
 end
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 1)
 if #due == 0 then return nil end
 local user = due[1]

@@ -27,8 +27,7 @@ end
 if mode == 'renew' or holder then return 0 end
 if mode ~= 'acquire' then return redis.error_reply('bad_request unknown mode ' .. tostring(mode)) end
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 local token = redis.call('INCR', KEYS[2])
 redis.call('HSET', KEYS[1], 'id', id, 'pid', ARGV[3], 'host', ARGV[4],
            'fencing_token', token, 'since', string.format('%.0f', now))

@@ -13,11 +13,6 @@
 -- was seen inside the window: the first message's id, nothing published). A key repeated
 -- inside one batch is a duplicate of its first use.
 -- Error: bad_request (bad number, bad user, empty data, argument count).
-local function uint(v)
-  if type(v) ~= 'string' or not string.match(v, '^%d+$') or #v > 15 then return nil end
-  return tonumber(v)
-end
-
 local source, window, retention = uint(ARGV[1]), uint(ARGV[2]), uint(ARGV[3])
 local channel = ARGV[4]
 if not source or source > 4095 then
@@ -31,8 +26,7 @@ if n < 1 or n ~= math.floor(n) or not channel then
   return redis.error_reply('bad_request expected user, data, has-key per message')
 end
 
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local now = now_ms()
 local tail = ',"ts":' .. string.format('%.0f', now) .. '}'
 local head = '","src":"bus:' .. source .. '","kind":"message","data":'
 local minid = string.format('%.0f', now - retention)

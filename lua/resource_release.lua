@@ -8,17 +8,8 @@ local id = ARGV[1]
 if redis.call('HEXISTS', KEYS[1], id) == 0 then
   return redis.error_reply('not_found resource ' .. id .. ' does not exist')
 end
-local user = redis.call('HGET', KEYS[4], id)
-if not user then
+if not drop_holder(KEYS[4], KEYS[5], KEYS[6], KEYS[7], id) then
   return redis.error_reply('not_assigned resource ' .. id .. ' is not assigned')
-end
-redis.call('HDEL', KEYS[4], id)
-if redis.call('HGET', KEYS[5], user) == id then
-  redis.call('HDEL', KEYS[5], user)
-  if KEYS[7] then
-    redis.call('ZREM', KEYS[6], user)
-    redis.call('HDEL', KEYS[7], user)
-  end
 end
 local order = redis.call('INCR', KEYS[3])
 redis.call('ZADD', KEYS[2], order, id)

@@ -9,15 +9,5 @@ if redis.call('HDEL', KEYS[1], id) == 0 then
   return redis.error_reply('not_found resource ' .. id .. ' does not exist')
 end
 redis.call('ZREM', KEYS[2], id)
-local user = redis.call('HGET', KEYS[3], id)
-if user then
-  redis.call('HDEL', KEYS[3], id)
-  if redis.call('HGET', KEYS[4], user) == id then
-    redis.call('HDEL', KEYS[4], user)
-    if KEYS[6] then
-      redis.call('ZREM', KEYS[5], user)
-      redis.call('HDEL', KEYS[6], user)
-    end
-  end
-end
+drop_holder(KEYS[3], KEYS[4], KEYS[5], KEYS[6], id)
 return 1

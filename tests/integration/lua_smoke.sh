@@ -48,7 +48,7 @@ PASSES=0
 # ev SCRIPT NKEYS ARGS... : typed reply, lines joined with " | "
 ev() {
   local s=$1; shift
-  redis-cli -p "$PORT" --no-raw EVAL "$(cat "$LUA/$s.lua")" "$@" 2>&1 | paste -sd'|' - | sed 's/|/ | /g'
+  redis-cli -p "$PORT" --no-raw EVAL "$(cat "$LUA/lib/prelude.lua" "$LUA/$s.lua")" "$@" 2>&1 | paste -sd'|' - | sed 's/|/ | /g'
 }
 # rc ARGS... : a plain command, raw reply
 rc() { redis-cli -p "$PORT" --raw "$@" 2>&1; }
