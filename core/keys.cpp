@@ -43,7 +43,7 @@ std::string keys::user(std::string_view u, std::string_view suffix) const {
 }
 
 std::string keys::claim(std::string_view u, std::string_view id) const {
-  std::string suffix = "claim:";
+  std::string suffix = "c:";
   suffix += id;
   return user(u, suffix);
 }

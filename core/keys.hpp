@@ -15,7 +15,7 @@ class keys {
   std::string queue(std::string_view q, std::string_view suffix) const;
   // {u:U}: per-user claims, meta, inbox, channel.
   std::string user(std::string_view u, std::string_view suffix) const;
-  std::string claim(std::string_view u, std::string_view id) const;  // NS:{u:U}:claim:ID
+  std::string claim(std::string_view u, std::string_view id) const;  // NS:{u:U}:c:ID
   std::string user_channel(std::string_view u) const;                // NS:{u:U}:ch
   // {bus:N}: custom-publish shard.
   std::string bus(unsigned shard, std::string_view suffix) const;

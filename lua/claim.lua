@@ -5,7 +5,7 @@
 -- Nothing can happen between the claim and the delivery, so a winner never dies holding a
 -- claim it has not delivered; a loser's claim costs one key of an MGET.
 --
--- KEYS[i] NS:{u:U}:claim:<id> for message i. The user's NS:{u:U}:meta (epoch, offset),
+-- KEYS[i] NS:{u:U}:c:<id> for message i. The user's NS:{u:U}:meta (epoch, offset),
 --   NS:{u:U}:inbox and channel NS:{u:U}:ch are named from the claim key's prefix (same
 --   hash tag, same slot). On Redis Cluster every key of one call is in one slot.
 -- ARGV[1] owner token, ARGV[2] lease ms, ARGV[3] dedup window ms, ARGV[4] max attempts,
@@ -50,7 +50,7 @@ local function lease_for(attempts)
 end
 
 local function deliver(ck, id, tail, attempts)
-  local prefix = string.sub(ck, 1, #ck - #id - 6)  -- strips 'claim:' .. id
+  local prefix = string.sub(ck, 1, #ck - #id - 2)  -- strips 'c:' .. id
   local meta, inbox = prefix .. 'meta', prefix .. 'inbox'
   local offset = redis.call('HINCRBY', meta, 'offset', 1)
   if offset == 1 and redis.call('HSETNX', meta, 'epoch', epoch) == 1 then

@@ -2,7 +2,7 @@
 -- claims it again until it is replayed. The caller has already added it to the
 -- dead-letter stream (first add, then mark: a crash in between leaves a message that is
 -- both listed and still deliverable, never one that is lost).
--- KEYS[1] NS:{u:U}:claim:<id> (the string record described in claim.lua)
+-- KEYS[1] NS:{u:U}:c:<id> (the string record described in claim.lua)
 -- ARGV[1] owner token, ARGV[2] reason, ARGV[3] dedup window ms
 -- Returns 1 when marked, 0 when the caller no longer holds a live lease.
 local v = redis.call('GET', KEYS[1])

@@ -27,17 +27,21 @@ done
 baseline="$(redis-cli -p "$port" INFO memory | grep '^used_memory:' | tr -dc 0-9)"
 echo "soak: $RATE msgs/s for ${DURATION_S}s on redis :$port (baseline used_memory $baseline)" >&2
 : >"$out/samples.txt"
+set +e  # the bench may stop Redis between two reads below: the last sample is then skipped
 while kill -0 "$bench" 2>/dev/null; do
   sleep 10
   m="$(redis-cli -p "$port" INFO memory 2>/dev/null | grep '^used_memory:' | tr -dc 0-9)" || break
   [[ -n "$m" ]] || break
   inbox=0
   for k in $(redis-cli -p "$port" --scan --pattern '*:inbox' 2>/dev/null); do
-    inbox=$((inbox + $(redis-cli -p "$port" MEMORY USAGE "$k" 2>/dev/null || echo 0)))
+    u="$(redis-cli -p "$port" MEMORY USAGE "$k" 2>/dev/null)"
+    [[ "$u" =~ ^[0-9]+$ ]] && inbox=$((inbox + u))
   done
   keys="$(redis-cli -p "$port" DBSIZE 2>/dev/null)"
+  [[ "$keys" =~ ^[0-9]+$ ]] || break
   echo "$(date +%s) $m $inbox $keys" | tee -a "$out/samples.txt" >&2
 done
+set -e
 wait "$bench" || true
 tail -n 1 "$out/bench.out"
 python3 - "$out/samples.txt" "$baseline" "$RATE" "$WINDOW_S" <<'PY'

@@ -225,7 +225,7 @@ check "publish: refused calls wrote nothing" "4 6" "$(rc XLEN "$BOUT") $(rc GET 
 # --- claim.lua (claims and delivers), release.lua, dead_letter.lua ---------------------
 # KEYS claim keys; ARGV owner, lease ms, window ms, max attempts, inbox maxlen, idle ms,
 # epoch, then per message: id, frame tail (empty: take a lease only).
-C1="$U:claim:4096"
+C1="$U:c:4096"
 HEAD1='{"type":"message","id":"4096","offset":'
 TAIL1=',"kind":"message","data":{"a":[]},"ts":1}'
 FRAME1="${HEAD1}1${TAIL1}"
@@ -253,7 +253,7 @@ check_match "deliver: claim dedup window" "^(5[0-9]{4}|60000)$" "$(rc PTTL "$C1"
 check "claim: after delivery -> done 1" '1) "done" | 2) (integer) 1' "$(cl w3 5000 5 E1 "$C1" 4096 "$TAIL1")"
 check "claim: done wrote nothing" "1 1" "$(rc HGET "$META" offset) $(rc XLEN "$INBOX")"
 
-C2="$U:claim:8192"
+C2="$U:c:8192"
 check "claim: a batch: new message -> offset 2, the first -> done 1" \
   '1) "delivered" | 2) (integer) 2 | 3) "done" | 4) (integer) 1' "$(cl w9 5000 5 OTHER "$C2" 8192 '}' "$C1" 4096 "$TAIL1")"
 check "deliver: stored epoch kept" "E1" "$(rc HGET "$META" epoch)"
@@ -262,24 +262,24 @@ check "deliver: inbox ids 1-0 2-0" "1-0 2-0" "$(rc XRANGE "$INBOX" - + | grep --
 # meta lost (new epoch) while an inbox of the old epoch is left: offsets restart at 1
 Z="$NS:{u:zed}"
 rc XADD "$Z:inbox" 7-0 f old >/dev/null
-check "deliver: new epoch over a stale inbox -> offset 1" '1) "delivered" | 2) (integer) 1' "$(cl w1 5000 5 EZ "$Z:claim:4096" 4096 '}')"
+check "deliver: new epoch over a stale inbox -> offset 1" '1) "delivered" | 2) (integer) 1' "$(cl w1 5000 5 EZ "$Z:c:4096" 4096 '}')"
 check "deliver: ... stale entries dropped" "1-0" "$(rc XRANGE "$Z:inbox" - + | head -1)"
 
 # a failed inbox write: offset rolled back, the lease kept for a retry after it
 F="$NS:{u:fay}"
 rc HSET "$F:meta" epoch E0 offset 0 >/dev/null
 rc SET "$F:inbox" "not a stream" >/dev/null
-check_match "claim: inbox write fails -> failed with the error" '^1\) "failed" \| 2\) "WRONGTYPE' "$(cl w1 300 5 E1 "$F:claim:4096" 4096 '}')"
+check_match "claim: inbox write fails -> failed with the error" '^1\) "failed" \| 2\) "WRONGTYPE' "$(cl w1 300 5 E1 "$F:c:4096" 4096 '}')"
 check "claim: ... offset rolled back" "0" "$(rc HGET "$F:meta" offset)"
-check_match "claim: ... lease kept" '^l:w1:[0-9]+:1$' "$(rc GET "$F:claim:4096")"
-check "claim: ... nobody else before the lease ends" '1) "taken" | 2) (integer) 0' "$(cl w2 300 5 E1 "$F:claim:4096" 4096 '}')"
+check_match "claim: ... lease kept" '^l:w1:[0-9]+:1$' "$(rc GET "$F:c:4096")"
+check "claim: ... nobody else before the lease ends" '1) "taken" | 2) (integer) 0' "$(cl w2 300 5 E1 "$F:c:4096" 4096 '}')"
 rc DEL "$F:inbox" >/dev/null
 sleep 0.4
-check "claim: ... retried after the lease" '1) "delivered" | 2) (integer) 1' "$(cl w2 300 5 E1 "$F:claim:4096" 4096 '}')"
-check "claim: ... second attempt recorded" "1:2" "$(rc GET "$F:claim:4096")"
+check "claim: ... retried after the lease" '1) "delivered" | 2) (integer) 1' "$(cl w2 300 5 E1 "$F:c:4096" 4096 '}')"
+check "claim: ... second attempt recorded" "1:2" "$(rc GET "$F:c:4096")"
 
 # max attempts: a lease, no delivery, then dead_letter.lua by the lease holder
-X="$NS:{u:xavier}"; CX="$X:claim:4096"
+X="$NS:{u:xavier}"; CX="$X:c:4096"
 check "claim: max 1, lease only -> won 1" '1) "won" | 2) (integer) 1' "$(cl w1 50 1 E1 "$CX" 4096 '')"
 sleep 0.1
 check "claim: attempt 2 of max 1 -> won 2 (not delivered)" '1) "won" | 2) (integer) 2' "$(cl w2 60000 1 E1 "$CX" 4096 '}')"
@@ -291,7 +291,7 @@ check "claim: dead -> dead 0" '1) "dead" | 2) (integer) 0' "$(cl w3 5000 5 E1 "$
 check "dead_letter: twice -> 0" "(integer) 0" "$(ev dead_letter 1 "$CX" w2 poison 60000)"
 
 # release.lua: only the holder; the message is claimable at once
-R="$NS:{u:rita}"; CR="$R:claim:4096"
+R="$NS:{u:rita}"; CR="$R:c:4096"
 check "release: take a 60 s lease" '1) "won" | 2) (integer) 1' "$(cl w1 60000 5 E1 "$CR" 4096 '')"
 check "release: not the holder -> 0" "(integer) 0" "$(ev release 1 "$CR" w2)"
 check "release: the holder -> 1" "(integer) 1" "$(ev release 1 "$CR" w1)"
@@ -300,10 +300,10 @@ check_match "release: the window is kept" "^(5[0-9]{4}|60000)$" "$(rc PTTL "$CR"
 check "release: claimable at once, attempt 2" '1) "delivered" | 2) (integer) 1' "$(cl w2 60000 5 E1 "$CR" 4096 '}')"
 check "release: nothing to release once delivered" "(integer) 0 1:2" "$(ev release 1 "$CR" w2) $(rc GET "$CR")"
 
-check_match "claim: bad lease -> bad_request" "^\(error\) bad_request " "$(cl w1 abc 5 E1 "$U:claim:1" 1 '}')"
-check_match "claim: empty owner -> bad_request" "^\(error\) bad_request " "$(cl '' 5000 5 E1 "$U:claim:1" 1 '}')"
-check_match "claim: no tail -> bad_request" "^\(error\) bad_request " "$(ev claim 1 "$U:claim:1" w1 5000 60000 5 1000 600000 E1 1)"
-check "claim: refused calls stored nothing" "0" "$(rc EXISTS "$U:claim:1")"
+check_match "claim: bad lease -> bad_request" "^\(error\) bad_request " "$(cl w1 abc 5 E1 "$U:c:1" 1 '}')"
+check_match "claim: empty owner -> bad_request" "^\(error\) bad_request " "$(cl '' 5000 5 E1 "$U:c:1" 1 '}')"
+check_match "claim: no tail -> bad_request" "^\(error\) bad_request " "$(ev claim 1 "$U:c:1" w1 5000 60000 5 1000 600000 E1 1)"
+check "claim: refused calls stored nothing" "0" "$(rc EXISTS "$U:c:1")"
 
 # --- ack.lua / session.lua --------------------------------------------------------------
 check "session: existing epoch kept" '1) "E1" | 2) (integer) 2 | 3) (integer) 0' "$(ev session 1 "$META" E2)"

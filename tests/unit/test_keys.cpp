@@ -16,7 +16,7 @@ TEST_CASE("queue, user and plain keys carry the namespace and hash tag") {
   CHECK(k.queue("q1", "outbox") == "pushonce:{q:q1}:outbox");
   CHECK(k.user("alice", "meta") == "pushonce:{u:alice}:meta");
   CHECK(k.user("alice", "inbox") == "pushonce:{u:alice}:inbox");
-  CHECK(k.claim("alice", "69633") == "pushonce:{u:alice}:claim:69633");
+  CHECK(k.claim("alice", "69633") == "pushonce:{u:alice}:c:69633");
   CHECK(k.user_channel("alice") == "pushonce:{u:alice}:ch");
   CHECK(k.plain("stats") == "pushonce:stats");
   CHECK(k.plain("sources") == "pushonce:sources");
