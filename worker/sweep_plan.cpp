@@ -93,6 +93,26 @@ std::string sweep_plan::cursor() const {
   return at;
 }
 
+std::size_t sweep_plan::passed() const {
+  auto at = cursor();
+  std::size_t n = 0;
+  std::string last;
+  for (const auto& it : items_) {
+    if (at.empty()) break;
+    if (it.entry_id != last) ++n, last = it.entry_id;
+    if (it.entry_id == at) break;
+  }
+  return n;
+}
+
+trimmed_count trimmed_unseen(long long added, long long length, bool has_cursor,
+                             std::optional<long long> passed) {
+  auto trimmed = std::max(0LL, added - length);
+  if (!passed) return {has_cursor ? 0 : trimmed, trimmed, has_cursor};
+  if (trimmed <= *passed) return {0, *passed};
+  return {trimmed - *passed, trimmed};
+}
+
 std::vector<std::pair<std::string, std::string>> sweep_plan::malformed() const {
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& it : items_)

@@ -29,6 +29,19 @@ struct outbox_entry {
   std::string raw;  // its "m" field: one bus message per line
 };
 
+/// Outbox entries trimmed before the cursor passed them: `added - length` entries were
+/// trimmed (nothing else deletes outbox entries) and `passed` of them the sweepers had
+/// finished; the rest were never checked. Without a record of `passed`: a fresh outbox
+/// (no cursor) has passed nothing; an outbox swept before this count existed is swept again
+/// from its start (claims outlive outbox entries, so that re-delivers nothing).
+struct trimmed_count {
+  long long lost = 0;    // entries never checked, now gone
+  long long passed = 0;  // the new count of entries behind the cursor or trimmed
+  bool rescan = false;   // forget the cursor
+};
+trimmed_count trimmed_unseen(long long added, long long length, bool has_cursor,
+                             std::optional<long long> passed);
+
 class sweep_plan {
  public:
   sweep_plan(std::chrono::milliseconds lease, std::chrono::milliseconds window, long long now_ms);
@@ -51,6 +64,8 @@ class sweep_plan {
 
   /// Messages (lines) looked at.
   std::size_t looked_at() const { return items_.size(); }
+  /// How many entries cursor() moves past.
+  std::size_t passed() const;
   /// Entries looked at, and the id of the last one ("" when none).
   std::size_t entries() const { return entries_; }
   std::string last_id() const { return items_.empty() ? std::string() : items_.back().entry_id; }

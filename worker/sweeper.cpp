@@ -26,21 +26,6 @@ std::optional<long long> now_of(const redis::result& t) {
   return *s * 1000 + *us / 1000;
 }
 
-/// Stream ids "<ms>-<seq>" compared as numbers.
-bool stream_id_less(const std::string& a, const std::string& b) {
-  auto split = [](const std::string& s) {
-    auto dash = s.find('-');
-    auto num = [](std::string_view v) {
-      unsigned long long x = 0;
-      for (char c : v) x = c >= '0' && c <= '9' ? x * 10 + (c - '0') : x;
-      return x;
-    };
-    return std::pair{num(std::string_view(s).substr(0, dash)),
-                     dash == std::string::npos ? 0ULL : num(std::string_view(s).substr(dash + 1))};
-  };
-  return split(a) < split(b);
-}
-
 }  // namespace
 
 sweeper::sweeper(std::shared_ptr<redis::connection> conn, keys k, sweeper_options opts,
@@ -74,12 +59,13 @@ asio::awaitable<std::vector<sweeper::outbox_ref>> sweeper::outboxes() {
   for (auto& name : rs[0].value.elements) {
     if (name.str.rfind("q:", 0) != 0) continue;
     auto q = name.str.substr(2);
-    out.push_back(
-        {keys_.queue(q, "outbox"), keys_.queue(q, "sweep"), keys_.queue(q, "sweep:lock")});
+    out.push_back({keys_.queue(q, "outbox"), keys_.queue(q, "sweep"), keys_.queue(q, "sweep:lock"),
+                   keys_.queue(q, "sweep:passed")});
   }
   for (unsigned n = 0; n < 16; ++n)
     if (rs[n + 1].ok() && rs[n + 1].value.integer == 1)
-      out.push_back({keys_.bus(n, "outbox"), keys_.bus(n, "sweep"), keys_.bus(n, "sweep:lock")});
+      out.push_back({keys_.bus(n, "outbox"), keys_.bus(n, "sweep"), keys_.bus(n, "sweep:lock"),
+                     keys_.bus(n, "sweep:passed")});
   co_return out;
 }
 
@@ -109,24 +95,35 @@ asio::awaitable<void> sweeper::sweep(const outbox_ref& o, sweep_stats& st) {
   }
 }
 
-// Entries trimmed (outbox retention) after the cursor were never checked: workers were
-// away longer than the retention. Counted and logged, and the cursor moves past them.
+// Entries trimmed (outbox retention) that the cursor had not passed were never checked:
+// workers were away longer than the retention. Counted and logged (trimmed_unseen decides).
 asio::awaitable<void> sweeper::check_trimmed(const outbox_ref& o, sweep_stats& st) {
-  std::vector<redis::command> cmds{{"GET", o.cursor}, {"XINFO", "STREAM", o.stream}};
+  std::vector<redis::command> cmds{
+      {"GET", o.cursor}, {"GET", o.passed}, {"XINFO", "STREAM", o.stream}};
   auto rs = co_await conn_->exec_all(std::move(cmds));
-  if (!rs[0].ok() || rs[0].value.is_nil() || !rs[1].ok()) co_return;
-  std::string deleted;
-  const auto& info = rs[1].value.elements;
-  for (std::size_t i = 0; i + 1 < info.size(); i += 2)
-    if (info[i].str == "max-deleted-entry-id") deleted = info[i + 1].str;
-  if (deleted.empty() || !stream_id_less(rs[0].value.str, deleted)) co_return;
-  ++st.expired;
-  log::warn(
-      "sweep: {} was trimmed past the sweeper's cursor ({} < {}): messages older than "
-      "the outbox retention were never checked and may be lost",
-      o.stream, rs[0].value.str, deleted);
-  std::vector<redis::command> after{{"HINCRBY", keys_.plain("stats"), "retention_exceeded", "1"},
-                                    {"SET", o.cursor, deleted}};
+  if (!rs[0].ok() || !rs[1].ok() || !rs[2].ok()) co_return;
+  long long added = -1, length = -1;
+  const auto& info = rs[2].value.elements;
+  for (std::size_t i = 0; i + 1 < info.size(); i += 2) {
+    if (info[i].str == "entries-added") added = info[i + 1].integer;
+    if (info[i].str == "length") length = info[i + 1].integer;
+  }
+  if (added < 0 || length < 0) co_return;
+  auto passed = rs[1].value.is_nil() ? std::nullopt : rs[1].value.as_int();
+  auto t = trimmed_unseen(added, length, !rs[0].value.is_nil(), passed);
+  if (t.lost > 0) {
+    st.expired += static_cast<std::size_t>(t.lost);
+    log::warn(
+        "sweep: {} outbox entries of {} were trimmed (outbox retention) before any sweeper "
+        "checked them: their messages may be lost",
+        t.lost, o.stream);
+  }
+  if (t.lost == 0 && passed == t.passed) co_return;
+  std::vector<redis::command> after{{"SET", o.passed, std::to_string(t.passed)}};
+  if (t.rescan) after.push_back({"DEL", o.cursor});
+  if (t.lost > 0)
+    after.push_back(
+        {"HINCRBY", keys_.plain("stats"), "retention_exceeded", std::to_string(t.lost)});
   co_await conn_->exec_all(std::move(after));
 }
 
@@ -172,8 +169,9 @@ asio::awaitable<bool> sweeper::sweep_page(const outbox_ref& o, long long now_ms,
 
   auto advance = plan.cursor();
   if (advance.empty()) co_return false;
-  redis::command set{"SET", o.cursor, advance};
-  co_await conn_->exec(std::move(set));
+  std::vector<redis::command> move{{"SET", o.cursor, advance},
+                                   {"INCRBY", o.passed, std::to_string(plan.passed())}};
+  co_await conn_->exec_all(std::move(move));
   co_return full_page&& plan.entries() == opts_.batch&& advance == plan.last_id();
 }
 

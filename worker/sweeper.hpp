@@ -54,7 +54,7 @@ class sweeper {
 
  private:
   struct outbox_ref {
-    std::string stream, cursor, lock;
+    std::string stream, cursor, lock, passed;
   };
   boost::asio::awaitable<std::vector<outbox_ref>> outboxes();
   boost::asio::awaitable<void> sweep(const outbox_ref& o, sweep_stats& st);

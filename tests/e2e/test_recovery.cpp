@@ -16,6 +16,7 @@
 #include "core/jwt.hpp"
 #include "core/keys.hpp"
 #include "core/lua/claim.hpp"
+#include "core/lua/publish.hpp"
 #include "core/message.hpp"
 #include "core/redis/scripts.hpp"
 #include "tests/support/deployment.hpp"
@@ -33,7 +34,8 @@ namespace {
 
 // One namespace on the shared redis-server, with the programs started in it.
 struct deployment : pushonce::test::deployment {
-  explicit deployment(const std::string& what) : pushonce::test::deployment("rec", what) {}
+  explicit deployment(const std::string& what, environment env = {})
+      : pushonce::test::deployment("rec", what, std::move(env)) {}
 
   /// pushonce-leader ARGS --json.
   run_result cli(std::vector<std::string> args, environment extra = {}) {
@@ -70,6 +72,37 @@ TEST_CASE("recovery: messages published while no worker runs are delivered once 
   CHECK(delivered == ids);
   REQUIRE(wait_until([&] { return d.counter("redelivered") == 5; }, 5s));
   CHECK(d.counter("delivered") == 5);
+}
+
+TEST_CASE("recovery: outbox entries trimmed before any sweep are counted as retention_exceeded") {
+  deployment d("trimmed", {{"PUSHONCE_OUTBOX_RETENTION_MS", "1000"}});
+  auto load = d.redis().cmd({"SCRIPT", "LOAD", redis::get_script("publish").text});
+  REQUIRE(load->type == REDIS_REPLY_STRING);
+  lua::publish_settings s{0, 120s, 1000ms};
+  auto publish_one = [&](int n) {
+    std::vector<lua::publish_item> one{{"tom", "{\"n\":" + std::to_string(n) + "}", {}}};
+    auto r = d.redis().cmd(lua::publish_command(d.k(), s, one));
+    REQUIRE(r->type == REDIS_REPLY_ARRAY);
+  };
+  // No worker runs: nothing is delivered, and after the retention the next publish trims
+  // the old entries (whole stream nodes: enough entries to fill several).
+  for (int n = 0; n < 200; ++n) publish_one(n);
+  std::this_thread::sleep_for(1200ms);
+  publish_one(200);
+  auto outbox = d.k().bus(0, "outbox");
+  auto kept = d.redis().integer({"XLEN", outbox});
+  REQUIRE(kept < 201);
+  CHECK(d.counter("retention_exceeded") <= 0);
+
+  d.start_worker({"--lease-ms", "1000"});
+  REQUIRE(wait_until([&] { return d.counter("retention_exceeded") >= 1; }, 10s));
+  // What the outbox still held is delivered once; the trimmed messages are gone.
+  auto inbox = d.k().user("tom", "inbox");
+  REQUIRE(wait_until([&] { return d.redis().integer({"XLEN", inbox}) == kept; }, 10s));
+  std::this_thread::sleep_for(1500ms);
+  CHECK(d.redis().integer({"XLEN", inbox}) == kept);
+  // Every trimmed entry (one message each here) counted once, not again on every sweep.
+  CHECK(d.counter("retention_exceeded") == 201 - kept);
 }
 
 TEST_CASE("recovery: a message past --max-attempts is dead-lettered; list, trace, replay, purge") {

@@ -255,3 +255,32 @@ TEST_CASE("sweep_plan: an entry id that is not <ms>-<seq> is looked at, never to
   CHECK(p.expired() == 0);
   CHECK(ids(p.to_redrive()) == std::vector<std::string>{"1"});
 }
+
+TEST_CASE("trimmed_unseen: outbox entries trimmed before the cursor passed them") {
+  using pushonce::worker::trimmed_unseen;
+  // Nothing trimmed.
+  auto t = trimmed_unseen(10, 10, true, 4);
+  CHECK(t.lost == 0);
+  CHECK(t.passed == 4);
+  // Trimmed only what the sweepers had finished.
+  t = trimmed_unseen(10, 7, true, 4);
+  CHECK(t.lost == 0);
+  CHECK(t.passed == 4);
+  // Trimmed past the cursor: 2 entries never checked.
+  t = trimmed_unseen(10, 4, true, 4);
+  CHECK(t.lost == 2);
+  CHECK(t.passed == 6);
+  CHECK_FALSE(t.rescan);
+  // Counted once: the next look finds nothing new.
+  t = trimmed_unseen(10, 4, true, t.passed);
+  CHECK(t.lost == 0);
+  // A fresh outbox that no sweeper ever passed: every trimmed entry was unchecked.
+  t = trimmed_unseen(300, 37, false, std::nullopt);
+  CHECK(t.lost == 263);
+  CHECK(t.passed == 263);
+  // Swept before the count existed: start counting, sweep it again from its start.
+  t = trimmed_unseen(300, 37, true, std::nullopt);
+  CHECK(t.lost == 0);
+  CHECK(t.passed == 263);
+  CHECK(t.rescan);
+}
