@@ -85,9 +85,11 @@ asio::awaitable<std::string> outbox_for(admin_context& ctx, const std::string& i
 }  // namespace
 
 asio::awaitable<int> run_trace(admin_context& ctx) {
-  if (ctx.args.size() != 1 || ctx.args[0].empty() || ctx.args[0].size() > 18 ||
+  if (ctx.args.size() != 1) co_return ctx.out.usage("usage: pushonce-leader trace ID");
+  if (ctx.args[0].empty() || ctx.args[0].size() > 18 ||
       ctx.args[0].find_first_not_of("0123456789") != std::string::npos)
-    co_return ctx.out.usage("usage: pushonce-leader trace ID (a message id: decimal digits)");
+    co_return ctx.out.fail(
+        {"not_found", "no message " + ctx.args[0] + " (message ids are decimal digits)"});
   const auto& id = ctx.args[0];
   auto outbox = co_await outbox_for(ctx, id);
   std::optional<std::string> line;

@@ -165,6 +165,13 @@ TEST_CASE("recovery: a message past --max-attempts is dead-lettered; list, trace
   auto inbox = d.k().user("carol", "inbox");
   REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 1; }, 10s));
   CHECK(json::parse(d.redis().inbox(inbox)[0].second).at("id").as_string() == id);
+  // trace now reads the replayed outbox line and the new claim record: delivered at 1.
+  auto after = d.admin_json({"trace", id}).at("events").as_array();
+  REQUIRE(after.size() >= 2);
+  CHECK(after[0].at("event") == "published");
+  CHECK(after[0].at("user") == "carol");
+  CHECK(after[1].at("event") == "delivered");
+  CHECK(after[1].at("offset") == 1);
   CHECK(d.admin_json({"dead-letters", "list"}).at("dead_letters").as_array().empty());
   auto again = d.cli({"dead-letters", "replay", id});
   CHECK(again.exit_code == 1);
@@ -177,6 +184,10 @@ TEST_CASE("recovery: a message past --max-attempts is dead-lettered; list, trace
   CHECK(d.admin_json({"dead-letters", "list"}).at("dead_letters").as_array().empty());
   CHECK(d.cli({"dead-letters", "frob"}).exit_code == 2);
   CHECK(d.cli({"trace", "999999999"}).exit_code == 1);
+  auto not_an_id = d.cli({"trace", "abc"});
+  CHECK(not_an_id.exit_code == 1);
+  CHECK(json::parse(not_an_id.out).at("error") == "not_found");
+  CHECK(d.cli({"trace"}).exit_code == 2);
 }
 
 TEST_CASE("leader: SIGTERM hands the lease to the standby at once, with a newer fencing token") {
