@@ -14,9 +14,7 @@ namespace {
 constexpr long long scan_limit = 10000;  // the dead-letter stream is trimmed near this
 
 std::string field(const redis::reply& fields, std::string_view name) {
-  for (std::size_t i = 0; i + 1 < fields.elements.size(); i += 2)
-    if (fields.elements[i].str == name) return fields.elements[i + 1].str;
-  return {};
+  return fields.field(name).str;
 }
 
 json::value parse_or_string(const std::string& text) {

@@ -25,8 +25,7 @@ std::optional<entry> entry_of(const redis::result& r) {
   const auto& f = e.at(1);
   entry out;
   out.ms = std::stoll(e.at(0).str.substr(0, e.at(0).str.find('-')));
-  for (std::size_t i = 0; i + 1 < f.elements.size(); i += 2)
-    if (f.elements[i].str == "m") out.text = f.elements[i + 1].str;
+  out.text = f.field("m").str;
   return out;
 }
 
@@ -60,10 +59,7 @@ asio::awaitable<std::optional<std::string>> find_line(admin_context& ctx, const 
   auto r = co_await ctx.conn->exec(std::move(range));
   if (!r.ok()) co_return std::nullopt;
   for (const auto& e : r.value.elements) {
-    const auto& f = e.at(1);
-    for (std::size_t i = 0; i + 1 < f.elements.size(); i += 2)
-      if (f.elements[i].str == "m")
-        if (auto line = line_of(f.elements[i + 1].str, id)) co_return line;
+    if (auto line = line_of(e.at(1).field("m").str, id)) co_return line;
   }
   co_return std::nullopt;
 }

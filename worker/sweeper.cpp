@@ -13,12 +13,6 @@ namespace asio = boost::asio;
 
 namespace {
 
-std::string field(const redis::reply& fields, std::string_view name) {
-  for (std::size_t i = 0; i + 1 < fields.elements.size(); i += 2)
-    if (fields.elements[i].str == name) return fields.elements[i + 1].str;
-  return {};
-}
-
 std::optional<long long> now_of(const redis::result& t) {
   if (!t.ok()) return std::nullopt;
   auto s = t.value.at(0).as_int(), us = t.value.at(1).as_int();
@@ -102,15 +96,12 @@ asio::awaitable<void> sweeper::check_trimmed(const outbox_ref& o, sweep_stats& s
       {"GET", o.cursor}, {"GET", o.passed}, {"XINFO", "STREAM", o.stream}};
   auto rs = co_await conn_->exec_all(std::move(cmds));
   if (!rs[0].ok() || !rs[1].ok() || !rs[2].ok()) co_return;
-  long long added = -1, length = -1;
-  const auto& info = rs[2].value.elements;
-  for (std::size_t i = 0; i + 1 < info.size(); i += 2) {
-    if (info[i].str == "entries-added") added = info[i + 1].integer;
-    if (info[i].str == "length") length = info[i + 1].integer;
-  }
-  if (added < 0 || length < 0) co_return;
+  const auto& added = rs[2].value.field("entries-added");
+  const auto& length = rs[2].value.field("length");
+  if (added.kind != redis::reply::type::integer || length.kind != redis::reply::type::integer)
+    co_return;
   auto passed = rs[1].value.is_nil() ? std::nullopt : rs[1].value.as_int();
-  auto t = trimmed_unseen(added, length, !rs[0].value.is_nil(), passed);
+  auto t = trimmed_unseen(added.integer, length.integer, !rs[0].value.is_nil(), passed);
   if (t.lost > 0) {
     st.expired += static_cast<std::size_t>(t.lost);
     log::warn(
@@ -139,7 +130,7 @@ asio::awaitable<bool> sweeper::sweep_page(const outbox_ref& o, long long now_ms,
 
   sweep_plan plan(opts_.lease, opts_.dedup_window, now_ms);
   std::vector<outbox_entry> page;
-  for (auto& e : entries.value.elements) page.push_back({e.at(0).str, field(e.at(1), "m")});
+  for (auto& e : entries.value.elements) page.push_back({e.at(0).str, e.at(1).field("m").str});
   plan.take(std::move(page));
   if (plan.looked_at() == 0) co_return false;
 

@@ -41,6 +41,12 @@ const reply& reply::at(std::size_t i) const {
   return elements[i];
 }
 
+const reply& reply::field(std::string_view name) const {
+  for (std::size_t i = 0; i + 1 < elements.size(); i += 2)
+    if (elements[i].str == name) return elements[i + 1];
+  return at(elements.size());
+}
+
 reply reply::make_error(std::string text) {
   reply r;
   r.kind = type::error;

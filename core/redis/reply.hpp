@@ -33,6 +33,9 @@ struct reply {
   std::string_view error_message() const;
   /// Element i of an array reply, or a nil reply when out of range / not an array.
   const reply& at(std::size_t i) const;
+  /// In a flat name/value array (a stream entry's fields, HGETALL, XINFO): the value after
+  /// `name`, or a nil reply when absent.
+  const reply& field(std::string_view name) const;
 
   static reply make_error(std::string text);
 };

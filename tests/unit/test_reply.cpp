@@ -85,3 +85,16 @@ TEST_CASE("redis error codes") {
   CHECK(pushonce::redis::make_error_code(error::queue_full).message() !=
         pushonce::redis::make_error_code(error::protocol).message());
 }
+
+TEST_CASE("field: the value after a name in a flat name/value array") {
+  auto entry = make(reply::type::array);
+  entry.elements = {make(reply::type::string, "m"), make(reply::type::string, "line"),
+                    make(reply::type::string, "length"), make(reply::type::integer, "", 7),
+                    make(reply::type::string, "dangling")};
+  CHECK(entry.field("m").str == "line");
+  CHECK(entry.field("length").integer == 7);
+  CHECK(entry.field("absent").is_nil());
+  CHECK(entry.field("dangling").is_nil());  // a name without a value
+  CHECK(entry.field("line").is_nil());      // values are not names
+  CHECK(make(reply::type::string, "m").field("m").is_nil());
+}
