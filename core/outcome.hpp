@@ -3,6 +3,7 @@
 // error code ("already_queued", "not_found", "redis_unavailable", ...) and a message.
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
@@ -10,9 +11,30 @@
 
 namespace pushonce {
 
+/// Every error code a program acts on, parsed from its text in one place (code_of).
+enum class errc {
+  other,        // a code no program branches on
+  bad_request,  // bad input (scripts: a bad argument)
+  usage,        // a bad command line
+  fenced,       // a newer leader has acted on the queue
+  already_queued,
+  already_assigned,
+  not_queued,
+  not_found,
+  not_assigned,
+  exists,
+  redis_unavailable,  // Redis did not answer
+  internal,
+};
+
+/// The errc of an error code text ("fenced", "NOSCRIPT", ...); errc::other when unknown.
+errc code_of(std::string_view code);
+
 struct failure {
-  std::string code;
+  std::string code;  // the contract's text ("already_queued", "redis_unavailable", ...)
   std::string message;
+
+  errc kind() const { return code_of(code); }
 };
 
 struct none {};

@@ -78,7 +78,7 @@ asio::awaitable<http_response> status(http_request& req, gateway_state& st) {
   }
   auto s = co_await collect_status(st.conn, st.keys, queue);
   if (!s) {
-    auto code = s.error().code == "bad_request" ? 400 : 503;
+    auto code = s.error().kind() == errc::bad_request ? 400 : 503;
     co_return json_response(
         code, error_json(code == 400 ? "bad_request" : "unavailable", s.error().message),
         req.version());

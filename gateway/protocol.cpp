@@ -2,6 +2,8 @@
 
 #include <boost/json.hpp>
 
+#include "core/outcome.hpp"
+
 namespace pushonce::gateway {
 
 namespace json = boost::json;
@@ -175,10 +177,18 @@ std::string render_pong() {
 }
 
 std::string_view client_error_code(std::string_view failure_code) {
-  if (failure_code == "already_queued" || failure_code == "already_assigned") return "conflict";
-  if (failure_code == "not_queued" || failure_code == "not_found") return "not_found";
-  if (failure_code == "bad_request") return "bad_request";
-  return "internal";
+  switch (code_of(failure_code)) {
+    case errc::already_queued:
+    case errc::already_assigned:
+      return "conflict";
+    case errc::not_queued:
+    case errc::not_found:
+      return "not_found";
+    case errc::bad_request:
+      return "bad_request";
+    default:
+      return "internal";
+  }
 }
 
 }  // namespace pushonce::gateway

@@ -72,9 +72,10 @@ http_answer render_publish_results(const publish_body& body,
                                    const std::vector<outcome<published>>& results) {
   for (const auto& r : results) {
     if (r) continue;
-    if (r.error().code == "redis_unavailable")
+    if (r.error().kind() == errc::redis_unavailable)
       return {503, R"({"error":"unavailable","message":"Redis did not answer"})"};
-    if (r.error().code == "bad_request") return {400, error_json("bad_request", r.error().message)};
+    if (r.error().kind() == errc::bad_request)
+      return {400, error_json("bad_request", r.error().message)};
     return {500, error_json("internal", r.error().message)};
   }
   auto one = [](const published& p) {

@@ -15,7 +15,7 @@ namespace json = boost::json;
 namespace {
 
 int exit_for(const failure& f) {
-  return f.code == "bad_request" || f.code == "usage" ? 2 : 1;
+  return f.kind() == errc::bad_request || f.kind() == errc::usage ? 2 : 1;
 }
 
 int report_failure(admin_context& ctx, const failure& f) {

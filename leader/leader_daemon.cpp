@@ -153,7 +153,7 @@ asio::awaitable<void> leader_daemon::expire_loop() {
       for (int i = 0; i < 1000 && leading(); ++i) {
         auto r = co_await queues_.expire_one(queue, sources_[queue], lease_.token());
         if (!r) {
-          if (r.error().code == "fenced") fenced("a newer leader has acted on this queue");
+          if (r.error().kind() == errc::fenced) fenced("a newer leader has acted on this queue");
           break;
         }
         if (!r.value()) break;
@@ -186,7 +186,7 @@ asio::awaitable<void> leader_daemon::assign_queue(const std::string& queue) {
     auto r =
         co_await queues_.assign_one(queue, source, lease_.token(), opts_.accept_timeout.count());
     if (!r) {
-      if (r.error().code == "fenced") {
+      if (r.error().kind() == errc::fenced) {
         fenced("a newer leader has assigned on this queue");
       } else {
         log::warn("queue {}: assign failed: {} {}", queue, r.error().code, r.error().message);

@@ -63,13 +63,20 @@ command evalsha_command(const script& s, const std::vector<std::string>& keys,
   return cmd;
 }
 
+namespace {
+// Redis no longer has the script (a restart, SCRIPT FLUSH): load it and run it again.
+bool is_noscript(const result& r) {
+  return !r.ec && r.value.is_error() && r.value.error_code() == "NOSCRIPT";
+}
+}  // namespace
+
 boost::asio::awaitable<result> eval(connection& conn, const script& s,
                                     std::vector<std::string> keys, std::vector<std::string> args) {
   // The command is moved into the connection (no copy kept); the rare NOSCRIPT retry
   // builds it again.
   auto cmd = evalsha_command(s, keys, args);
   auto res = co_await conn.exec(std::move(cmd));
-  if (res.ec || !res.value.is_error() || res.value.error_code() != "NOSCRIPT") co_return res;
+  if (!is_noscript(res)) co_return res;
   auto loaded = co_await conn.exec(script_load_command(s));
   if (!loaded.ok()) co_return loaded;
   auto again = evalsha_command(s, keys, args);
@@ -78,9 +85,6 @@ boost::asio::awaitable<result> eval(connection& conn, const script& s,
 
 boost::asio::awaitable<std::vector<result>> eval_all(connection& conn, const script& s,
                                                      std::vector<command> evalshas) {
-  auto is_noscript = [](const result& r) {
-    return !r.ec && r.value.is_error() && r.value.error_code() == "NOSCRIPT";
-  };
   auto results = co_await conn.exec_all(evalshas);
   std::vector<command> again;
   std::vector<std::size_t> which;
