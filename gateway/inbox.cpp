@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "core/log.hpp"
+#include "core/lua/session.hpp"
 #include "core/redis/connection.hpp"
 #include "core/redis/scripts.hpp"
 
@@ -19,10 +20,9 @@ inbox::inbox(std::shared_ptr<redis::connection> conn, keys k, std::chrono::milli
     : conn_(std::move(conn)), keys_(std::move(k)), idle_ttl_(idle_ttl), page_size_(page_size) {}
 
 asio::awaitable<outcome<inbox_position>> inbox::open(std::string user, std::string new_epoch) {
-  std::vector<std::string> keys{keys_.user(user, "meta")};
-  std::vector<std::string> args{std::move(new_epoch), std::to_string(idle_ttl_.count())};
-  const auto& script = redis::get_script("session");
-  auto r = co_await redis::eval(*conn_, script, std::move(keys), std::move(args));
+  std::vector<redis::command> cmds{lua::session_command(keys_, user, new_epoch, idle_ttl_)};
+  auto rs = co_await redis::eval_all(*conn_, redis::get_script("session"), std::move(cmds));
+  const auto& r = rs.front();
   if (!r.ok()) co_return failure_of(r);
   auto pos = parse_position(r.value);
   if (!pos) co_return failure{"internal", "session.lua: unexpected reply"};
@@ -30,11 +30,9 @@ asio::awaitable<outcome<inbox_position>> inbox::open(std::string user, std::stri
 }
 
 asio::awaitable<outcome<none>> inbox::ack(std::string user, std::string epoch, long long offset) {
-  std::vector<std::string> keys{keys_.user(user, "meta")};
-  std::vector<std::string> args{std::to_string(offset), std::move(epoch)};
-  const auto& script = redis::get_script("ack");
-  auto r = co_await redis::eval(*conn_, script, std::move(keys), std::move(args));
-  if (!r.ok()) co_return failure_of(r);
+  std::vector<redis::command> cmds{lua::ack_command(keys_, user, offset, epoch)};
+  auto rs = co_await redis::eval_all(*conn_, redis::get_script("ack"), std::move(cmds));
+  if (!rs.front().ok()) co_return failure_of(rs.front());
   co_return none{};
 }
 

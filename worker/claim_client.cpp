@@ -43,33 +43,21 @@ asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim_client::claim(
 }
 
 asio::awaitable<bool> claim_client::release(const bus_message& m, std::string owner) {
-  std::vector<std::string> k{keys_.claim(m.user, m.id)};
-  std::vector<std::string> a{std::move(owner)};
-  const auto& script = redis::get_script("release");
-  auto r = co_await redis::eval(*conn_, script, std::move(k), std::move(a));
-  co_return r.ok() && r.value.integer == 1;
+  std::vector<redis::command> cmds{lua::release_command(keys_, m, owner)};
+  auto rs = co_await redis::eval_all(*conn_, redis::get_script("release"), std::move(cmds));
+  co_return rs.front().ok() && rs.front().value.integer == 1;
 }
 
 asio::awaitable<outcome<bool>> claim_client::dead_letter(const bus_message& m, std::string owner,
                                                          std::string reason, long long attempts) {
-  redis::command add{"XADD",     keys_.plain("dead-letters"),
-                     "MAXLEN",   "~",
-                     "10000",    "*",
-                     "id",       m.id,
-                     "user",     m.user,
-                     "src",      m.src,
-                     "reason",   reason,
-                     "attempts", std::to_string(attempts),
-                     "m",        m.raw};
+  auto add = dead_letter_entry(keys_, m.id, m.user, m.src, reason, attempts, m.raw);
   auto added = co_await conn_->exec(std::move(add));
   if (!added.ok()) co_return failure_of(added);
-  std::vector<std::string> k{keys_.claim(m.user, m.id)};
-  std::vector<std::string> a{std::move(owner), std::move(reason),
-                             std::to_string(opts_.dedup_window.count())};
-  const auto& script = redis::get_script("dead_letter");
-  auto r = co_await redis::eval(*conn_, script, std::move(k), std::move(a));
-  if (!r.ok()) co_return failure_of(r);
-  co_return r.value.integer == 1;
+  std::vector<redis::command> cmds{
+      lua::dead_letter_command(keys_, m, owner, reason, opts_.dedup_window)};
+  auto rs = co_await redis::eval_all(*conn_, redis::get_script("dead_letter"), std::move(cmds));
+  if (!rs.front().ok()) co_return failure_of(rs.front());
+  co_return rs.front().value.integer == 1;
 }
 
 }  // namespace pushonce::worker

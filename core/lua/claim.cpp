@@ -28,6 +28,19 @@ redis::command claim_command(const keys& k, const claim_settings& s,
   return cmd;
 }
 
+redis::command release_command(const keys& k, const bus_message& m, const std::string& owner) {
+  std::vector<std::string> ks{k.claim(m.user, m.id)};
+  std::vector<std::string> as{owner};
+  return redis::evalsha_command(redis::get_script("release"), ks, as);
+}
+
+redis::command dead_letter_command(const keys& k, const bus_message& m, const std::string& owner,
+                                   const std::string& reason, std::chrono::milliseconds window) {
+  std::vector<std::string> ks{k.claim(m.user, m.id)};
+  std::vector<std::string> as{owner, reason, std::to_string(window.count())};
+  return redis::evalsha_command(redis::get_script("dead_letter"), ks, as);
+}
+
 std::optional<std::vector<claim_outcome>> parse_claim_reply(const redis::reply& r,
                                                             std::size_t messages) {
   if (!r.is_array() || r.elements.size() != 2 * messages) return std::nullopt;

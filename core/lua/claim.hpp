@@ -45,6 +45,12 @@ redis::command claim_command(const keys& k, const claim_settings& s,
                              std::span<const bus_message> batch,
                              const std::vector<bool>& lease_only = {});
 
+/// release.lua: `owner` hands back its lease on message `m` (reply 1 when it held it).
+redis::command release_command(const keys& k, const bus_message& m, const std::string& owner);
+/// dead_letter.lua: `owner`, holding the lease on `m`, marks it dead (reply 1 when marked).
+redis::command dead_letter_command(const keys& k, const bus_message& m, const std::string& owner,
+                                   const std::string& reason, std::chrono::milliseconds window);
+
 /// One outcome per message, in order; std::nullopt when the reply is not claim.lua's.
 std::optional<std::vector<claim_outcome>> parse_claim_reply(const redis::reply& r,
                                                             std::size_t messages);

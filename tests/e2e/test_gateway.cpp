@@ -16,6 +16,7 @@
 
 #include "core/keys.hpp"
 #include "core/lua/claim.hpp"
+#include "core/lua/session.hpp"
 #include "core/message.hpp"
 #include "core/redis/scripts.hpp"
 #include "tests/support/deployment.hpp"
@@ -59,8 +60,8 @@ long long deliver(std::uint16_t redis_port, const std::string& user, const std::
 void ack_in_redis(std::uint16_t redis_port, const std::string& user, long long offset) {
   keys k(ns);
   sync_redis r(redis_port);
-  auto a = r.cmd({"EVAL", std::string(redis::get_script("ack").text), "1", k.user(user, "meta"),
-                  std::to_string(offset)});
+  REQUIRE(r.cmd({"SCRIPT", "LOAD", redis::get_script("ack").text})->type == REDIS_REPLY_STRING);
+  auto a = r.cmd(lua::ack_command(k, user, offset, std::nullopt));
   REQUIRE(a->type == REDIS_REPLY_INTEGER);
 }
 

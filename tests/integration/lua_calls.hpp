@@ -1,8 +1,8 @@
 #pragma once
 // The Lua scripts of lua/ called through the core: claim.lua with the core's own builder
-// (lua::claim_command / parse_claim_reply, core/lua/claim.hpp), the small scripts with the
-// KEYS/ARGV of docs/data-model.md. Commands are built here, outside the callers'
-// co_await (GCC 12).
+// (core/lua/claim.hpp, core/lua/session.hpp) where a builder exists; run_script for tests
+// that send a script arguments no builder would (bad numbers). Commands are built here,
+// outside the callers' co_await (GCC 12).
 
 #include <boost/asio/awaitable.hpp>
 #include <string>
@@ -10,6 +10,7 @@
 
 #include "core/keys.hpp"
 #include "core/lua/claim.hpp"
+#include "core/lua/session.hpp"
 #include "core/message.hpp"
 #include "core/redis/connection.hpp"
 #include "core/redis/scripts.hpp"
@@ -95,43 +96,48 @@ inline std::string outcome_of(const redis::result& r) {
   return o.size() == 1 ? o.front() : "unexpected reply";
 }
 
-/// ack.lua; epoch empty: none given.
+/// Runs one command built by a core/lua builder (EVALSHA; loaded on NOSCRIPT).
+inline boost::asio::awaitable<redis::result> run_built(redis::connection& c, std::string name,
+                                                       redis::command cmd) {
+  std::vector<redis::command> cmds{std::move(cmd)};
+  CO_LET(auto rs, redis::eval_all(c, redis::get_script(name), std::move(cmds)));
+  co_return rs.front();
+}
+
+/// ack.lua (lua::ack_command); epoch empty: none given.
 inline boost::asio::awaitable<redis::result> ack(redis::connection& c, keys k, std::string user,
-                                                 std::string offset, std::string epoch = {}) {
-  std::vector<std::string> ks{k.user(user, "meta")};
-  std::vector<std::string> as{std::move(offset)};
-  if (!epoch.empty()) as.push_back(std::move(epoch));
-  CO_LET(auto r, run_script(c, "ack", std::move(ks), std::move(as)));
+                                                 long long offset, std::string epoch = {}) {
+  auto cmd = lua::ack_command(k, user, offset,
+                              epoch.empty() ? std::nullopt : std::optional<std::string>(epoch));
+  CO_LET(auto r, run_built(c, "ack", std::move(cmd)));
   co_return r;
 }
 
-/// session.lua; idle_ms < 0: argument not given.
+/// session.lua (lua::session_command); idle_ms < 0: no idle ttl.
 inline boost::asio::awaitable<redis::result> session(redis::connection& c, keys k, std::string user,
                                                      std::string epoch, long long idle_ms = -1) {
-  std::vector<std::string> ks{k.user(user, "meta")};
-  std::vector<std::string> as{std::move(epoch)};
-  if (idle_ms >= 0) as.push_back(std::to_string(idle_ms));
-  CO_LET(auto r, run_script(c, "session", std::move(ks), std::move(as)));
+  auto idle = idle_ms < 0
+                  ? std::nullopt
+                  : std::optional<std::chrono::milliseconds>(std::chrono::milliseconds(idle_ms));
+  auto cmd = lua::session_command(k, user, epoch, idle);
+  CO_LET(auto r, run_built(c, "session", std::move(cmd)));
   co_return r;
 }
 
-/// release.lua: hands back OWNER's lease on message m.
+/// release.lua (lua::release_command): hands back OWNER's lease on message m.
 inline boost::asio::awaitable<redis::result> release(redis::connection& c, keys k,
                                                      const bus_message& m, std::string owner) {
-  std::vector<std::string> ks{k.claim(m.user, m.id)};
-  std::vector<std::string> as{std::move(owner)};
-  CO_LET(auto r, run_script(c, "release", std::move(ks), std::move(as)));
+  CO_LET(auto r, run_built(c, "release", lua::release_command(k, m, owner)));
   co_return r;
 }
 
-/// dead_letter.lua: OWNER (holding the lease) marks message m dead.
+/// dead_letter.lua (lua::dead_letter_command): OWNER (holding the lease) marks m dead.
 inline boost::asio::awaitable<redis::result> mark_dead(redis::connection& c, keys k,
                                                        const bus_message& m, std::string owner,
                                                        std::string reason,
                                                        long long window_ms = 60000) {
-  std::vector<std::string> ks{k.claim(m.user, m.id)};
-  std::vector<std::string> as{std::move(owner), std::move(reason), std::to_string(window_ms)};
-  CO_LET(auto r, run_script(c, "dead_letter", std::move(ks), std::move(as)));
+  auto cmd = lua::dead_letter_command(k, m, owner, reason, std::chrono::milliseconds(window_ms));
+  CO_LET(auto r, run_built(c, "dead_letter", std::move(cmd)));
   co_return r;
 }
 

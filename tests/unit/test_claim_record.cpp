@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "core/lua/session.hpp"
 #include "core/redis/scripts.hpp"
 
 using namespace pushonce;
@@ -185,4 +186,24 @@ TEST_CASE("claim_command: the KEYS/ARGV layout of claim.lua's header") {
   auto lo1 = lua::claim_command(k, s, batch, {true});  // shorter than the batch
   CHECK(lo1[13].empty());
   CHECK(lo1[15] == batch[1].tail);
+}
+
+TEST_CASE("release, dead_letter, session, ack: the KEYS/ARGV layout of each script's header") {
+  keys k("ns");
+  auto m = msg("4096", "alice", R"(,"kind":"message","data":1,"ts":1})");
+  CHECK(lua::release_command(k, m, "w1-3") ==
+        std::vector<std::string>{"EVALSHA", redis::get_script("release").sha1, "1",
+                                 "ns:{u:alice}:c:4096", "w1-3"});
+  CHECK(lua::dead_letter_command(k, m, "w1-3", "poison", std::chrono::milliseconds(120000)) ==
+        std::vector<std::string>{"EVALSHA", redis::get_script("dead_letter").sha1, "1",
+                                 "ns:{u:alice}:c:4096", "w1-3", "poison", "120000"});
+  CHECK(lua::session_command(k, "alice", "E1", std::nullopt) ==
+        std::vector<std::string>{"EVALSHA", redis::get_script("session").sha1, "1",
+                                 "ns:{u:alice}:meta", "E1"});
+  CHECK(lua::session_command(k, "alice", "E1", std::chrono::milliseconds(600000)).back() ==
+        "600000");
+  CHECK(lua::ack_command(k, "alice", 12, std::nullopt) ==
+        std::vector<std::string>{"EVALSHA", redis::get_script("ack").sha1, "1", "ns:{u:alice}:meta",
+                                 "12"});
+  CHECK(lua::ack_command(k, "alice", 12, std::string("E1")).back() == "E1");
 }
