@@ -7,30 +7,16 @@
 
 #include "core/lua/session.hpp"
 #include "core/redis/scripts.hpp"
+#include "tests/support/replies.hpp"
 
 using namespace pushonce;
 using kind = lua::claim_record::kind;
 
-namespace {
+using pushonce::test::array;
+using pushonce::test::integer;
+using pushonce::test::str;
 
-redis::reply str(std::string s) {
-  redis::reply r;
-  r.kind = redis::reply::type::string;
-  r.str = std::move(s);
-  return r;
-}
-redis::reply integer(long long v) {
-  redis::reply r;
-  r.kind = redis::reply::type::integer;
-  r.integer = v;
-  return r;
-}
-redis::reply array(std::vector<redis::reply> e) {
-  redis::reply r;
-  r.kind = redis::reply::type::array;
-  r.elements = std::move(e);
-  return r;
-}
+namespace {
 
 bus_message msg(std::string id, std::string user, std::string tail) {
   bus_message m;

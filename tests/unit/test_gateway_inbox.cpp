@@ -2,30 +2,15 @@
 
 #include "core/redis/reply.hpp"
 #include "gateway/inbox.hpp"
+#include "tests/support/replies.hpp"
 
 using namespace pushonce;
 using namespace pushonce::gateway;
 
-namespace {
-redis::reply str(std::string s) {
-  redis::reply r;
-  r.kind = redis::reply::type::string;
-  r.str = std::move(s);
-  return r;
-}
-redis::reply integer(long long v) {
-  redis::reply r;
-  r.kind = redis::reply::type::integer;
-  r.integer = v;
-  return r;
-}
-redis::reply arr(std::vector<redis::reply> v) {
-  redis::reply r;
-  r.kind = redis::reply::type::array;
-  r.elements = std::move(v);
-  return r;
-}
-}  // namespace
+using pushonce::test::integer;
+using pushonce::test::str;
+using arr_fn = redis::reply (*)(std::vector<redis::reply>);
+constexpr arr_fn arr = pushonce::test::array;
 
 TEST_CASE("inbox: parse_page reads <offset>-0 ids and field f, skips the malformed") {
   auto page = inbox::parse_page(arr({
