@@ -1,5 +1,5 @@
 #pragma once
-// Command-line and environment options common to every program (PROTOCOL.md "Programs and
+// Command-line and environment options common to every program (docs/protocol.md "Programs and
 // common options"): --redis / PUSHONCE_REDIS, --namespace / PUSHONCE_NAMESPACE,
 // --log-level / PUSHONCE_LOG_LEVEL, --help, --version. Common options may stand anywhere
 // on the command line. Parsing uses Boost.Program_options.

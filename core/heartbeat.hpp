@@ -1,5 +1,5 @@
 #pragma once
-// Liveness of a process (DESIGN.md "Liveness"): every period, HSET NS:<kind>:<id> with
+// Liveness of a process (docs/operations.md, status): every period, HSET NS:<kind>:<id> with
 // id/pid/host/last_seen (+ extra fields) and a TTL of three periods, and ZADD NS:<kind>s
 // id → now. `status` lists the members seen within the TTL.
 

@@ -1,5 +1,5 @@
 #pragma once
-// HS256 JSON Web Tokens (PROTOCOL.md auth), through Debian's libjwt: `sub` is the user,
+// HS256 JSON Web Tokens (docs/protocol.md auth), through Debian's libjwt: `sub` is the user,
 // `exp` is required. Only HS256 is accepted: `none` and every other algorithm are refused
 // whatever the token's header says.
 

@@ -1,5 +1,5 @@
 #pragma once
-// Custom publishes (PROTOCOL.md `publish`, POST /api/publish): one publish.lua call per bus
+// Custom publishes (docs/protocol.md `publish`, POST /api/publish): one publish.lua call per bus
 // shard for a whole batch (one bus payload per shard), with an optional idempotency key
 // scoped to the user. Messages of one shard keep their order, so a key repeated inside a
 // batch is a duplicate of its first use.

@@ -1,5 +1,5 @@
 #pragma once
-// The queue and resource operations (PROTOCOL.md admin commands, gateway ops), each one
+// The queue and resource operations (docs/protocol.md admin commands, gateway ops), each one
 // Lua script run atomically in the queue's slot. Names are validated before Redis is asked.
 
 #include <boost/asio/awaitable.hpp>

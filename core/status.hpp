@@ -1,5 +1,5 @@
 #pragma once
-// The system's state as `pushonce-leader status --json` prints it (PROTOCOL.md): leader,
+// The system's state as `pushonce-leader status --json` prints it (docs/protocol.md): leader,
 // queue length, resources, counters, live workers and gateways. Shared by the CLI and the
 // gateway's /api/status (the admin dashboard).
 

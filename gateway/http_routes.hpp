@@ -1,7 +1,7 @@
 #pragma once
-// The HTTP routes of the gateway (PROTOCOL.md "pushonce-gateway"): one table, so a route
-// is one entry (GET / demo page, /pushonce.js, /metrics come later). /ws is not here: the
-// upgrade is handled by http_session before routing.
+// The HTTP routes of the gateway (docs/protocol.md "pushonce-gateway"): one table, so a route
+// is one entry (the web files, /healthz, /metrics, /api/status, /api/publish). /ws
+// is not here: the upgrade is handled by http_session before routing.
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/beast/http/message.hpp>

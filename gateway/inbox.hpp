@@ -1,5 +1,5 @@
 #pragma once
-// A user's inbox as the gateway uses it (DESIGN.md "Push"): the session start
+// A user's inbox as the gateway uses it (docs/protocol.md, resume): the session start
 // (session.lua: epoch, latest and acked offsets), acks (ack.lua), reading the inbox stream
 // a page at a time (XRANGE), and keeping the inbox and offset counter of the users with an
 // open session from expiring. One object per gateway; no sockets of its own.

@@ -1,4 +1,4 @@
-// pushonce-gateway: WebSocket/HTTP server (PROTOCOL.md "pushonce-gateway").
+// pushonce-gateway: WebSocket/HTTP server (docs/protocol.md "pushonce-gateway").
 #include <boost/asio/ip/address.hpp>
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/value_semantic.hpp>

@@ -1,5 +1,5 @@
 #pragma once
-// One handler per client op after hello (PROTOCOL.md "Client → gateway"): join, leave,
+// One handler per client op after hello (docs/protocol.md "Client → gateway"): join, leave,
 // position, accept, ack, ping. Each runs the op against Redis and sends its answer through
 // session_io. What to answer for a given result (reply frame, error code) is decided by
 // the plain reply_* functions, tested without sockets (tests/unit/test_gateway_op_handlers).

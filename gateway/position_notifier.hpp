@@ -1,5 +1,5 @@
 #pragma once
-// Live queue positions (PROTOCOL.md position frames) without a Redis write per waiting
+// Live queue positions (docs/protocol.md position frames) without a Redis write per waiting
 // user: every script that moves a queue publishes the queue's name on NS:leader:wake;
 // this gateway, for the queues its sessions wait in, then reads the positions of its own
 // waiting users (one pipelined ZRANK each, at most once per `debounce`) and pushes a

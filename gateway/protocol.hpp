@@ -1,5 +1,5 @@
 #pragma once
-// The WebSocket protocol of PROTOCOL.md "WebSocket protocol" as plain data: parsing of
+// The WebSocket protocol of docs/protocol.md "WebSocket protocol" as plain data: parsing of
 // client frames (one JSON object each) and rendering of the gateway's own frames. No
 // sockets, no Redis: tested directly (tests/unit/test_gateway_protocol.cpp).
 

@@ -1,5 +1,5 @@
 #pragma once
-// POST /api/publish (PROTOCOL.md) as plain logic: the body → publish requests, results →
+// POST /api/publish (docs/protocol.md) as plain logic: the body → publish requests, results →
 // the answer. The HTTP shell (http_routes.cpp) handles the key, the size limit and Redis.
 
 #include <string>

@@ -1,5 +1,5 @@
 #pragma once
-// Resume bookkeeping of one session (PROTOCOL.md "Guarantees"): no gap and no duplicate
+// Resume bookkeeping of one session (docs/protocol.md "Guarantees"): no gap and no duplicate
 // between the inbox replay and the live stream. Plain logic, no sockets, no Redis.
 //
 // A catch-up reads the inbox after last_sent(); while it runs, live frames are buffered.

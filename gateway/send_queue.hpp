@@ -1,5 +1,5 @@
 #pragma once
-// The send queue of one WebSocket session (STYLE.md "Async rules"): plain logic, no
+// The send queue of one WebSocket session (docs/architecture.md): plain logic, no
 // sockets, in the shape of uWebSockets' per-socket backpressure. The shell pushes frames,
 // takes a batch of them for one write (at most one write in flight), and reports the write's
 // completion; the queue answers what to do next.
@@ -7,7 +7,7 @@
 // Invariants:
 // - frames() <= max_frames and bytes() <= max_bytes (the frames in flight included): a push
 //   that would pass either bound is refused with over_limit and the frame is not queued
-//   (the session is then closed with 1013, PROTOCOL.md "slow consumer").
+//   (the session is then closed with 1013, docs/protocol.md "slow consumer").
 // - At most one batch is in flight: take_batch() answers nothing while one is.
 // - has_room(): below the low-water marks; a paced producer (the inbox replay) waits for it.
 // - close(): the frames not in flight are dropped, later pushes are dropped; the close frame

@@ -61,7 +61,9 @@ asio::awaitable<void> session_flow::on_hello(hello_op h) {
   }
   user_ = who.value();
   session_id_ = random_hex(16);
-  std::string user = user_, new_epoch = random_hex(16);  // named: TOOLCHAIN.md, GCC 12
+  std::string user = user_,
+              new_epoch = random_hex(
+                  16);  // named locals: GCC 12 destroys temporaries in a co_await operand twice
   auto opened = co_await st_.inboxes->open(std::move(user), std::move(new_epoch));
   if (machine_.closing()) co_return;
   if (!opened) {

@@ -187,8 +187,10 @@ class websocket_session final : public session,
     timer_.expires_after(state_->settings.hello_timeout);
     timer_.async_wait([self = shared_from_this()](std::error_code ec) {
       if (ec || self->flow_.machine().phase() != session_phase::awaiting_hello) return;
+      auto within =
+          std::chrono::duration_cast<std::chrono::seconds>(self->state_->settings.hello_timeout);
       self->close(static_cast<std::uint16_t>(websocket::close_code::policy_error),
-                  "hello expected within 10 s");
+                  "hello expected within " + std::to_string(within.count()) + " s");
     });
   }
 

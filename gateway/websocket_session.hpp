@@ -1,5 +1,5 @@
 #pragma once
-// Starts a WebSocket session on an upgraded HTTP connection (PROTOCOL.md "WebSocket
+// Starts a WebSocket session on an upgraded HTTP connection (docs/protocol.md "WebSocket
 // protocol"). The class lives in websocket_session.cpp, the one translation unit that
 // includes beast/websocket.
 

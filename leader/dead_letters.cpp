@@ -1,4 +1,4 @@
-// `pushonce-leader dead-letters list|replay ID|purge` (PROTOCOL.md).
+// `pushonce-leader dead-letters list|replay ID|purge` (docs/protocol.md).
 
 #include <boost/json.hpp>
 

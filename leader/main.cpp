@@ -85,7 +85,7 @@ int run_command(command_line& cl, bool json) {
   // One "error:" line on stderr is the contract: the client's reconnect warnings stay
   // quiet unless debug logging was asked for.
   if (cl.common.log_level != log::level::debug) log::set_level(log::level::error);
-  // Admin commands give up on an unreachable Redis within 5 s (PROTOCOL.md).
+  // Admin commands give up on an unreachable Redis within 5 s (docs/protocol.md).
   auto ro = redis_options(cl.common, "pushonce-leader:admin");
   ro.connect_timeout = std::chrono::milliseconds(1000);
   ro.command_timeout = std::chrono::milliseconds(3000);

@@ -1,5 +1,5 @@
 #pragma once
-// How an admin command answers (PROTOCOL.md "Programs and common options"): text on
+// How an admin command answers (docs/protocol.md "Programs and common options"): text on
 // stdout, or with --json exactly one JSON object on stdout; errors as one "error: ..." line
 // on stderr (and, with --json, {"error","message"} on stdout) with exit code 1 or 2.
 

@@ -1,4 +1,4 @@
-// `pushonce-leader trace ID` (PROTOCOL.md): finds the message's line in its outbox by
+// `pushonce-leader trace ID` (docs/protocol.md): finds the message's line in its outbox by
 // bisecting the stream on time (ids grow with time inside one outbox), reads its claim
 // record, and lets message_history say what happened. Costs a few dozen reads, no writes.
 

@@ -1,4 +1,4 @@
--- leader_lease.lua: the one active leader (DESIGN.md "Programs"): a lease with an owner and
+-- leader_lease.lua: the one active leader (docs/architecture.md): a lease with an owner and
 -- a fencing token that grows with every new holder.
 -- KEYS[1] NS:leader (hash: id, pid, host, fencing_token, since), KEYS[2] NS:leader:fencing
 -- ARGV[1] mode: acquire | renew | release, ARGV[2] candidate id, ARGV[3] pid, ARGV[4] host,

@@ -1,4 +1,4 @@
-// pushonce-worker: claims bus messages and delivers the ones it wins (PROTOCOL.md).
+// pushonce-worker: claims bus messages and delivers the ones it wins (docs/protocol.md).
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>

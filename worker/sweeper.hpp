@@ -1,5 +1,5 @@
 #pragma once
-// Recovery (DESIGN.md "Message lifecycle" 5): Pub/Sub drops messages nobody heard, and a
+// Recovery (docs/operations.md, recovery sweeper): Pub/Sub drops messages nobody heard, and a
 // worker can be down or saturated. Every interval, for each outbox (queue outboxes from
 // NS:sources, bus shards), one worker — whoever takes the outbox's sweep lock — walks the
 // entries older than the lease from the outbox's cursor, page after page while it makes

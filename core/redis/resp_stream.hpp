@@ -1,7 +1,8 @@
 #pragma once
 // A TCP socket to Redis plus hiredis's RESP reader: connect (with AUTH/SELECT/CLIENT
 // SETNAME), encode commands, read replies one at a time. hiredis is only the codec here:
-// no hiredis context owns the socket (see TOOLCHAIN.md on the async layer's traps).
+// no hiredis context owns the socket (hiredis 0.14's async layer has traps: a context that frees
+// itself, replies freed after the callback, no SSUBSCRIBE).
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>

@@ -1,4 +1,4 @@
-// Chaos (issue 4; DESIGN.md "Failure model", PROTOCOL.md "Guarantees"): the whole system
+// Chaos (docs/protocol.md "Guarantees", docs/operations.md): the whole system
 // under steady load while its parts are killed, then every WebSocket session is checked
 // for exactly-once, in-order delivery.
 //

@@ -1,5 +1,5 @@
 // End-to-end: the real pushonce-leader and pushonce-worker programs as processes against a
-// private redis-server (PROTOCOL.md). Every test case uses its own namespace, so the cases
+// private redis-server (docs/protocol.md). Every test case uses its own namespace, so the cases
 // share one Redis without seeing each other's keys or channels.
 
 #include <doctest/doctest.h>

@@ -1,7 +1,7 @@
 // End-to-end test of the whole system (issue 3): a private redis-server, one
 // `pushonce-leader run`, three `pushonce-worker`s and two `pushonce-gateway --dev-auth`
 // as processes, real WebSocket clients, the admin CLI and the core publisher
-// (PROTOCOL.md). Every test case is one deployment in its own namespace on the shared
+// (docs/protocol.md). Every test case is one deployment in its own namespace on the shared
 // redis-server, so the cases never see each other's keys or channels.
 //
 // Frames are filed by type as they arrive: `message` frames are what the guarantees are

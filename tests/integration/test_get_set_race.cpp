@@ -1,7 +1,7 @@
-// Why the claim is one script (DESIGN.md "Claim"): a client-side GET-then-SET claim lets
-// two workers both win under an ordinary interleaving; claim.lua under the same
-// interleaving has exactly one winner. The steps are driven explicitly, in order, on two
-// connections, so the interleaving is deterministic.
+// Why the claim is one script (docs/data-model.md, claim.lua): a client-side GET-then-SET claim
+// lets two workers both win under an ordinary interleaving; claim.lua under the same interleaving
+// has exactly one winner. The steps are driven explicitly, in order, on two connections, so the
+// interleaving is deterministic.
 #include "core/redis/scripts.hpp"
 // (the header under test first: it is self-contained)
 

@@ -105,7 +105,7 @@ TEST_CASE("split_bus_payload: one message per line; empty lines skipped") {
   for (auto line : split_bus_payload(payload)) CHECK(parse_bus_message(line));
 }
 
-TEST_CASE("frame: render_frame is the browser frame of PROTOCOL.md (what claim.lua writes)") {
+TEST_CASE("frame: render_frame is the browser frame of docs/protocol.md (what claim.lua writes)") {
   auto m = parse_bus_message(
       R"({"id":"8192","user":"bob","src":"bus:0","kind":"message","data":{"text":"hi \"there\"","n":[1,{}]},"ts":1732200000123})");
   REQUIRE(m);
