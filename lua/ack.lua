@@ -19,7 +19,7 @@ end
 local last = tonumber(m[2]) or 0
 local new = math.min(want, last)
 if new > acked then
-  redis.call('HSET', KEYS[1], 'acked', string.format('%.0f', new))
+  redis.call('HSET', KEYS[1], 'acked', string.format('%d', new))
   acked = new
 end
 return acked

@@ -27,7 +27,7 @@ if token ~= 0 then
   local stored = tonumber(redis.call('GET', KEYS[8]) or '0') or 0
   if stored > token then
     return redis.error_reply('fenced fencing token ' .. ARGV[3] .. ' is older than ' ..
-                             string.format('%.0f', stored))
+                             string.format('%d', stored))
   end
   if token > stored then
     redis.call('SET', KEYS[8], ARGV[3])
@@ -68,20 +68,20 @@ redis.call('HSET', KEYS[2], user, resource)
 redis.call('HSET', KEYS[5], resource, user)
 
 local seq = redis.call('INCR', KEYS[6])
-local id = string.format('%.0f', seq * 4096 + source)
+local id = string.format('%d', seq * 4096 + source)
 local meta = redis.call('HGET', KEYS[3], resource) or 'null'
 if meta == '' then meta = 'null' end
 local accept_by = 'null'
-if timeout > 0 then accept_by = string.format('%.0f', now + timeout) end
+if timeout > 0 then accept_by = string.format('%d', now + timeout) end
 
 -- The bus message layout of publish.lua: the frame tail is the suffix from ,"kind".
 local msg = '{"id":"' .. id .. '","user":' .. cjson.encode(user) ..
   ',"src":' .. cjson.encode('q:' .. queue) ..
   ',"kind":"assignment","data":{"queue":' .. cjson.encode(queue) ..
   ',"resource":' .. cjson.encode(resource) .. ',"meta":' .. meta ..
-  ',"accept_by":' .. accept_by .. '},"ts":' .. string.format('%.0f', now) .. '}'
+  ',"accept_by":' .. accept_by .. '},"ts":' .. string.format('%d', now) .. '}'
 
-redis.call('XADD', KEYS[7], 'MINID', '~', string.format('%.0f', now - retention), '*', 'm', msg)
+redis.call('XADD', KEYS[7], 'MINID', '~', string.format('%d', now - retention), '*', 'm', msg)
 redis.call('PUBLISH', ARGV[6], msg)
 if ARGV[7] then redis.call('PUBLISH', ARGV[7], queue) end
 if KEYS[10] then

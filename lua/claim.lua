@@ -46,7 +46,7 @@ local function clock()
 end
 
 local function lease_for(attempts)
-  return 'l:' .. owner .. ':' .. string.format('%.0f', clock() + lease) .. ':' .. attempts
+  return 'l:' .. owner .. ':' .. string.format('%d', clock() + lease) .. ':' .. attempts
 end
 
 local function deliver(ck, id, tail, attempts)
@@ -57,7 +57,7 @@ local function deliver(ck, id, tail, attempts)
     -- A new epoch: an inbox left from an earlier epoch (its offsets restart) is stale.
     redis.call('DEL', inbox)
   end
-  local off = string.format('%.0f', offset)
+  local off = string.format('%d', offset)
   local frame = '{"type":"message","id":"' .. id .. '","offset":' .. off .. tail
   local added = redis.pcall('XADD', inbox, 'MAXLEN', '~', maxlen, off .. '-0', 'f', frame)
   if type(added) == 'table' and added.err then

@@ -29,13 +29,13 @@ if redis.call('HGET', KEYS[6], resource) == user then
 end
 
 local seq = redis.call('INCR', KEYS[7])
-local id = string.format('%.0f', seq * 4096 + source)
+local id = string.format('%d', seq * 4096 + source)
 local msg = '{"id":"' .. id .. '","user":' .. cjson.encode(user) ..
   ',"src":' .. cjson.encode('q:' .. queue) ..
   ',"kind":"expired","data":{"id":' .. cjson.encode(assignment) .. ',"queue":' ..
   cjson.encode(queue) .. ',"resource":' .. cjson.encode(resource) .. '},"ts":' ..
-  string.format('%.0f', now) .. '}'
-local minid = string.format('%.0f', now - (tonumber(ARGV[4]) or 0))
+  string.format('%d', now) .. '}'
+local minid = string.format('%d', now - (tonumber(ARGV[4]) or 0))
 redis.call('XADD', KEYS[8], 'MINID', '~', minid, '*', 'm', msg)
 redis.call('PUBLISH', ARGV[5], msg)
 redis.call('PUBLISH', ARGV[6], queue)

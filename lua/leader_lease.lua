@@ -30,6 +30,6 @@ if mode ~= 'acquire' then return redis.error_reply('bad_request unknown mode ' .
 local now = now_ms()
 local token = redis.call('INCR', KEYS[2])
 redis.call('HSET', KEYS[1], 'id', id, 'pid', ARGV[3], 'host', ARGV[4],
-           'fencing_token', token, 'since', string.format('%.0f', now))
+           'fencing_token', token, 'since', string.format('%d', now))
 redis.call('PEXPIRE', KEYS[1], lease)
 return token

@@ -27,9 +27,9 @@ if n < 1 or n ~= math.floor(n) or not channel then
 end
 
 local now = now_ms()
-local tail = ',"ts":' .. string.format('%.0f', now) .. '}'
+local tail = ',"ts":' .. string.format('%d', now) .. '}'
 local head = '","src":"bus:' .. source .. '","kind":"message","data":'
-local minid = string.format('%.0f', now - retention)
+local minid = string.format('%d', now - retention)
 
 for i = 1, n do
   local user, data = ARGV[2 + 3 * i], ARGV[3 + 3 * i]
@@ -52,7 +52,7 @@ for i = 1, n do
     -- Ids are taken in one INCRBY for the batch: the first fresh message reserves the rest.
     if not seq then seq = redis.call('INCRBY', KEYS[1], n - i + 1) - (n - i + 1) end
     seq = seq + 1
-    local id = string.format('%.0f', seq * 4096 + source)
+    local id = string.format('%d', seq * 4096 + source)
     lines[#lines + 1] = '{"id":"' .. id .. '","user":"' .. user .. head .. data .. tail
     if key then redis.call('SET', key, id, 'PX', window) end
     out[2 * i - 1], out[2 * i] = id, 0
