@@ -49,10 +49,15 @@ std::optional<bus_message> scan(std::string_view text) {
   // The tail must end in ,"ts":<digits>} as the scripts write it.
   auto ts = text.rfind(R"(,"ts":)");
   if (ts == std::string_view::npos || ts < pos || ts + 7 > text.size() - 1) return std::nullopt;
-  for (auto i = ts + 6; i + 1 < text.size(); ++i)
+  if (text.size() - 1 - (ts + 6) > 15) return std::nullopt;
+  long long ms = 0;
+  for (auto i = ts + 6; i + 1 < text.size(); ++i) {
     if (!digit(text[i])) return std::nullopt;
-  return bus_message{std::string(*id), std::string(*user), std::string(*src),
-                     std::string(text.substr(pos)), std::string(text)};
+    ms = ms * 10 + (text[i] - '0');
+  }
+  return bus_message{std::string(*id),  std::string(*user),
+                     std::string(*src), std::string(text.substr(pos)),
+                     std::string(text), ms};
 }
 
 }  // namespace
@@ -82,6 +87,8 @@ std::optional<bus_message> parse_bus_message(std::string_view text, std::string*
   if (!kind || kind->empty()) return fail("missing kind");
   if (!data) return fail("missing data");
   if (!ts || !ts->is_number()) return fail("missing ts");
+  auto ms = ts->to_number<std::int64_t>(ec);
+  if (ec || ms < 0) return fail("ts is not a non-negative integer");
   bus_message m;
   m.id = std::string(*id);
   m.user = std::string(*user);
@@ -91,9 +98,10 @@ std::optional<bus_message> parse_bus_message(std::string_view text, std::string*
       .append(R"(,"data":)")
       .append(json::serialize(*data))
       .append(R"(,"ts":)")
-      .append(std::to_string(ts->to_number<std::int64_t>()))
+      .append(std::to_string(ms))
       .append("}");
   m.raw = std::string(text);
+  m.ts = ms;
   return m;
 }
 

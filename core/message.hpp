@@ -16,6 +16,7 @@ struct bus_message {
   std::string src;   // "q:QUEUE" | "bus:N"
   std::string tail;  // the frame after its offset: ,"kind":K,"data":D,"ts":T}
   std::string raw;   // the message text as received (for dead letters, replays)
+  long long ts = 0;  // publish time (ms, Redis clock), the tail's "ts"
 };
 
 /// Parses one bus message; std::nullopt (and a reason) when it is not one. The layout the

@@ -10,7 +10,8 @@
 --   hash tag, same slot). On Redis Cluster every key of one call is in one slot.
 -- ARGV[1] owner token, ARGV[2] lease ms, ARGV[3] dedup window ms, ARGV[4] max attempts,
 -- ARGV[5] inbox maxlen, ARGV[6] inbox idle ttl ms, ARGV[7] new epoch (used when a user has
--- none), then for message i: ARGV[6+2i] id (decimal), ARGV[7+2i] frame tail. The frame is
+-- none), ARGV[8] the oldest publish time (ms, the "ts" of the tails; 0 = unknown) in the
+-- batch, then for message i: ARGV[7+2i] id (decimal), ARGV[8+2i] frame tail. The frame is
 -- {"type":"message","id":"<id>","offset":<offset> .. tail. An empty tail takes a lease
 -- without delivering (the caller then dead-letters the message).
 --
@@ -20,22 +21,27 @@
 --                                         that failed: retried after the lease)
 --   "r:<attempts>"                        lease handed back (release.lua)
 --   "x:<attempts>:<reason>"               dead-lettered (dead_letter.lua)
+-- A message with no claim record that was published longer than (window - lease) ago is
+-- not delivered: its record may have expired after an earlier delivery (a worker paused
+-- past the window), so delivering could repeat it. It is answered "expired".
 -- Returns a flat array, two items per message:
 --   "delivered", offset | "done", offset (delivered earlier) | "taken", 0 (live lease) |
 --   "dead", 0 | "won", attempts (lease taken, nothing delivered: empty tail or attempts over
---   the maximum) | "failed", "<error>" (the inbox write failed; lease kept for a retry).
+--   the maximum) | "failed", "<error>" (the inbox write failed; lease kept for a retry) |
+--   "expired", 0 (no record and older than the window allows; nothing written).
 -- Error: bad_request (bad number, empty owner or epoch, odd argument count).
 local owner, epoch = ARGV[1], ARGV[7]
 local lease, window, max_attempts = uint(ARGV[2]), uint(ARGV[3]), uint(ARGV[4])
-local maxlen, idle = uint(ARGV[5]), uint(ARGV[6])
+local maxlen, idle, oldest = uint(ARGV[5]), uint(ARGV[6]), uint(ARGV[8])
 if owner == nil or owner == '' or epoch == nil or epoch == '' then
   return redis.error_reply('bad_request owner token and epoch must not be empty')
 end
 if not lease or lease == 0 or not window or window == 0 or not max_attempts or not maxlen
-    or not idle or idle == 0 then
-  return redis.error_reply('bad_request lease, window, attempts, maxlen, idle must be integers')
+    or not idle or idle == 0 or not oldest then
+  return redis.error_reply(
+    'bad_request lease, window, attempts, maxlen, idle, oldest must be integers')
 end
-if #ARGV ~= 7 + 2 * #KEYS then
+if #ARGV ~= 8 + 2 * #KEYS then
   return redis.error_reply('bad_request expected an id and a tail per key')
 end
 
@@ -73,11 +79,20 @@ local function deliver(ck, id, tail, attempts)
   return 'delivered', offset
 end
 
+-- Only a batch holding a message older than (window - lease) looks at each message's age.
+local stale_before = 0
+if oldest > 0 and clock() - oldest > window - lease then stale_before = clock() - (window - lease) end
+local function stale(tail)
+  if stale_before == 0 then return false end
+  local ts = tonumber(string.match(tail, '"ts":(%d+)}$'))
+  return ts ~= nil and ts < stale_before
+end
+
 -- One MGET reads every claim record of the batch: a loser's claim costs one key of it.
 local records = redis.call('MGET', unpack(KEYS))
 local out = {}
 for i = 1, #KEYS do
-  local ck, id, tail = KEYS[i], ARGV[6 + 2 * i], ARGV[7 + 2 * i]
+  local ck, id, tail = KEYS[i], ARGV[7 + 2 * i], ARGV[8 + 2 * i]
   local state, value
   local v = records[i]
   local attempts = 1
@@ -97,6 +112,7 @@ for i = 1, #KEYS do
       state, value = 'done', tonumber(string.match(v, '^%d+'))
     end
   end
+  if not v and stale(tail) then state, value = 'expired', 0 end
   if not state then
     if tail == '' or attempts > max_attempts then
       redis.call('SET', ck, lease_for(attempts), 'PX', window)

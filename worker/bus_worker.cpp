@@ -168,6 +168,17 @@ asio::awaitable<void> bus_worker::on_outcome(const bus_message& m, const lua::cl
       ++counters_.failed;
       log::warn("delivery of {} to {} failed: {}", m.id, m.user, o.error);
       break;
+    case st::expired:
+      // The sweeper counts its own (sweep_plan); a bus message this old means this worker
+      // was paused or backlogged past the dedup window.
+      if (!redrive) {
+        ++counters_.expired;
+        log::warn(
+            "message {} to {} (published at {} ms) heard past the dedup window: not "
+            "delivered, it may have been delivered already; counted as retention_exceeded",
+            m.id, m.user, m.ts);
+      }
+      break;
   }
 }
 
@@ -196,6 +207,7 @@ asio::awaitable<void> bus_worker::flush_stats() {
   add("duplicates_suppressed", now.lost, flushed_.lost);
   add("redelivered", now.redelivered, flushed_.redelivered);
   add("dead_lettered", now.dead_lettered, flushed_.dead_lettered);
+  add("retention_exceeded", now.expired, flushed_.expired);
   if (cmds.empty()) co_return;
   auto rs = co_await conn_->exec_all(std::move(cmds));
   // Counters are statistics: on failure the difference is added next time.

@@ -28,6 +28,8 @@ int main(int argc, char** argv) {
       "leases a message may take before it goes to the dead-letter stream")(
       "sweep-interval-ms", po::value<long long>()->default_value(1000),
       "how often the recovery sweeper looks for undelivered outbox entries (ms)")(
+      "claim-batch", po::value<std::size_t>()->default_value(200),
+      "messages claimed per claim.lua call (1-200)")(
       "inbox-maxlen", po::value<long long>()->default_value(1000), "messages kept per user inbox")(
       "inbox-idle-ms", po::value<long long>()->default_value(7LL * 24 * 3600 * 1000),
       "an inbox untouched this long expires (ms)");
@@ -41,6 +43,9 @@ int main(int argc, char** argv) {
     if (!valid_name(opts.id))
       throw usage_error("--id: use 1-128 characters of A-Z a-z 0-9 . _ @ -");
     opts.concurrency = cl.vm["concurrency"].as<std::size_t>();
+    opts.max_batch = cl.vm["claim-batch"].as<std::size_t>();
+    if (opts.max_batch == 0 || opts.max_batch > 200)
+      throw usage_error("--claim-batch must be 1-200");
     auto lease = cl.vm["lease-ms"].as<long long>();
     auto window = cl.common.retention.dedup_window.count();
     auto maxlen = cl.vm["inbox-maxlen"].as<long long>();

@@ -77,6 +77,7 @@ void sweep_plan::on_redriven(const std::vector<std::optional<lua::claim_outcome>
     ++j;
     bool done = o && (o->state == st::delivered || o->state == st::done || o->state == st::dead);
     it.f = done ? fate::redriven : fate::blocked;
+    if (o && o->state == st::expired) it.f = fate::expired;  // claim.lua found it too old
   }
 }
 

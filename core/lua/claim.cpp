@@ -9,7 +9,7 @@ redis::command claim_command(const keys& k, const claim_settings& s,
                              const std::vector<bool>& lease_only) {
   const auto& script = redis::get_script("claim");
   redis::command cmd;
-  cmd.reserve(3 + 7 + 3 * batch.size());
+  cmd.reserve(3 + 8 + 3 * batch.size());
   cmd.emplace_back("EVALSHA");
   cmd.push_back(script.sha1);
   cmd.push_back(std::to_string(batch.size()));
@@ -21,6 +21,10 @@ redis::command claim_command(const keys& k, const claim_settings& s,
   cmd.push_back(std::to_string(s.inbox_maxlen));
   cmd.push_back(std::to_string(s.inbox_idle.count()));
   cmd.push_back(s.epoch);
+  long long oldest = 0;
+  for (const auto& m : batch)
+    if (m.ts > 0 && (oldest == 0 || m.ts < oldest)) oldest = m.ts;
+  cmd.push_back(std::to_string(oldest));
   for (std::size_t i = 0; i < batch.size(); ++i) {
     cmd.push_back(batch[i].id);
     cmd.push_back(i < lease_only.size() && lease_only[i] ? std::string() : batch[i].tail);
@@ -61,6 +65,8 @@ std::optional<std::vector<claim_outcome>> parse_claim_reply(const redis::reply& 
       o.state = claim_state::won;
     else if (word == "failed")
       o.state = claim_state::failed;
+    else if (word == "expired")
+      o.state = claim_state::expired;
     else
       return std::nullopt;
     if (o.state == claim_state::failed)
@@ -72,7 +78,8 @@ std::optional<std::vector<claim_outcome>> parse_claim_reply(const redis::reply& 
 }
 
 const char* to_string(claim_state s) {
-  static constexpr const char* names[] = {"delivered", "done", "taken", "dead", "won", "failed"};
+  static constexpr const char* names[] = {"delivered", "done",   "taken",  "dead",
+                                          "won",       "failed", "expired"};
   return names[static_cast<int>(s)];
 }
 

@@ -32,6 +32,8 @@ enum class claim_state {
   won,        // lease taken, nothing delivered (lease only, or over max attempts):
               // `number` is the attempts count including this one
   failed,     // the inbox write failed (`error`); the lease is kept for a retry
+  expired,    // no claim record and published longer ago than the dedup window minus a
+              // lease: an earlier delivery's record may have expired, so not delivered
 };
 
 struct claim_outcome {

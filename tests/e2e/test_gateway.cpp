@@ -34,6 +34,11 @@ namespace {
 constexpr const char* ns = "e2egw";
 constexpr const char* api_key = "secret-key-1";
 
+long long now_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
 // A worker's delivery of message `id` to `user`: one claim.lua call built by
 // lua::claim_command (SCRIPT LOAD first: the command is an EVALSHA). The offset.
 long long deliver(std::uint16_t redis_port, const std::string& user, const std::string& id,
@@ -42,7 +47,7 @@ long long deliver(std::uint16_t redis_port, const std::string& user, const std::
   sync_redis r(redis_port);
   auto m = parse_bus_message(R"({"id":")" + id + R"(","user":")" + user +
                              R"(","src":"bus:0","kind":"message","data":)" + data_json +
-                             R"(,"ts":1732200000000})");
+                             R"(,"ts":)" + std::to_string(now_ms()) + "}");
   REQUIRE(m);
   lua::claim_settings s;
   s.owner = "test-worker";

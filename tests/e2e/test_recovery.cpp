@@ -105,6 +105,33 @@ TEST_CASE("recovery: outbox entries trimmed before any sweep are counted as rete
   CHECK(d.counter("retention_exceeded") == 201 - kept);
 }
 
+TEST_CASE("recovery: a worker paused past the dedup window does not deliver a message again") {
+  // A 3 s window: the claim record of a delivered message is gone 3 s later. A worker that
+  // was stopped (SIGSTOP: a VM pause, a debugger) before the message was published still
+  // has it in its socket when it resumes, finds no claim record, and must not deliver it.
+  deployment d("paused",
+               {{"PUSHONCE_DEDUP_WINDOW_MS", "3000"}, {"PUSHONCE_OUTBOX_RETENTION_MS", "3000"}});
+  auto& paused = d.start_worker({"--lease-ms", "1000"});
+  REQUIRE(d.wait_subscribers(d.k().bus_channel(), 1));
+  paused.kill(SIGSTOP);
+  d.start_worker({"--lease-ms", "1000"});
+  REQUIRE(d.wait_subscribers(d.k().bus_channel(), 2));
+  auto id = d.publish("paula", R"({"once":true})");
+  auto inbox = d.k().user("paula", "inbox");
+  REQUIRE(wait_until([&] { return d.redis().integer({"XLEN", inbox}) == 1; }, 10s));
+  // Past the window: the claim record has expired.
+  REQUIRE(wait_until(
+      [&] {
+        return d.redis().integer({"EXISTS", d.k().claim("paula", id)}) == 0;
+      },
+      10s));
+  paused.kill(SIGCONT);
+  REQUIRE(wait_until([&] { return d.counter("retention_exceeded") >= 1; }, 10s));
+  std::this_thread::sleep_for(500ms);
+  CHECK(d.redis().integer({"XLEN", inbox}) == 1);
+  CHECK(d.logs().find("heard past the dedup window") != std::string::npos);
+}
+
 TEST_CASE("recovery: a message past --max-attempts is dead-lettered; list, trace, replay, purge") {
   deployment d("dead");
   auto id = id_of(d.admin_json({"publish", "carol", R"({"poison":true})"}));

@@ -5,6 +5,7 @@
 // outside the callers' co_await (GCC 12).
 
 #include <boost/asio/awaitable.hpp>
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -26,11 +27,18 @@ inline boost::asio::awaitable<redis::result> run_script(redis::connection& c, st
   co_return r;
 }
 
+/// Now, in ms since the epoch: a publish time claim.lua takes as recent (the test's Redis
+/// runs on this machine's clock).
+inline long long now_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
 /// A bus message of `user` in the scripts' own layout (what publish.lua writes), parsed
-/// as a worker parses it.
+/// as a worker parses it; published now unless `ts` says when.
 inline bus_message bus_msg(const std::string& id, const std::string& user,
                            const std::string& data = "1", const std::string& kind = "message",
-                           long long ts = 1700000000000, const std::string& src = "bus:0") {
+                           long long ts = now_ms(), const std::string& src = "bus:0") {
   auto text = R"({"id":")" + id + R"(","user":")" + user + R"(","src":")" + src + R"(","kind":")" +
               kind + R"(","data":)" + data + R"(,"ts":)" + std::to_string(ts) + "}";
   auto m = parse_bus_message(text);

@@ -224,7 +224,8 @@ check "publish: refused calls wrote nothing" "4 6" "$(rc XLEN "$BOUT") $(rc GET 
 
 # --- claim.lua (claims and delivers), release.lua, dead_letter.lua ---------------------
 # KEYS claim keys; ARGV owner, lease ms, window ms, max attempts, inbox maxlen, idle ms,
-# epoch, then per message: id, frame tail (empty: take a lease only).
+# epoch, oldest publish time in the batch (0 = unknown; $OLDEST), then per message: id,
+# frame tail (empty: take a lease only).
 C1="$U:c:4096"
 HEAD1='{"type":"message","id":"4096","offset":'
 TAIL1=',"kind":"message","data":{"a":[]},"ts":1}'
@@ -234,7 +235,8 @@ cl() {  # cl OWNER LEASE MAXATTEMPTS EPOCH KEY ID TAIL [KEY ID TAIL]...
   local owner=$1 lease=$2 max=$3 epoch=$4; shift 4
   local keys=() rest=()
   while [ $# -ge 3 ]; do keys+=("$1"); rest+=("$2" "$3"); shift 3; done
-  ev claim "${#keys[@]}" "${keys[@]}" "$owner" "$lease" 60000 "$max" 1000 600000 "$epoch" "${rest[@]}"
+  ev claim "${#keys[@]}" "${keys[@]}" "$owner" "$lease" 60000 "$max" 1000 600000 "$epoch" \
+    "${OLDEST:-0}" "${rest[@]}"
 }
 check "claim: lease only (empty tail) -> won 1" '1) "won" | 2) (integer) 1' "$(cl w1 300 5 E1 "$C1" 4096 '')"
 check_match "claim: the lease record" '^l:w1:[0-9]+:1$' "$(rc GET "$C1")"
@@ -252,6 +254,16 @@ check_match "deliver: inbox idle ttl" "^(5[0-9]{5}|600000)$" "$(rc PTTL "$INBOX"
 check_match "deliver: claim dedup window" "^(5[0-9]{4}|60000)$" "$(rc PTTL "$C1")"
 check "claim: after delivery -> done 1" '1) "done" | 2) (integer) 1' "$(cl w3 5000 5 E1 "$C1" 4096 "$TAIL1")"
 check "claim: done wrote nothing" "1 1" "$(rc HGET "$META" offset) $(rc XLEN "$INBOX")"
+# Published longer ago than window - lease (the tails say ts 1): with no record the
+# message is not delivered (its record may have expired after a delivery); with one, as usual.
+check "claim: old, no record -> expired" '1) "expired" | 2) (integer) 0' \
+  "$(OLDEST=1 cl w3 5000 5 E1 "$U:c:12288" 12288 "$TAIL1")"
+check "claim: ... nothing written" "0 1 1" "$(rc EXISTS "$U:c:12288") $(rc HGET "$META" offset) $(rc XLEN "$INBOX")"
+check "claim: old, delivered record -> done" '1) "done" | 2) (integer) 1' "$(OLDEST=1 cl w3 5000 5 E1 "$C1" 4096 "$TAIL1")"
+NOW_MS=$(( $(rc TIME | head -1) * 1000 ))
+check "claim: recent (oldest = now) -> not expired" '1) "won" | 2) (integer) 1' \
+  "$(OLDEST=$NOW_MS cl w3 5000 5 E1 "$U:c:16384" 16384 '')"
+check_match "claim: bad oldest -> bad_request" "^\(error\) bad_request " "$(OLDEST=x cl w3 5000 5 E1 "$C1" 4096 "$TAIL1")"
 
 C2="$U:c:8192"
 check "claim: a batch: new message -> offset 2, the first -> done 1" \

@@ -235,9 +235,9 @@ TEST_CASE("claim: the frame in the inbox and on the user channel; meta; epoch of
   REQUIRE(p.size() == 2);
   CHECK(p[0] == pushonce::render_frame(m1, 1));
   CHECK(p[1] == pushonce::render_frame(m2, 2));
-  CHECK(
-      p[0] ==
-      R"({"type":"message","id":"4096","offset":1,"kind":"message","data":{"n":4096},"ts":1700000000000})");
+  CHECK(p[0] ==
+        R"({"type":"message","id":"4096","offset":1,"kind":"message","data":{"n":4096},"ts":)" +
+            std::to_string(m1.ts) + "}");
 }
 
 TEST_CASE("claim: a failed inbox write is 'failed', rolls the offset back, keeps the lease") {

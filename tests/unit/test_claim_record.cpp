@@ -18,12 +18,13 @@ using pushonce::test::str;
 
 namespace {
 
-bus_message msg(std::string id, std::string user, std::string tail) {
+bus_message msg(std::string id, std::string user, std::string tail, long long ts = 0) {
   bus_message m;
   m.id = std::move(id);
   m.user = std::move(user);
   m.src = "bus:0";
   m.tail = std::move(tail);
+  m.ts = ts;
   return m;
 }
 
@@ -104,10 +105,11 @@ TEST_CASE("claim record: garbage is refused") {
 TEST_CASE("parse_claim_reply: two items per message, every state") {
   auto r = array({str("delivered"), integer(7), str("done"), integer(3), str("taken"), integer(0),
                   str("dead"), integer(0), str("won"), integer(4), str("failed"),
-                  str("WRONGTYPE Operation against a key holding the wrong kind of value")});
-  auto p = lua::parse_claim_reply(r, 6);
+                  str("WRONGTYPE Operation against a key holding the wrong kind of value"),
+                  str("expired"), integer(0)});
+  auto p = lua::parse_claim_reply(r, 7);
   REQUIRE(p);
-  REQUIRE(p->size() == 6);
+  REQUIRE(p->size() == 7);
   CHECK((*p)[0].state == lua::claim_state::delivered);
   CHECK((*p)[0].number == 7);
   CHECK((*p)[1].state == lua::claim_state::done);
@@ -118,11 +120,12 @@ TEST_CASE("parse_claim_reply: two items per message, every state") {
   CHECK((*p)[4].number == 4);
   CHECK((*p)[5].state == lua::claim_state::failed);
   CHECK((*p)[5].error.rfind("WRONGTYPE", 0) == 0);
-  for (int s = 0; s < 6; ++s)
+  CHECK((*p)[6].state == lua::claim_state::expired);
+  for (int s = 0; s < 7; ++s)
     CHECK(std::string(lua::to_string((*p)[s].state)) == r.elements[2 * s].str);
 
   // Not claim.lua's reply: wrong count, unknown word, not an array, an error.
-  CHECK_FALSE(lua::parse_claim_reply(r, 5));
+  CHECK_FALSE(lua::parse_claim_reply(r, 6));
   CHECK_FALSE(lua::parse_claim_reply(array({str("delivered")}), 1));
   CHECK_FALSE(lua::parse_claim_reply(array({str("maybe"), integer(1)}), 1));
   CHECK_FALSE(lua::parse_claim_reply(integer(1), 1));
@@ -142,8 +145,9 @@ TEST_CASE("claim_command: the KEYS/ARGV layout of claim.lua's header") {
   s.inbox_maxlen = 1000;
   s.inbox_idle = std::chrono::milliseconds(604800000);
   s.epoch = "E7";
-  std::vector<bus_message> batch{msg("4096", "alice", R"(,"kind":"message","data":1,"ts":1})"),
-                                 msg("8192", "bob", R"(,"kind":"message","data":2,"ts":2})")};
+  std::vector<bus_message> batch{
+      msg("4096", "alice", R"(,"kind":"message","data":1,"ts":1700000000002})", 1700000000002),
+      msg("8192", "bob", R"(,"kind":"message","data":2,"ts":1700000000001})", 1700000000001)};
   auto cmd = lua::claim_command(k, s, batch);
   const std::vector<std::string> expect{"EVALSHA",
                                         redis::get_script("claim").sha1,
@@ -157,21 +161,26 @@ TEST_CASE("claim_command: the KEYS/ARGV layout of claim.lua's header") {
                                         "1000",
                                         "604800000",
                                         "E7",
+                                        "1700000000001",  // the oldest publish time
                                         "4096",
-                                        R"(,"kind":"message","data":1,"ts":1})",
+                                        R"(,"kind":"message","data":1,"ts":1700000000002})",
                                         "8192",
-                                        R"(,"kind":"message","data":2,"ts":2})"};
+                                        R"(,"kind":"message","data":2,"ts":1700000000001})"};
   CHECK(cmd == expect);
-  // ARGV has 7 + 2 per key, as the script checks.
-  CHECK(cmd.size() - 3 - 2 == 7 + 2 * 2);
+  // ARGV has 8 + 2 per key, as the script checks.
+  CHECK(cmd.size() - 3 - 2 == 8 + 2 * 2);
 
   // lease_only: an empty tail for that message only.
   auto lo = lua::claim_command(k, s, batch, {false, true});
-  CHECK(lo[13] == batch[0].tail);
-  CHECK(lo[15].empty());
+  CHECK(lo[14] == batch[0].tail);
+  CHECK(lo[16].empty());
   auto lo1 = lua::claim_command(k, s, batch, {true});  // shorter than the batch
-  CHECK(lo1[13].empty());
-  CHECK(lo1[15] == batch[1].tail);
+  CHECK(lo1[14].empty());
+  CHECK(lo1[16] == batch[1].tail);
+
+  // Messages without a publish time (ts 0) are left out of the oldest; none known: 0.
+  std::vector<bus_message> unknown{msg("4096", "alice", "", 0)};
+  CHECK(lua::claim_command(k, s, unknown)[11] == "0");
 }
 
 TEST_CASE("release, dead_letter, session, ack: the KEYS/ARGV layout of each script's header") {

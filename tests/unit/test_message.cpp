@@ -23,6 +23,7 @@ TEST_CASE("bus message: the scripts' layout is read by the scan; the tail is its
       m->tail ==
       R"(,"kind":"assignment","data":{"queue":"default","resource":"r1","meta":null,"accept_by":null},"ts":1732200000000})");
   CHECK(assignment.substr(assignment.size() - m->tail.size()) == m->tail);
+  CHECK(m->ts == 1732200000000);
 }
 
 TEST_CASE("bus message: the Boost.JSON fallback gives the same tail as the scan") {
@@ -41,6 +42,9 @@ TEST_CASE("bus message: the Boost.JSON fallback gives the same tail as the scan"
   REQUIRE(c);
   CHECK(a->tail == b->tail);
   CHECK(a->tail == c->tail);
+  CHECK(a->ts == 1700000000000);
+  CHECK(b->ts == 1700000000000);
+  CHECK(c->ts == 1700000000000);
   CHECK(b->id == "8192");
   CHECK(b->user == "bob");
   CHECK(b->src == "bus:0");
@@ -67,6 +71,17 @@ TEST_CASE("bus message: a scan-shaped text that is not quite the layout falls ba
   CHECK_FALSE(parse_bus_message(
       R"({"id":"1","user":"{u:x}","src":"bus:0","kind":"message","data":1,"ts":1})", &why));
   CHECK(why == "missing or bad user");
+  // A publish time that is not a non-negative integer is refused, never thrown.
+  CHECK_FALSE(
+      parse_bus_message(R"({"id":"1","user":"a","kind":"message","data":1,"ts":1.5})", &why));
+  CHECK(why == "ts is not a non-negative integer");
+  CHECK_FALSE(
+      parse_bus_message(R"({"id":"1","user":"a","kind":"message","data":1,"ts":-3})", &why));
+  CHECK_FALSE(
+      parse_bus_message(R"({"id":"1","user":"a","kind":"message","data":1,"ts":1e300})", &why));
+  // Over 15 digits in the scan layout: not read by the scan; the fallback refuses it.
+  CHECK_FALSE(parse_bus_message(
+      R"({"id":"1","user":"a","src":"bus:0","kind":"message","data":1,"ts":12345678901234567890})"));
 }
 
 TEST_CASE("bus message: what is not one is refused with a reason") {
