@@ -120,6 +120,12 @@ void leader_daemon::fenced(std::string_view why) {
 // Renews every third of the lease; lease_state decides when to lead and step down.
 asio::awaitable<void> leader_daemon::lease_loop() {
   while (!stopping_) {
+    // Every leader, standbys included, registers its queues: users can join them from now on.
+    if (!registered_) {
+      auto reg = co_await queues_.register_queues(opts_.queues);
+      registered_ = reg.ok();
+      if (!registered_) log::warn("cannot register queues yet: {}", reg.error().message);
+    }
     auto reply = co_await call_lease(lease_.next_call());
     if (stopping_) break;
     apply(lease_.on_reply(reply, std::chrono::steady_clock::now()));
