@@ -82,6 +82,11 @@ std::optional<bus_message> parse_bus_message(std::string_view text, std::string*
   if (!kind || kind->empty()) return fail("missing kind");
   if (!data) return fail("missing data");
   if (!ts || !ts->is_number()) return fail("missing ts");
+  // A ts that is no whole number of ms (1.5, -1, 1e300) is refused here, never thrown
+  // later: this runs in the worker's bus and sweeper loops.
+  boost::system::error_code ts_ec;
+  auto ts_ms = ts->to_number<std::int64_t>(ts_ec);
+  if (ts_ec || ts_ms < 0) return fail("ts is not a whole non-negative number of ms");
   bus_message m;
   m.id = std::string(*id);
   m.user = std::string(*user);
@@ -91,7 +96,7 @@ std::optional<bus_message> parse_bus_message(std::string_view text, std::string*
       .append(R"(,"data":)")
       .append(json::serialize(*data))
       .append(R"(,"ts":)")
-      .append(std::to_string(ts->to_number<std::int64_t>()))
+      .append(std::to_string(ts_ms))
       .append("}");
   m.raw = std::string(text);
   return m;

@@ -89,6 +89,20 @@ TEST_CASE("bus message: what is not one is refused with a reason") {
   CHECK_FALSE(parse_bus_message(""));
 }
 
+TEST_CASE("bus message: a ts that is no whole number of ms is refused, never thrown") {
+  // These run in the worker's bus and sweeper loops: an exception there ended the sweeper.
+  for (const char* ts : {"1.5", "-1", "1e300", "18446744073709551616"}) {
+    std::string text =
+        std::string(R"({"user":"a","id":"1","kind":"message","data":1,"ts":)") + ts + "}";
+    std::string why;
+    std::optional<pushonce::bus_message> m;
+    CHECK_NOTHROW(m = parse_bus_message(text, &why));
+    CHECK_FALSE(m);
+    CHECK(why == "ts is not a whole non-negative number of ms");
+  }
+  CHECK(parse_bus_message(R"({"user":"a","id":"1","kind":"message","data":1,"ts":2.0})"));
+}
+
 TEST_CASE("split_bus_payload: one message per line; empty lines skipped") {
   CHECK(split_bus_payload("").empty());
   CHECK(split_bus_payload("\n\n").empty());
