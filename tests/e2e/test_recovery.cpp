@@ -255,11 +255,26 @@ TEST_CASE("CLI: accept an assignment; token needs a secret and verifies") {
   CHECK(no_secret.exit_code == 1);
   CHECK(json::parse(no_secret.out).at("error") == "no_secret");
   CHECK(no_secret.err.rfind("error:", 0) == 0);
-  auto t = d.cli({"token", "erin", "--ttl", "60"}, {{"PUSHONCE_JWT_SECRET", "s3"}});
+  // A secret shorter than 32 bytes is refused: usage error, exit 2, a clear message.
+  auto weak = d.cli({"token", "erin"}, {{"PUSHONCE_JWT_SECRET", "s3"}});
+  CHECK(weak.exit_code == 2);
+  CHECK(weak.err.find("at least 32") != std::string::npos);
+  const std::string s3 = "recovery-test-jwt-secret-0123456789";
+  auto t = d.cli({"token", "erin", "--ttl", "60"}, {{"PUSHONCE_JWT_SECRET", s3}});
   REQUIRE(t.exit_code == 0);
   auto token = std::string(json::parse(t.out).at("token").as_string());
-  auto who = jwt::verify(token, "s3");
+  auto who = jwt::verify(token, s3);
   REQUIRE(who.ok());
   CHECK(who.value() == "erin");
-  CHECK(d.cli({"token", "erin", "--ttl", "0"}, {{"PUSHONCE_JWT_SECRET", "s3"}}).exit_code == 2);
+  CHECK(d.cli({"token", "erin", "--ttl", "0"}, {{"PUSHONCE_JWT_SECRET", s3}}).exit_code == 2);
+
+  // The gateway refuses to start with a short secret: exit 2 and an error: line.
+  auto gw = pushonce::test::run_cli("pushonce-gateway", {"--listen", "127.0.0.1:0"},
+                                    {{"PUSHONCE_JWT_SECRET", "short-secret"},
+                                     {"PUSHONCE_REDIS", d.url()},
+                                     {"PUSHONCE_NAMESPACE", d.ns()}},
+                                    10s);
+  INFO(gw.describe());
+  CHECK(gw.code() == 2);
+  CHECK(gw.run.err.find("at least 32") != std::string::npos);
 }
