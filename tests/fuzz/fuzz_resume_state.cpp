@@ -25,9 +25,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         break;
       case 1: {
         auto offset = next();
-        auto f = std::make_shared<const std::string>(
-            R"({"type":"message","id":"1","offset":)" + std::to_string(offset) +
-            R"(,"kind":"message","data":null,"ts":1})");
+        auto f = std::make_shared<const std::string>(R"({"type":"message","id":"1","offset":)" +
+                                                     std::to_string(offset) +
+                                                     R"(,"kind":"message","data":null,"ts":1})");
         (void)s.on_live(f);
         break;
       }
