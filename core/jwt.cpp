@@ -69,6 +69,13 @@ outcome<std::string> verify(std::string_view token, std::string_view secret) {
   return std::string(sub);
 }
 
+std::string secret_problem(std::string_view secret) {
+  if (secret.empty() || secret.size() >= min_secret_bytes) return {};
+  return "the JWT secret (PUSHONCE_JWT_SECRET or PUSHONCE_JWT_SECRET_FILE) has " +
+         std::to_string(secret.size()) + " bytes; at least " + std::to_string(min_secret_bytes) +
+         " are needed (e.g. head -c 32 /dev/urandom | base64)";
+}
+
 std::string secret_from_env() {
   if (const char* s = std::getenv("PUSHONCE_JWT_SECRET"); s && *s) return s;
   if (const char* f = std::getenv("PUSHONCE_JWT_SECRET_FILE"); f && *f) {

@@ -22,4 +22,12 @@ outcome<std::string> verify(std::string_view token, std::string_view secret);
 /// PUSHONCE_JWT_SECRET_FILE (trailing newline removed); empty when neither is set.
 std::string secret_from_env();
 
+/// HS256 secrets shorter than this are refused at start (RFC 7518 §3.2: a key of at least
+/// the hash's size, 256 bits).
+inline constexpr std::size_t min_secret_bytes = 32;
+
+/// Why `secret` cannot be used (too short), or "" when it can. An empty secret is "no
+/// secret" and is not judged here.
+std::string secret_problem(std::string_view secret);
+
 }  // namespace pushonce::jwt

@@ -87,8 +87,10 @@ std::optional<bus_message> parse_bus_message(std::string_view text, std::string*
   if (!kind || kind->empty()) return fail("missing kind");
   if (!data) return fail("missing data");
   if (!ts || !ts->is_number()) return fail("missing ts");
+  // A ts that is no whole number of ms (1.5, -1, 1e300) is refused here, never thrown
+  // later: this runs in the worker's bus and sweeper loops.
   auto ms = ts->to_number<std::int64_t>(ec);
-  if (ec || ms < 0) return fail("ts is not a non-negative integer");
+  if (ec || ms < 0) return fail("ts is not a whole non-negative number of ms");
   bus_message m;
   m.id = std::string(*id);
   m.user = std::string(*user);

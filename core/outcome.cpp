@@ -1,5 +1,7 @@
 #include "core/outcome.hpp"
 
+#include "core/redis/error_reply.hpp"
+
 namespace pushonce {
 
 errc code_of(std::string_view code) {
@@ -26,6 +28,10 @@ failure failure_of(const redis::result& r) {
   if (r.value.is_error()) {
     std::string code(r.value.error_code());
     std::string message(r.value.error_message());
+    // OOM, BUSY, READONLY, ...: Redis is there but refuses work for now (the connection
+    // logs which, and reconnects after a failover).
+    if (redis::classify_error_code(code) != redis::error_reply_class::ordinary)
+      return {"redis_unavailable", "Redis refused: " + std::string(r.value.str)};
     if (code == "ERR" || code == "NOSCRIPT" || code == "WRONGTYPE") {
       return {"internal", std::string(r.value.str)};
     }

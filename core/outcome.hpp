@@ -56,7 +56,9 @@ class outcome {
 };
 
 /// The failure a Redis result stands for: a transport error → redis_unavailable; an error
-/// reply → its first word as the code (scripts answer "<code> <message>").
+/// reply that says Redis refuses work for now (OOM, BUSY, READONLY, ...: redis/error_reply)
+/// → redis_unavailable; ERR, NOSCRIPT, WRONGTYPE → internal; any other error reply → its
+/// first word as the code (scripts answer "<code> <message>").
 failure failure_of(const redis::result& r);
 
 }  // namespace pushonce

@@ -35,11 +35,23 @@ asio::awaitable<outcome<join_result>> queue_api::join(std::string queue, std::st
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!valid_name(user)) co_return bad_name("user", user);
   strings k{keys_.queue(queue, "waiting"), keys_.queue(queue, "assigned"),
-            keys_.queue(queue, "ticket")};
+            keys_.queue(queue, "ticket"), keys_.queue(queue, "registered")};
   strings a{user, keys_.wake_channel(), queue};
   auto r = co_await run(*conn_, "join", std::move(k), std::move(a));
   if (!r.ok()) co_return failure_of(r);
   co_return join_result{r.value.at(0).integer, r.value.at(1).integer};
+}
+
+asio::awaitable<outcome<none>> queue_api::register_queues(std::vector<std::string> queues) {
+  std::vector<redis::command> cmds;
+  for (const auto& q : queues) {
+    if (!valid_name(q)) co_return bad_name("queue", q);
+    cmds.push_back({"SET", keys_.queue(q, "registered"), "1"});
+  }
+  auto rs = co_await conn_->exec_all(std::move(cmds));
+  for (auto& r : rs)
+    if (!r.ok()) co_return failure_of(r);
+  co_return none{};
 }
 
 asio::awaitable<outcome<none>> queue_api::leave(std::string queue, std::string user) {

@@ -38,7 +38,10 @@ class queue_api {
  public:
   queue_api(std::shared_ptr<redis::connection> conn, keys k, retention r = {});
 
+  /// Only a registered queue can be joined (failure not_found otherwise; nothing written).
   boost::asio::awaitable<outcome<join_result>> join(std::string queue, std::string user);
+  /// Marks queues as run by a leader (NS:{q:Q}:registered), so that users can join them.
+  boost::asio::awaitable<outcome<none>> register_queues(std::vector<std::string> queues);
   boost::asio::awaitable<outcome<none>> leave(std::string queue, std::string user);
   boost::asio::awaitable<outcome<long long>> position(std::string queue, std::string user);
   boost::asio::awaitable<outcome<queue_listing>> list(std::string queue, long long limit);

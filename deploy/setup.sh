@@ -8,6 +8,7 @@ packages=(
   libhiredis-dev libfmt-dev doctest-dev libssl-dev
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev libboost-program-options1.81-dev
   libjwt-dev redis-server redis-tools jq clang-format
+  clang libclang-rt-14-dev
   chromium
 )
 # Node.js runs the JS client's unit tests and the browser tests (Debian 12 ships 18.x;

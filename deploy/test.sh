@@ -1,15 +1,84 @@
 #!/usr/bin/env bash
-# The one command that installs what is missing, builds, and runs every test tier
-# (unit, integration against real redis-server processes, end-to-end with the real
-# programs). Usage: deploy/test.sh [ctest arguments, e.g. -L unit]
+# The one command that installs what is missing, builds, and runs every check, one function
+# per tier, each timed:
+#   setup     packages (deploy/setup.sh)
+#   build     the default build (RelWithDebInfo, -Werror) in build/
+#   release   the programs in Release (-O3) in build-release/: a user's build must compile
+#   format    clang-format --dry-run --Werror on every C++ file
+#   lua       the Lua scripts' smoke check (redis-cli)
+#   ctest     every CTest tier of build/ (unit, integration, e2e, chaos, js, browser)
+#   asan      ASan+UBSan build in build-asan/: unit, integration and e2e tiers; any
+#             sanitizer report (leak, UB, memory error) fails the run
+#   fuzz      libFuzzer targets (clang) in build-fuzz/, PUSHONCE_FUZZ_SECONDS each (30)
+# Usage: deploy/test.sh                 everything
+#        deploy/test.sh -L unit         setup, build, and only these ctest arguments
+#        PUSHONCE_TIERS="asan fuzz" deploy/test.sh   only the tiers named
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash deploy/setup.sh
-bash deploy/build.sh
-echo "== Formatting (.clang-format)"
-git ls-files '*.cpp' '*.hpp' | xargs clang-format --dry-run --Werror
-echo "== Lua scripts smoke check (redis-cli)"
-bash tests/integration/lua_smoke.sh
-echo "== CTest"
-cd build
-ctest --output-on-failure --timeout 900 "$@"
+root=$(pwd)
+
+timed() {
+  local name=$1 t0=$SECONDS
+  shift
+  echo "== $name"
+  "$@"
+  echo "== $name: done in $((SECONDS - t0)) s"
+}
+
+tier_setup() { bash deploy/setup.sh; }
+
+tier_build() {
+  PUSHONCE_CMAKE_ARGS="-DPUSHONCE_WERROR=ON ${PUSHONCE_CMAKE_ARGS:-}" bash deploy/build.sh
+}
+
+tier_release() {
+  PUSHONCE_BUILD_DIR=build-release PUSHONCE_BUILD_TYPE=Release \
+    PUSHONCE_CMAKE_ARGS="-DPUSHONCE_TESTS=OFF -DPUSHONCE_BENCH=OFF" \
+    bash deploy/build.sh pushonce-leader pushonce-worker pushonce-gateway
+}
+
+tier_format() { git ls-files '*.cpp' '*.hpp' | xargs clang-format --dry-run --Werror; }
+
+tier_lua() { bash tests/integration/lua_smoke.sh; }
+
+tier_ctest() { (cd build && ctest --output-on-failure --timeout 900 "$@"); }
+
+tier_asan() {
+  PUSHONCE_BUILD_DIR=build-asan PUSHONCE_CMAKE_ARGS="-DPUSHONCE_SANITIZE=ON -DPUSHONCE_BENCH=OFF" \
+    bash deploy/build.sh unit_tests integration_tests e2e_tests \
+    pushonce-leader pushonce-worker pushonce-gateway
+  # Leak checking is on (the default of ASan on Linux); a report makes the program exit
+  # non-zero. tests/sanitizer/lsan.supp lists third-party leaks only.
+  (cd build-asan &&
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1:exitcode=86 \
+      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      LSAN_OPTIONS=suppressions=$root/tests/sanitizer/lsan.supp \
+      ctest --output-on-failure --timeout 1800 -L 'unit|integration|e2e')
+}
+
+tier_fuzz() {
+  CC=clang CXX=clang++ cmake -S tests/fuzz -B build-fuzz >/dev/null
+  cmake --build build-fuzz -j "${PUSHONCE_JOBS:-2}"
+  local t
+  for t in protocol publish_api jwt resume_state; do
+    # New inputs go to build-fuzz/corpus/<target>; the repo's seeds are read only.
+    mkdir -p "build-fuzz/corpus/$t" "build-fuzz/crashes/$t"
+    echo "-- fuzz_$t (${PUSHONCE_FUZZ_SECONDS:-30} s)"
+    "build-fuzz/fuzz_$t" -max_total_time="${PUSHONCE_FUZZ_SECONDS:-30}" -timeout=10 \
+      -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="build-fuzz/crashes/$t/" \
+      "build-fuzz/corpus/$t" "tests/fuzz/corpus/$t" 2>&1 | tail -n 12
+    [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "fuzz_$t found a crash: build-fuzz/crashes/$t/"; return 1; }
+  done
+}
+
+t_all=$SECONDS
+if (($#)); then
+  timed setup tier_setup
+  timed build tier_build
+  timed ctest tier_ctest "$@"
+else
+  for tier in ${PUSHONCE_TIERS:-setup build release format lua ctest asan fuzz}; do
+    timed "$tier" "tier_$tier"
+  done
+fi
+echo "== all tiers passed in $((SECONDS - t_all)) s"

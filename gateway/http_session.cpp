@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -14,6 +13,7 @@
 #include <boost/beast/websocket/rfc6455.hpp>
 #include <limits>
 
+#include "core/exit_on_exception.hpp"
 #include "core/log.hpp"
 #include "gateway/gateway_state.hpp"
 #include "gateway/http_routes.hpp"
@@ -140,7 +140,7 @@ void start_http_session(tcp::socket socket, std::shared_ptr<gateway_state> state
       [s = std::move(socket), st = std::move(state)]() mutable {
         return run_session(std::move(s), std::move(st));
       },
-      asio::detached);
+      exit_on_exception("http session"));
 }
 
 }  // namespace pushonce::gateway

@@ -7,6 +7,7 @@
 
 #include "core/config.hpp"
 #include "core/heartbeat.hpp"
+#include "core/jwt.hpp"
 #include "core/log.hpp"
 #include "core/names.hpp"
 #include "core/program.hpp"
@@ -75,6 +76,7 @@ gateway::server_options to_options(const command_line& cl) {
     if (!valid_name(o.settings.id))
       throw usage_error("--id: use 1-128 characters of A-Z a-z 0-9 . _ @ -");
   }
+  if (auto why = jwt::secret_problem(jwt::secret_from_env()); !why.empty()) throw usage_error(why);
   if (const char* key = std::getenv("PUSHONCE_API_KEY"); key && *key)
     o.settings.api_key = std::string(key);
   if (const char* key = std::getenv("PUSHONCE_ADMIN_TOKEN"); key && *key)

@@ -2,10 +2,10 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "core/exit_on_exception.hpp"
 #include "gateway/protocol.hpp"
 #include "gateway/session.hpp"
 
@@ -71,7 +71,8 @@ void position_notifier::schedule(std::string queue) {
     self->timer_armed_ = false;
     auto queues = std::move(self->dirty_);
     self->dirty_.clear();
-    for (auto& q : queues) asio::co_spawn(self->strand_, self->refresh(q), asio::detached);
+    for (auto& q : queues)
+      asio::co_spawn(self->strand_, self->refresh(q), exit_on_exception("position refresh"));
   });
 }
 

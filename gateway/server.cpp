@@ -4,7 +4,6 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -15,6 +14,7 @@
 #include <csignal>
 #include <thread>
 
+#include "core/exit_on_exception.hpp"
 #include "core/heartbeat.hpp"
 #include "core/jwt.hpp"
 #include "core/log.hpp"
@@ -123,7 +123,7 @@ int server::run() {
         auto channel = wake;
         co_await sub->subscribe(std::move(channel));
       },
-      asio::detached);
+      exit_on_exception("gateway wake subscription"));
   lst->run();
   log::info("listening on {}:{} ({} threads), redis {}, namespace {}", opts_.listen_host,
             lst->local_endpoint().port(), opts_.threads, copts.where.display(), k.ns());
@@ -134,7 +134,7 @@ int server::run() {
   heartbeat hb(state->health_conn, k, "gateway", id, 1s, [registry] {
     return std::map<std::string, std::string>{{"sessions", std::to_string(registry->size())}};
   });
-  asio::co_spawn(control, hb.run(), asio::detached);
+  asio::co_spawn(control, hb.run(), exit_on_exception("gateway heartbeat"));
 
   // A user with an open session is not idle: its meta (epoch, offset) and inbox must not
   // expire under the session, or the next delivery would restart offsets at 1 in a new
@@ -152,7 +152,7 @@ int server::run() {
           co_await state->inboxes->refresh(std::move(users));
         }
       },
-      asio::detached);
+      exit_on_exception("gateway inbox keep-alive"));
 
   // Shutdown: stop accepting, close every session with 1001, drain (3 s at most), remove
   // the heartbeat, stop Redis, stop the loop.
@@ -187,7 +187,7 @@ int server::run() {
       return;
     }
     signalled = true;
-    asio::co_spawn(control, shutdown, asio::detached);
+    asio::co_spawn(control, shutdown, exit_on_exception("gateway shutdown"));
     signals.async_wait(on_signal);
   };
   signals.async_wait(on_signal);

@@ -1,9 +1,9 @@
 #include "gateway/session_flow.hpp"
 
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <random>
 
+#include "core/exit_on_exception.hpp"
 #include "core/log.hpp"
 #include "gateway/gateway_state.hpp"
 #include "gateway/op_handlers.hpp"
@@ -148,7 +148,7 @@ void session_flow::request_catch_up() {
           co_await catch_up_passes();
         } while (machine_.finish_catch_up());
       },
-      asio::detached);
+      exit_on_exception("session catch-up"));
 }
 
 void session_flow::on_live(const frame_ptr& f) {

@@ -14,7 +14,6 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -22,6 +21,7 @@
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/websocket.hpp>
 
+#include "core/exit_on_exception.hpp"
 #include "core/log.hpp"
 #include "gateway/gateway_state.hpp"
 #include "gateway/send_queue.hpp"
@@ -73,7 +73,7 @@ class websocket_session final : public session,
         [self = shared_from_this(), req = std::move(req)]() mutable {
           return self->run(std::move(req));
         },
-        asio::detached);
+        exit_on_exception("websocket session"));
   }
 
   // session: thread-safe entry points.
@@ -180,7 +180,7 @@ class websocket_session final : public session,
           co_await self->flow_.on_frame(std::move(f), text);
           self->do_read();
         },
-        asio::detached);
+        exit_on_exception("websocket frame"));
   }
 
   void arm_hello_timer() {

@@ -90,6 +90,7 @@ asio::awaitable<int> token(admin_context& ctx) {
   auto secret = jwt::secret_from_env();
   if (secret.empty())
     co_return ctx.out.fail({"no_secret", "set PUSHONCE_JWT_SECRET (or PUSHONCE_JWT_SECRET_FILE)"});
+  if (auto why = jwt::secret_problem(secret); !why.empty()) co_return ctx.out.usage(why);
   auto t = jwt::mint(user, std::chrono::seconds(ttl), secret);
   auto exp = std::chrono::duration_cast<std::chrono::seconds>(
                  std::chrono::system_clock::now().time_since_epoch())

@@ -4,10 +4,10 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include "core/exit_on_exception.hpp"
 #include "core/heartbeat.hpp"
 #include "core/log.hpp"
 #include "core/redis/scripts.hpp"
@@ -51,10 +51,10 @@ void leader_daemon::start() {
         co_await sub_->subscribe(std::move(wake));
         co_await sub_->subscribe(std::move(released));
       },
-      asio::detached);
-  asio::co_spawn(ex_, lease_loop(), asio::detached);
-  asio::co_spawn(ex_, assign_loop(), asio::detached);
-  asio::co_spawn(ex_, expire_loop(), asio::detached);
+      exit_on_exception("leader subscriptions"));
+  asio::co_spawn(ex_, lease_loop(), exit_on_exception("leader lease loop"));
+  asio::co_spawn(ex_, assign_loop(), exit_on_exception("leader assign loop"));
+  asio::co_spawn(ex_, expire_loop(), exit_on_exception("leader expire loop"));
 }
 
 void leader_daemon::on_wake(const std::string& channel, const std::string& payload) {
@@ -120,6 +120,12 @@ void leader_daemon::fenced(std::string_view why) {
 // Renews every third of the lease; lease_state decides when to lead and step down.
 asio::awaitable<void> leader_daemon::lease_loop() {
   while (!stopping_) {
+    // Every leader, standbys included, registers its queues: users can join them from now on.
+    if (!registered_) {
+      auto reg = co_await queues_.register_queues(opts_.queues);
+      registered_ = reg.ok();
+      if (!registered_) log::warn("cannot register queues yet: {}", reg.error().message);
+    }
     auto reply = co_await call_lease(lease_.next_call());
     if (stopping_) break;
     apply(lease_.on_reply(reply, std::chrono::steady_clock::now()));

@@ -63,6 +63,7 @@ class leader_daemon {
   std::map<std::string, long long> sources_;
   lease_state lease_;
   bool stopping_ = false;
+  bool registered_ = false;  // opts_.queues are marked registered in Redis
   unsigned long long assigned_ = 0;
 };
 

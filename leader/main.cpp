@@ -1,12 +1,12 @@
 // pushonce-leader: `run` is the queue daemon; every other subcommand is the admin CLI.
 
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/program_options.hpp>
 #include <cstring>
 
+#include "core/exit_on_exception.hpp"
 #include "core/heartbeat.hpp"
 #include "core/log.hpp"
 #include "core/names.hpp"
@@ -64,7 +64,7 @@ int run_daemon(command_line& cl) {
           co_await d.stop();
           io.stop();
         },
-        asio::detached);
+        exit_on_exception("leader shutdown"));
   });
   io.run();
   log::info("stopped after {} assignments", d.assigned());
@@ -102,7 +102,7 @@ int run_command(command_line& cl, bool json) {
         code = co_await leader::run_admin(ctx, command);
         conn->stop();
       },
-      asio::detached);
+      exit_on_exception("admin command"));
   io.run();
   return code;
 }

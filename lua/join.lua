@@ -2,10 +2,15 @@
 -- KEYS[1] NS:{q:Q}:waiting (zset user -> ticket)
 -- KEYS[2] NS:{q:Q}:assigned (hash user -> resource)
 -- KEYS[3] NS:{q:Q}:ticket (string counter)
+-- KEYS[4] NS:{q:Q}:registered (set by every leader that runs the queue)
 -- ARGV[1] user, ARGV[2] wake channel, ARGV[3] queue name
 -- Returns {position (1 = next), ticket}.
--- Errors: already_queued, already_assigned.
+-- Errors: not_found (no leader has ever run the queue: nothing is written),
+-- already_queued, already_assigned.
 local user = ARGV[1]
+if redis.call('EXISTS', KEYS[4]) == 0 then
+  return redis.error_reply('not_found queue ' .. ARGV[3] .. ' is not run by any leader')
+end
 if redis.call('ZSCORE', KEYS[1], user) then
   return redis.error_reply('already_queued ' .. user .. ' is already queued')
 end

@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 
 #include "core/dead_letter_entry.hpp"
+#include "core/exit_on_exception.hpp"
 #include "core/log.hpp"
 
 namespace pushonce::worker {
@@ -52,10 +53,10 @@ void bus_worker::start() {
         else
           log::info("worker {} listening on {}", opts_.id, keys_.bus_channel());
       },
-      asio::detached);
-  asio::co_spawn(ex_, heartbeat_.run(), asio::detached);
-  asio::co_spawn(ex_, flush_stats_loop(), asio::detached);
-  asio::co_spawn(ex_, sweeper_.run(), asio::detached);
+      exit_on_exception("worker bus subscription"));
+  asio::co_spawn(ex_, heartbeat_.run(), exit_on_exception("worker heartbeat"));
+  asio::co_spawn(ex_, flush_stats_loop(), exit_on_exception("worker stats flush"));
+  asio::co_spawn(ex_, sweeper_.run(), exit_on_exception("sweeper"));
 }
 
 void bus_worker::on_bus_message(std::string payload) {
@@ -98,7 +99,7 @@ void bus_worker::pump() {
     auto batch = std::move(queued_.front());
     queued_.pop_front();
     queued_messages_ -= batch.size();
-    asio::co_spawn(ex_, process(std::move(batch)), asio::detached);
+    asio::co_spawn(ex_, process(std::move(batch)), exit_on_exception("worker batch"));
   }
 }
 

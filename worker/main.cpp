@@ -1,12 +1,12 @@
 // pushonce-worker: claims bus messages and delivers the ones it wins (docs/protocol.md).
 
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/program_options.hpp>
 
 #include "core/defaults.hpp"
+#include "core/exit_on_exception.hpp"
 #include "core/heartbeat.hpp"
 #include "core/log.hpp"
 #include "core/names.hpp"
@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
             co_await w.stop(std::chrono::milliseconds(5000));
             io.stop();
           },
-          asio::detached);
+          exit_on_exception("worker shutdown"));
     });
     io.run();
     const auto& c = w.counters();

@@ -1,6 +1,7 @@
 #include "worker/sweep_plan.hpp"
 
 #include <algorithm>
+#include <charconv>
 
 namespace pushonce::worker {
 
@@ -10,7 +11,10 @@ std::optional<long long> stream_ms(const std::string& entry_id) {
   auto ms = entry_id.substr(0, dash);
   if (ms.empty() || ms.size() > 15 || ms.find_first_not_of("0123456789") != std::string::npos)
     return std::nullopt;
-  return std::stoll(ms);
+  long long v = 0;
+  auto [end, ec] = std::from_chars(ms.data(), ms.data() + ms.size(), v);
+  if (ec != std::errc{} || end != ms.data() + ms.size()) return std::nullopt;
+  return v;
 }
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include "core/log.hpp"
 #include "core/redis/complete.hpp"
 #include "core/redis/error.hpp"
+#include "core/redis/error_reply.hpp"
 #include "core/redis/link.hpp"
 #include "core/redis/request_queue.hpp"
 
@@ -30,8 +31,18 @@ struct connection::state : link::client {
   link io;
   request_queue queue;
 
-  void on_up() override { io.notify_connected(); }
-  bool on_reply(reply r) override { return queue.on_reply(std::move(r)); }
+  void on_up() override {
+    failed_over = false;
+    io.notify_connected();
+  }
+  bool on_reply(reply r) override {
+    auto what = r.is_error() ? classify_error_code(r.error_code()) : error_reply_class::ordinary;
+    if (what == error_reply_class::ordinary) return queue.on_reply(std::move(r));
+    std::string code(r.error_code());
+    if (!queue.on_reply(std::move(r))) return false;
+    on_refusal(code, what);
+    return true;
+  }
   void fill(std::string& out, std::size_t max_bytes) override { queue.write_into(out, max_bytes); }
   void on_down() override { queue.on_disconnect(); }
   // A command that waited its whole timeout *in flight* means the server stopped
@@ -44,6 +55,30 @@ struct connection::state : link::client {
     return stuck;
   }
   void on_stopped() override { queue.close(error::stopped); }
+
+  // READONLY/LOADING/MASTERDOWN: the connection is dropped so that the next one finds the
+  // new master. OOM/BUSY/MISCONF: the command fails as redis_unavailable (core/outcome);
+  // the log says which, at most once a second per connection.
+  void on_refusal(const std::string& code, error_reply_class what) {
+    auto now = link::clock_type::now();
+    if (what == error_reply_class::failover) {
+      if (failed_over) return;  // the replies still buffered say the same
+      failed_over = true;
+      log::warn("redis: {} answered {} ({}); reconnecting", io.options().where.display(), code,
+                describe_error_code(code));
+      io.drop();
+      return;
+    }
+    ++refusals;
+    if (now - last_refusal_log < std::chrono::seconds(1)) return;
+    log::warn("redis: {} answered {} ({}): {} command(s) refused, answered as unavailable",
+              io.options().where.display(), code, describe_error_code(code), refusals);
+    refusals = 0;
+    last_refusal_log = now;
+  }
+  link::clock_type::time_point last_refusal_log{};
+  std::size_t refusals = 0;
+  bool failed_over = false;
 
   void push(command cmd, handler_type h) {
     if (queue.push(std::move(cmd), std::move(h), link::clock_type::now())) io.wake();

@@ -11,8 +11,18 @@
 namespace pushonce::redis {
 namespace {
 
+// The URL as it may be logged: whatever stands between "://" and the last '@' (user and
+// password) becomes "***". A URL that is refused is shown this way, never with its password.
+std::string redacted(std::string_view url) {
+  auto start = url.find("://");
+  start = start == std::string_view::npos ? 0 : start + 3;
+  auto at = url.rfind('@');
+  if (at == std::string_view::npos || at < start) return std::string(url);
+  return fmt::format("{}***{}", url.substr(0, start), url.substr(at));
+}
+
 [[noreturn]] void fail(std::string_view url, std::string_view reason) {
-  throw std::invalid_argument(fmt::format("bad redis URL '{}': {}", url, reason));
+  throw std::invalid_argument(fmt::format("bad redis URL '{}': {}", redacted(url), reason));
 }
 
 bool all_digits(std::string_view s) {

@@ -21,6 +21,9 @@ class category final : public std::error_category {
         return "too many Redis commands waiting";
       case error::stopped:
         return "the Redis client was stopped";
+      case error::refused:
+        return "Redis refused work for now (busy in a script, loading, out of memory, or a "
+               "read-only replica)";
     }
     return "unknown Redis error";
   }

@@ -12,6 +12,7 @@ enum class error {
   protocol,      // the server sent something the RESP parser rejected
   queue_full,    // too many commands waiting for a connection
   stopped,       // the client was stopped
+  refused,       // Redis refused the login commands for now (BUSY, LOADING, OOM, ...)
 };
 
 const std::error_category& error_category();

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 
+#include "core/exit_on_exception.hpp"
 #include "core/log.hpp"
 
 namespace pushonce::redis {
@@ -36,8 +36,8 @@ link::link(asio::any_io_executor ex, connection_options opts, std::string role, 
 void link::start(std::shared_ptr<void> keep_alive) {
   if (started_ || stopped_) return;
   started_ = true;
-  asio::co_spawn(strand_, ticker(keep_alive), asio::detached);
-  asio::co_spawn(strand_, run(std::move(keep_alive)), asio::detached);
+  asio::co_spawn(strand_, ticker(keep_alive), exit_on_exception("redis link ticker"));
+  asio::co_spawn(strand_, run(std::move(keep_alive)), exit_on_exception("redis link run loop"));
 }
 
 void link::stop() {

@@ -12,6 +12,7 @@
 #include <charconv>
 
 #include "core/redis/error.hpp"
+#include "core/redis/error_reply.hpp"
 
 namespace pushonce::redis {
 
@@ -150,7 +151,9 @@ asio::awaitable<std::error_code> resp_stream::connect(const connection_options& 
     if (rec) co_return rec;
     auto [cec, ep] = co_await asio::async_connect(socket_, endpoints, use_tuple);
     if (cec) co_return cec;
-    socket_.set_option(tcp::no_delay(true));
+    boost::system::error_code opt_ec;  // never throw here: it would end the run loop
+    socket_.set_option(tcp::no_delay(true), opt_ec);
+    if (opt_ec) co_return opt_ec;
 
     std::vector<command> hello;
     if (!opts.where.password.empty()) hello.push_back(login_command(opts));
@@ -166,7 +169,11 @@ asio::awaitable<std::error_code> resp_stream::connect(const connection_options& 
       if (auto e = co_await read(r)) co_return e;
       // A wrong password or db is not a transport fault, but retrying will not fix it
       // either; report it as a refused connection so the caller backs off and logs.
-      if (r.is_error()) co_return std::make_error_code(std::errc::permission_denied);
+      if (r.is_error()) {
+        if (classify_error_code(r.error_code()) != error_reply_class::ordinary)
+          co_return error::refused;  // BUSY, LOADING, READONLY ...: try again later
+        co_return std::make_error_code(std::errc::permission_denied);
+      }
     }
     co_return std::error_code{};
   };

@@ -499,7 +499,7 @@ describe('waiting room in a browser', { skip: skipReason ?? false }, () => {
       await shot(frank.page, 'jwt-frank');
 
       // A well-formed token signed with another secret.
-      const bad = await leader(['token', 'mallory', '--ttl', '60'], { env: stackEnv({ PUSHONCE_JWT_SECRET: 'not-the-secret' }) });
+      const bad = await leader(['token', 'mallory', '--ttl', '60'], { env: stackEnv({ PUSHONCE_JWT_SECRET: 'not-the-secret-but-long-enough-0123456789' }) });
       const mallory = await openPage('mallory', jwtBase);
       await mallory.page.fill('#token', bad);
       await mallory.page.click('#connect');

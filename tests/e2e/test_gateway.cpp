@@ -251,6 +251,20 @@ TEST_CASE("gateway: WebSocket ops") {
   REQUIRE(c.send(R"({"op":"ack"})"));
   CHECK(str(parse(c.receive()), "code") == "bad_request");
 
+  // A queue that no leader runs: not_found, and not one key is written for it.
+  auto keys_of = [&](const std::string& pattern) {
+    return gw.d.redis().integer(
+        {"EVAL", "return #redis.call('KEYS', ARGV[1])", "0", gw.d.ns() + ":" + pattern});
+  };
+  REQUIRE(c.send(R"({"op":"join","queue":"nowhere"})"));
+  e = parse(c.receive());
+  CHECK(str(e, "code") == "not_found");
+  CHECK(str(e, "op") == "join");
+  CHECK(keys_of("{q:nowhere}*") == 0);
+
+  // A leader runs "default" (and registers it): joins work.
+  gw.d.start_leader();
+  REQUIRE_MESSAGE(gw.d.wait_ready(10s), gw.d.ready_failure());
   REQUIRE(c.send(R"({"op":"join"})"));
   auto j = parse(c.receive());
   CHECK(str(j, "type") == "joined");

@@ -22,7 +22,7 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr const char* secret = "feature-test-secret";
+constexpr const char* secret = "feature-test-secret-0123456789abcdef";
 constexpr const char* admin_token = "admin-token-1";
 
 // A leader, a worker and a gateway in a fresh namespace on the shared redis-server, with a

@@ -253,7 +253,15 @@ TEST_CASE("CLI contract: exit codes, JSON errors, error: lines") {
     CHECK(plain.error_line());
   }
 
+  SUBCASE("join of a queue no leader runs: not_found, exit 1, nothing written") {
+    expect_error(d.admin({"join", "bob", "--queue", "nowhere", "--json"}), 1, "not_found");
+    CHECK(d.redis().integer(
+              {"EVAL", "return #redis.call('KEYS', ARGV[1])", "0", d.ns() + ":{q:nowhere}*"}) == 0);
+  }
+
   SUBCASE("join twice: already_queued, exit 1") {
+    d.start_leader();
+    REQUIRE_MESSAGE(d.wait_ready(), d.ready_failure());
     auto r = d.admin({"join", "bob", "--json"});
     INFO(r.describe());
     REQUIRE(r.code() == 0);

@@ -74,6 +74,29 @@ TEST_CASE("recovery: messages published while no worker runs are delivered once 
   CHECK(d.counter("delivered") == 5);
 }
 
+TEST_CASE("recovery: a bus message with a bad number kills neither the bus loop nor the sweeper") {
+  deployment d("badnumber");
+  auto& w = d.start_worker({"--lease-ms", "1000", "--sweep-interval-ms", "200"});
+  REQUIRE(d.wait_subscribers(d.k().bus_channel(), 1));
+  // A ts of 1.5 ms made Boost.JSON throw inside parse_bus_message: on the bus it ended the
+  // subscriber's read loop, in the outbox it ended the sweeper (both in silence).
+  const std::string bad = R"({"user":"alice","id":"1","kind":"message","data":1,"ts":1.5})";
+  d.redis().cmd({"PUBLISH", d.k().bus_channel(), bad});
+  d.redis().cmd({"XADD", d.k().bus(0, "outbox"), "1-1", "m", bad});
+  REQUIRE(wait_until([&] { return d.counter("dead_lettered") >= 1; }, 10s));
+  CHECK(w.running());
+
+  // Both paths still work: a live publish, and one that only the sweeper can deliver.
+  auto first = id_of(d.admin_json({"publish", "alice", R"({"n":1})"}));
+  auto inbox = d.k().user("alice", "inbox");
+  REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 1; }, 10s));
+  d.redis().cmd({"XADD", d.k().bus(0, "outbox"), "*", "m",
+                 R"({"id":"4096","user":"bob","src":"bus:0","kind":"message","data":2,"ts":1})"});
+  REQUIRE(wait_until([&] { return d.redis().inbox(d.k().user("bob", "inbox")).size() == 1; }, 10s));
+  CHECK(w.running());
+  CHECK(first.size() > 0);
+}
+
 TEST_CASE("recovery: outbox entries trimmed before any sweep are counted as retention_exceeded") {
   deployment d("trimmed", {{"PUSHONCE_OUTBOX_RETENTION_MS", "1000"}});
   auto load = d.redis().cmd({"SCRIPT", "LOAD", redis::get_script("publish").text});
@@ -282,11 +305,26 @@ TEST_CASE("CLI: accept an assignment; token needs a secret and verifies") {
   CHECK(no_secret.exit_code == 1);
   CHECK(json::parse(no_secret.out).at("error") == "no_secret");
   CHECK(no_secret.err.rfind("error:", 0) == 0);
-  auto t = d.cli({"token", "erin", "--ttl", "60"}, {{"PUSHONCE_JWT_SECRET", "s3"}});
+  // A secret shorter than 32 bytes is refused: usage error, exit 2, a clear message.
+  auto weak = d.cli({"token", "erin"}, {{"PUSHONCE_JWT_SECRET", "s3"}});
+  CHECK(weak.exit_code == 2);
+  CHECK(weak.err.find("at least 32") != std::string::npos);
+  const std::string s3 = "recovery-test-jwt-secret-0123456789";
+  auto t = d.cli({"token", "erin", "--ttl", "60"}, {{"PUSHONCE_JWT_SECRET", s3}});
   REQUIRE(t.exit_code == 0);
   auto token = std::string(json::parse(t.out).at("token").as_string());
-  auto who = jwt::verify(token, "s3");
+  auto who = jwt::verify(token, s3);
   REQUIRE(who.ok());
   CHECK(who.value() == "erin");
-  CHECK(d.cli({"token", "erin", "--ttl", "0"}, {{"PUSHONCE_JWT_SECRET", "s3"}}).exit_code == 2);
+  CHECK(d.cli({"token", "erin", "--ttl", "0"}, {{"PUSHONCE_JWT_SECRET", s3}}).exit_code == 2);
+
+  // The gateway refuses to start with a short secret: exit 2 and an error: line.
+  auto gw = pushonce::test::run_cli("pushonce-gateway", {"--listen", "127.0.0.1:0"},
+                                    {{"PUSHONCE_JWT_SECRET", "short-secret"},
+                                     {"PUSHONCE_REDIS", d.url()},
+                                     {"PUSHONCE_NAMESPACE", d.ns()}},
+                                    10s);
+  INFO(gw.describe());
+  CHECK(gw.code() == 2);
+  CHECK(gw.run.err.find("at least 32") != std::string::npos);
 }

@@ -76,7 +76,7 @@ NS=t
 WAKE=$NS:leader:wake
 BUS=$NS:bus
 Q="$NS:{q:default}"
-W=$Q:waiting; A=$Q:assigned; T=$Q:ticket
+W=$Q:waiting; A=$Q:assigned; T=$Q:ticket; REG=$Q:registered
 RM=$Q:res:meta; RF=$Q:res:free; RS=$Q:res:seq; RH=$Q:res:holder
 SEQ=$Q:seq; OUT=$Q:outbox; FENCE=$Q:fence
 ASSIGN_KEYS=(8 "$W" "$A" "$RM" "$RF" "$RH" "$SEQ" "$OUT" "$FENCE")
@@ -102,12 +102,15 @@ check_match "source: exhausted past 4095" "^\(error\) exhausted " "$(ev source 1
 check "source: exhausted allocates nothing" "0" "$(rc HEXISTS $NS:sources q:more)"
 
 # --- join.lua / leave.lua ---------------------------------------------------------------
-check "join: alice first" "1) (integer) 1 | 2) (integer) 1" "$(ev join 3 "$W" "$A" "$T" alice "$WAKE" default)"
-check "join: bob second" "1) (integer) 2 | 2) (integer) 2" "$(ev join 3 "$W" "$A" "$T" bob "$WAKE" default)"
-check_match "join: alice again -> already_queued" "^\(error\) already_queued " "$(ev join 3 "$W" "$A" "$T" alice "$WAKE" default)"
-check "join: carol third" "1) (integer) 3 | 2) (integer) 3" "$(ev join 3 "$W" "$A" "$T" carol "$WAKE" default)"
+check_match "join: unregistered queue -> not_found" "^\(error\) not_found " "$(ev join 4 "$W" "$A" "$T" "$REG" alice "$WAKE" default)"
+check "join: not_found writes no key" "0" "$(rc EXISTS "$W" "$A" "$T")"
+rc SET "$REG" 1 >/dev/null
+check "join: alice first" "1) (integer) 1 | 2) (integer) 1" "$(ev join 4 "$W" "$A" "$T" "$REG" alice "$WAKE" default)"
+check "join: bob second" "1) (integer) 2 | 2) (integer) 2" "$(ev join 4 "$W" "$A" "$T" "$REG" bob "$WAKE" default)"
+check_match "join: alice again -> already_queued" "^\(error\) already_queued " "$(ev join 4 "$W" "$A" "$T" "$REG" alice "$WAKE" default)"
+check "join: carol third" "1) (integer) 3 | 2) (integer) 3" "$(ev join 4 "$W" "$A" "$T" "$REG" carol "$WAKE" default)"
 rc HSET "$A" dave r-old >/dev/null
-check_match "join: assigned user -> already_assigned" "^\(error\) already_assigned " "$(ev join 3 "$W" "$A" "$T" dave "$WAKE" default)"
+check_match "join: assigned user -> already_assigned" "^\(error\) already_assigned " "$(ev join 4 "$W" "$A" "$T" "$REG" dave "$WAKE" default)"
 rc HDEL "$A" dave >/dev/null
 check "join: failed joins take no ticket" "3" "$(rc GET "$T")"
 check "leave: carol" "(integer) 1" "$(ev leave 1 "$W" carol "$WAKE" default)"
@@ -152,7 +155,7 @@ check "assign: newer token stored" "7" "$(rc GET "$FENCE")"
 M=$(rc XREVRANGE "$OUT" + - COUNT 1 | sed -n 3p)
 check "assign: accept_by = ts + timeout" "30000" "$(echo "$M" | jq '.data.accept_by - .ts')"
 check "assign: queue empty now -> nil" "(nil)" "$(ev assign "${ASSIGN_KEYS[@]}" default 16 0 0 100000 "$BUS")"
-check_match "assign: alice cannot join while assigned" "^\(error\) already_assigned " "$(ev join 3 "$W" "$A" "$T" alice "$WAKE" default)"
+check_match "assign: alice cannot join while assigned" "^\(error\) already_assigned " "$(ev join 4 "$W" "$A" "$T" "$REG" alice "$WAKE" default)"
 check_match "assign: bad source -> bad_request" "^\(error\) bad_request " "$(ev assign "${ASSIGN_KEYS[@]}" default x 0 0 100000 "$BUS")"
 check "assign: equal token accepted (same leader)" "(nil)" "$(ev assign "${ASSIGN_KEYS[@]}" default 16 7 0 100000 "$BUS")"
 
@@ -161,7 +164,7 @@ check_match "release: free resource -> not_assigned" "^\(error\) not_assigned " 
 check_match "release: unknown -> not_found" "^\(error\) not_found " "$(ev resource_release 5 "$RM" "$RF" "$RS" "$RH" "$A" nope "$WAKE" default)"
 check "release: r1" "(integer) 1" "$(ev resource_release 5 "$RM" "$RF" "$RS" "$RH" "$A" r1 "$WAKE" default)"
 check "release: alice no longer assigned, r1 free after r3" "0 0 r3 r1" "$(rc HEXISTS "$A" alice) $(rc HEXISTS "$RH" r1) $(rc ZRANGE "$RF" 0 -1 | paste -sd' ' -)"
-check "release: alice may join again" "1) (integer) 1 | 2) (integer) 4" "$(ev join 3 "$W" "$A" "$T" alice "$WAKE" default)"
+check "release: alice may join again" "1) (integer) 1 | 2) (integer) 4" "$(ev join 4 "$W" "$A" "$T" "$REG" alice "$WAKE" default)"
 check "assign: alice gets r3 (freed first)" '1) "12304" | 2) "alice" | 3) "r3"' "$(ev assign "${ASSIGN_KEYS[@]}" default 16 7 0 100000 "$BUS")"
 M=$(rc XREVRANGE "$OUT" + - COUNT 1 | sed -n 3p)
 check "assign: meta null spliced" "null" "$(echo "$M" | jq -c .data.meta)"
@@ -177,13 +180,13 @@ check "assign: nothing free after removals -> nil" "(nil)" "$(ev assign "${ASSIG
 # --- ids across digit boundaries and near 2^52 ------------------------------------------
 rc SET "$SEQ" 8 >/dev/null
 ev resource_add 3 "$RM" "$RF" "$RS" "$WAKE" default "" r5 r6 >/dev/null
-ev join 3 "$W" "$A" "$T" bob "$WAKE" default >/dev/null
-ev join 3 "$W" "$A" "$T" carol "$WAKE" default >/dev/null
+ev join 4 "$W" "$A" "$T" "$REG" bob "$WAKE" default >/dev/null
+ev join 4 "$W" "$A" "$T" "$REG" carol "$WAKE" default >/dev/null
 check "ids: seq 9" '1) "36880" | 2) "bob" | 3) "r5"' "$(ev assign "${ASSIGN_KEYS[@]}" default 16 7 0 100000 "$BUS")"
 check "ids: seq 10 (numerically larger, string-smaller than seq 2's 8208)" '1) "40976" | 2) "carol" | 3) "r6"' "$(ev assign "${ASSIGN_KEYS[@]}" default 16 7 0 100000 "$BUS")"
 rc SET "$SEQ" 1099511627776 >/dev/null   # 2^40
 ev resource_add 3 "$RM" "$RF" "$RS" "$WAKE" default "" r7 >/dev/null
-ev join 3 "$W" "$A" "$T" erin "$WAKE" default >/dev/null
+ev join 4 "$W" "$A" "$T" "$REG" erin "$WAKE" default >/dev/null
 check "ids: seq 2^40+1 -> exact 2^52+4096+16" '1) "4503599627374608" | 2) "erin" | 3) "r7"' "$(ev assign "${ASSIGN_KEYS[@]}" default 16 7 0 100000 "$BUS")"
 check "ids: outbox m id matches" '"4503599627374608"' "$(rc XREVRANGE "$OUT" + - COUNT 1 | sed -n 3p | jq .id)"
 

@@ -31,7 +31,9 @@ bool all_digits(const std::string& s) {
 
 }  // namespace
 
-TEST_CASE("queue: join, already_queued, position, leave, not_queued, list order") {
+TEST_CASE(
+    "queue: join (registered queues only), already_queued, position, leave, not_queued, list "
+    "order") {
   redis_fixture fx;
   queue_api api(fx.conn, fx.k);
   received wakes;
@@ -40,6 +42,21 @@ TEST_CASE("queue: join, already_queued, position, leave, not_queued, list order"
   const std::string wake = fx.k.wake_channel();
   CHECK(wake == "t:leader:wake");
   fx.run([&]() -> asio::awaitable<void> {
+    // A queue no leader has registered cannot be joined, and the refusal writes nothing.
+    pushonce::redis::command keys_cmd{"KEYS", "*"};
+    CO_LET(auto before, fx.conn->exec(keys_cmd));
+    CO_LET(auto unknown, api.join(q, "alice"));
+    REQUIRE_FALSE(unknown.ok());
+    CHECK(unknown.error().code == "not_found");
+    CO_LET(auto after, fx.conn->exec(keys_cmd));
+    CHECK(after.value.elements.size() == before.value.elements.size());
+
+    std::vector<std::string> queues{q, "other"};
+    CO_LET(auto reg, api.register_queues(std::move(queues)));
+    REQUIRE(reg.ok());
+    std::vector<std::string> bad_queues{"a{b}"};
+    CO_LET(auto bad_reg, api.register_queues(std::move(bad_queues)));
+    CHECK(bad_reg.error().code == "bad_request");
     std::string ch = wake;
     CO_LET(auto sec, sub->subscribe(std::move(ch)));
     REQUIRE_FALSE(sec);
@@ -115,6 +132,9 @@ TEST_CASE("queue: resources add (meta stored, exists adds nothing), release, rem
   const std::string q = "default";
   const std::string meta = R"({"gpu":1,"tags":[],"big":12345678901234567890})";
   fx.run([&]() -> asio::awaitable<void> {
+    std::vector<std::string> queues{q};
+    CO_LET(auto reg, api.register_queues(std::move(queues)));
+    REQUIRE(reg.ok());
     std::vector<std::string> ids{"r1", "r2"};
     CO_LET(auto add, api.add_resources(q, ids, meta));
     REQUIRE(add.ok());
@@ -227,6 +247,9 @@ TEST_CASE("queue: assign_one is FIFO, one resource per user, publishes the bus m
   const std::string meta = R"({"gpu":1,"tags":["a"]})";
   std::vector<pushonce::assignment> got;
   fx.run([&]() -> asio::awaitable<void> {
+    std::vector<std::string> queues{q};
+    CO_LET(auto reg, api.register_queues(std::move(queues)));
+    REQUIRE(reg.ok());
     std::string ch = fx.k.bus_channel();
     CO_LET(auto sec, sub->subscribe(std::move(ch)));
     REQUIRE_FALSE(sec);
@@ -346,6 +369,9 @@ TEST_CASE("queue: ids are decimal strings that grow as numbers across digit boun
   const std::string q = "default";
   std::vector<std::string> ids;
   fx.run([&]() -> asio::awaitable<void> {
+    std::vector<std::string> queues{q};
+    CO_LET(auto reg, api.register_queues(std::move(queues)));
+    REQUIRE(reg.ok());
     CO_LET(auto src, api.source_index(q));
     const long long source = src.value();
     auto assign_n = [&](int n) -> asio::awaitable<void> {

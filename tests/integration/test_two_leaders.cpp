@@ -38,6 +38,9 @@ std::string numbered(const char* prefix, int i) {
 
 // Users u0000.. join in order; resources r0000.. are added in order.
 asio::awaitable<void> fill(queue_api& api, std::string q, int n) {
+  std::vector<std::string> queues{q};
+  CO_LET(auto reg, api.register_queues(std::move(queues)));
+  REQUIRE(reg.ok());
   for (int i = 0; i < n; ++i) {
     CO_LET(auto j, api.join(q, numbered("u", i)));
     REQUIRE(j.ok());

@@ -252,6 +252,22 @@ TEST_CASE("bad redis URLs") {
   }
 }
 
+TEST_CASE("a refused redis URL never shows its password") {
+  for (const char* bad : {"redis://bob:hunter2@h:abc", "redis://:hunter2@h:6379/x",
+                          "redis://bob:hunter2@h:6379?db=1", "http://bob:hunter2@h:1",
+                          "redis://bob:hunter2@", "redis://b@b:hunter2@h:0", "bob:hunter2@h"}) {
+    CAPTURE(bad);
+    try {
+      endpoint::parse(bad);
+      FAIL("no exception");
+    } catch (const std::invalid_argument& e) {
+      std::string what = e.what();
+      CHECK(what.find("hunter2") == std::string::npos);
+      CHECK(what.find("***@") != std::string::npos);
+    }
+  }
+}
+
 TEST_CASE("retention: defaults, options, environment, bounds") {
   using namespace std::chrono_literals;
   clean_env env;

@@ -1,0 +1,37 @@
+#include "core/redis/error_reply.hpp"
+
+#include <utility>
+
+namespace pushonce::redis {
+namespace {
+
+struct known {
+  std::string_view code;
+  error_reply_class what;
+  std::string_view description;
+};
+
+constexpr known codes[] = {
+    {"READONLY", error_reply_class::failover, "the server is a read-only replica"},
+    {"LOADING", error_reply_class::failover, "the server is loading its data set"},
+    {"MASTERDOWN", error_reply_class::failover, "the replica lost its master"},
+    {"OOM", error_reply_class::unavailable, "Redis is out of memory (maxmemory)"},
+    {"BUSY", error_reply_class::unavailable, "Redis is busy running a script"},
+    {"MISCONF", error_reply_class::unavailable, "Redis refuses writes after failed saves"},
+};
+
+}  // namespace
+
+error_reply_class classify_error_code(std::string_view code) {
+  for (const auto& k : codes)
+    if (k.code == code) return k.what;
+  return error_reply_class::ordinary;
+}
+
+std::string_view describe_error_code(std::string_view code) {
+  for (const auto& k : codes)
+    if (k.code == code) return k.description;
+  return "an error reply";
+}
+
+}  // namespace pushonce::redis

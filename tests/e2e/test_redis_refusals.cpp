@@ -1,0 +1,111 @@
+// Redis refusing work, through the real programs: a server at maxmemory (noeviction)
+// answers OOM, a server running a long script answers BUSY. The publish API answers 503
+// {"error":"unavailable"}, the CLI exits 1 with redis_unavailable, the gateway logs which
+// refusal it was, and everything works again once Redis does.
+
+#include <doctest/doctest.h>
+
+#include <boost/json.hpp>
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "tests/support/deployment.hpp"
+#include "tests/support/redis_server.hpp"
+#include "tests/support/sync_redis.hpp"
+#include "tests/support/ws_client.hpp"
+
+using namespace pushonce::test;
+using namespace std::chrono_literals;
+namespace json = boost::json;
+
+namespace {
+
+constexpr const char* api_key = "refusals-key-1";
+
+struct stack {
+  explicit stack(const redis_server& redis)
+      : d(deployment_options{redis.url(),
+                             redis.port(),
+                             unique_namespace("e2e", "refusals"),
+                             {{"PUSHONCE_API_KEY", api_key}},
+                             {},
+                             "warn"}) {
+    port = d.port_of(d.start_gateway({"--dev-auth"}));
+    REQUIRE_MESSAGE(d.wait_ready(10s), d.ready_failure());
+  }
+  http_reply publish() {
+    headers auth{{"Authorization", std::string("Bearer ") + api_key},
+                 {"Content-Type", "application/json"}};
+    return http_request("127.0.0.1", port, "POST", "/api/publish",
+                        R"({"user":"alice","data":{"n":1}})", auth);
+  }
+  deployment d;
+  std::uint16_t port = 0;
+};
+
+// cli_names_code: the CLI's message names the refusal (a CLI started while Redis is BUSY
+// cannot even log in: it gives up after its timeout, with redis_unavailable too).
+void expect_unavailable(stack& s, const char* code, bool cli_names_code) {
+  auto r = s.publish();
+  INFO("publish API: ", r.status, " ", r.body);
+  CHECK(r.status == 503);
+  CHECK(json::parse(r.body).as_object().at("error") == "unavailable");
+
+  auto cli = s.d.admin({"publish", "alice", R"({"n":2})", "--json"});
+  INFO(cli.describe());
+  CHECK(cli.code() == 1);
+  CHECK(cli.error() == "redis_unavailable");
+  if (cli_names_code) CHECK(cli.run.err.find(code) != std::string::npos);
+
+  CHECK(wait_until(
+      [&] { return s.d.logs().find(std::string("answered ") + code) != std::string::npos; }, 5s));
+}
+
+}  // namespace
+
+TEST_CASE("Redis at maxmemory (OOM): publish API 503, CLI exit 1, a log line that says OOM") {
+  redis_server redis({false, {"--maxmemory-policy", "noeviction"}});
+  stack s(redis);
+  REQUIRE(s.publish().status == 200);
+
+  sync_redis r(redis.port());
+  // More data than the limit, then the limit: every write is refused with OOM.
+  r.cmd({"SET", "filler", std::string(2 * 1024 * 1024, 'x')});
+  r.cmd({"CONFIG", "SET", "maxmemory", "1mb"});
+  expect_unavailable(s, "OOM", true);
+
+  r.cmd({"CONFIG", "SET", "maxmemory", "0"});
+  auto again = s.publish();
+  INFO(again.body);
+  CHECK(again.status == 200);
+}
+
+TEST_CASE("Redis busy in a long script (BUSY): publish API 503, CLI exit 1, a log line") {
+  redis_server redis({false, {"--busy-reply-threshold", "100"}});
+  stack s(redis);
+  REQUIRE(s.publish().status == 200);
+
+  // A script that keeps Redis busy for 8 s (longer than the CLI waits for Redis), from a thread
+  // (the call blocks until it ends).
+  std::thread busy([port = redis.port()] {
+    sync_redis r(port);
+    r.cmd({"EVAL",
+           "local s = redis.call('TIME')[1] + 0 "
+           "while redis.call('TIME')[1] - s < 8 do end return 1",
+           "0"});
+  });
+  // BUSY only after busy-reply-threshold: wait until a plain client sees it.
+  bool is_busy = wait_until(
+      [&] {
+        sync_redis probe(redis.port());
+        auto p = probe.cmd({"PING"});
+        return p && p->type == REDIS_REPLY_ERROR && std::string(p->str).rfind("BUSY", 0) == 0;
+      },
+      3s, 50ms);
+  CHECK(is_busy);
+  if (is_busy) expect_unavailable(s, "BUSY", false);
+  busy.join();
+
+  CHECK(wait_until([&] { return s.publish().status == 200; }, 10s, 200ms));
+}
