@@ -33,6 +33,9 @@ po::options_description common_description() {
       ("outbox-retention-ms", po::value<std::string>()->value_name("MS"),
        "how long published messages stay in the outboxes for recovery, at most the dedup "
        "window (env PUSHONCE_OUTBOX_RETENTION_MS, default 60000)")
+      ("max-data-bytes", po::value<std::string>()->value_name("N"),
+       "largest serialised data of one published message, 16 to 1048576 (env "
+       "PUSHONCE_MAX_DATA_BYTES, default 65536)")
       ("help,h", po::bool_switch(), "print this help and exit")
       ("version", po::bool_switch(), "print the version and exit");
   // clang-format on
@@ -94,6 +97,14 @@ void fill_common(const po::variables_map& vm, common_options& common) {
     throw usage_error(
         "--outbox-retention-ms must not exceed --dedup-window-ms (a message re-driven after "
         "its claim record expired could be delivered twice)");
+
+  if (auto v = lookup(vm, "max-data-bytes", "PUSHONCE_MAX_DATA_BYTES", source)) {
+    long long n = 0;
+    auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
+    if (ec != std::errc() || end != v->data() + v->size() || n < 16 || n > (1 << 20))
+      throw usage_error(fmt::format("{}: expected a number of bytes, 16 to 1048576", source));
+    common.max_data_bytes = static_cast<std::size_t>(n);
+  }
 
   if (auto level = lookup(vm, "log-level", "PUSHONCE_LOG_LEVEL", source)) {
     try {

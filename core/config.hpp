@@ -1,11 +1,13 @@
 #pragma once
 // Command-line and environment options common to every program (docs/protocol.md "Programs and
 // common options"): --redis / PUSHONCE_REDIS, --namespace / PUSHONCE_NAMESPACE,
-// --log-level / PUSHONCE_LOG_LEVEL, --help, --version. Common options may stand anywhere
+// --log-level / PUSHONCE_LOG_LEVEL, --max-data-bytes / PUSHONCE_MAX_DATA_BYTES, --help,
+// --version. Common options may stand anywhere
 // on the command line. Parsing uses Boost.Program_options.
 
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/variables_map.hpp>
+#include <cstddef>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -30,6 +32,9 @@ struct common_options {
   std::string ns = "pushonce";
   log::level log_level = log::level::info;
   pushonce::retention retention;
+  /// --max-data-bytes: the largest serialised `data` of one published message (the
+  /// publish API answers 413, the CLI refuses it); 64 KiB by default.
+  std::size_t max_data_bytes = 64 * 1024;
 };
 
 struct command_line {

@@ -23,6 +23,13 @@ std::optional<failure> publisher::validate(const publish_request& r) {
   return std::nullopt;
 }
 
+std::optional<failure> publisher::check_size(const publish_request& r, std::size_t max_data_bytes) {
+  if (r.data_json.size() <= max_data_bytes) return std::nullopt;
+  return failure{"too_large", "data is " + std::to_string(r.data_json.size()) +
+                                  " bytes serialised, over the limit of " +
+                                  std::to_string(max_data_bytes) + " (--max-data-bytes)"};
+}
+
 asio::awaitable<outcome<published>> publisher::publish(publish_request r) {
   std::vector<publish_request> one;
   one.push_back(std::move(r));

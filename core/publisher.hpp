@@ -32,6 +32,9 @@ class publisher {
 
   /// Checks a request without Redis: user name, key length (1-200), data present.
   static std::optional<failure> validate(const publish_request& r);
+  /// failure too_large when the serialised data is over `max_data_bytes`
+  /// (common_options::max_data_bytes).
+  static std::optional<failure> check_size(const publish_request& r, std::size_t max_data_bytes);
 
   boost::asio::awaitable<outcome<published>> publish(publish_request r);
   /// All or per-message results in order; every request must already be valid.

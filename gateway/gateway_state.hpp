@@ -16,9 +16,13 @@
 #include "core/redis/connection.hpp"
 #include "core/redis/subscriber.hpp"
 #include "gateway/authenticator.hpp"
+#include "gateway/client_address.hpp"
+#include "gateway/frame_limiter.hpp"
 #include "gateway/inbox.hpp"
 #include "gateway/position_notifier.hpp"
+#include "gateway/probe_cache.hpp"
 #include "gateway/session_registry.hpp"
+#include "gateway/slot_counter.hpp"
 
 namespace pushonce::gateway {
 
@@ -35,22 +39,49 @@ struct gateway_settings {
   std::size_t max_queue_bytes = 4u << 20;
   std::size_t inbox_page = 100;   // XRANGE COUNT of a replay
   pushonce::retention retention;  // of what /api/publish writes
+
+  // Limits (docs/security.md has the table and the reasons). 0 = no limit.
+  std::size_t max_connections = 0;  // TCP connections (HTTP and WebSocket); server.cpp
+                                    // sets the open-files limit minus 64 when not given
+  std::size_t max_connections_per_ip = 1000;
+  std::size_t max_sessions_per_ip = 1000;  // WebSocket sessions of one client address
+  std::size_t max_sessions_per_user = 100;
+  std::chrono::milliseconds http_idle_timeout{std::chrono::seconds(15)};  // wait for a request
+  std::size_t http_max_requests = 1000;                              // per keep-alive connection
+  std::chrono::milliseconds close_timeout{std::chrono::seconds(5)};  // a closing session's
+                                                                     // socket is dropped after
+  rate_limits frame_rates;
+  std::size_t max_data_bytes = 64 * 1024;  // serialised data of a published message
+  double publish_rate = 10000;             // /api/publish requests/s per API key (0: off)
+  double publish_burst = 20000;
+  bool metrics_auth = false;  // /metrics wants the admin token
+  trusted_proxies trusted;    // --trusted-proxy
 };
 
 /// Counters of this gateway, exported by GET /metrics.
 struct gateway_metrics {
   std::atomic<std::uint64_t> sessions_opened{0}, auth_failures{0}, frames_sent{0},
-      slow_consumer_closes{0}, http_requests{0}, api_messages{0};
+      slow_consumer_closes{0}, http_requests{0}, api_messages{0}, connections_refused{0},
+      sessions_refused{0}, rate_limited_frames{0}, rate_limit_closes{0}, api_rate_limited{0},
+      close_deadline_drops{0};
 };
 
 struct gateway_state {
   gateway_state(gateway_settings s, keys k)
-      : settings(std::move(s)), keys(k), registry(std::move(k)) {}
+      : settings(std::move(s)),
+        keys(k),
+        registry(std::move(k)),
+        connections(
+            slot_counter::create(settings.max_connections, settings.max_connections_per_ip)),
+        sessions_per_ip(slot_counter::create(0, settings.max_sessions_per_ip)),
+        sessions_per_user(slot_counter::create(0, settings.max_sessions_per_user)) {}
 
   gateway_settings settings;
   pushonce::keys keys;
-  std::shared_ptr<redis::connection> conn;         // commands (5 s deadline)
-  std::shared_ptr<redis::connection> health_conn;  // /healthz, heartbeat (1 s deadline)
+  std::shared_ptr<redis::connection> conn;            // commands (5 s deadline)
+  std::shared_ptr<redis::connection> health_conn;     // /healthz, /metrics (1 s deadline)
+  std::shared_ptr<redis::connection> heartbeat_conn;  // the heartbeat alone: HTTP load on
+                                                      // health_conn cannot delay it
   std::shared_ptr<redis::subscriber> sub;
   session_registry registry;
   std::unique_ptr<queue_api> queues;
@@ -60,6 +91,11 @@ struct gateway_state {
   std::shared_ptr<position_notifier> positions;
   std::atomic<bool> stopping{false};
   gateway_metrics metrics;
+  std::shared_ptr<slot_counter> connections;        // per client address, and in total
+  std::shared_ptr<slot_counter> sessions_per_ip;    // WebSocket sessions per client address
+  std::shared_ptr<slot_counter> sessions_per_user;  // after hello
+  probe_cache<bool> health_cache;                   // /healthz: Redis answered PING
+  probe_cache<std::string> stats_cache;             // /metrics: the Redis part of the text
 };
 
 }  // namespace pushonce::gateway

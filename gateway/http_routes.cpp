@@ -6,6 +6,7 @@
 #include <boost/url/parse.hpp>
 
 #include "core/log.hpp"
+#include "core/lua/rate_limit.hpp"
 #include "core/status.hpp"
 #include "gateway/gateway_state.hpp"
 #include "gateway/publish_api.hpp"
@@ -26,10 +27,19 @@ bool same_secret(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-asio::awaitable<http_response> healthz(http_request& req, gateway_state& st) {
+// Redis answered a PING within the last second (probe_cache: a flood of /healthz runs at
+// most one PING a second).
+asio::awaitable<bool> redis_answers(gateway_state& st) {
+  if (auto cached = st.health_cache.lookup()) co_return *cached;
   redis::command ping{"PING"};
   auto r = co_await st.health_conn->exec(std::move(ping));
-  if (r.ok()) co_return text_response(200, "ok", "text/plain", req.version());
+  st.health_cache.store(r.ok());
+  co_return r.ok();
+}
+
+asio::awaitable<http_response> healthz(http_request& req, gateway_state& st) {
+  auto up = co_await redis_answers(st);
+  if (up) co_return text_response(200, "ok", "text/plain", req.version());
   co_return text_response(503, "unavailable", "text/plain", req.version());
 }
 
@@ -56,6 +66,12 @@ std::optional<http_response> publish_auth(const http_request& req, const gateway
 
 std::optional<http_response> admin_auth(const http_request& req, const gateway_state& st) {
   return bearer_check(req, st.settings.admin_token, "PUSHONCE_ADMIN_TOKEN", "token");
+}
+
+// --metrics-auth: /metrics wants the admin token too.
+std::optional<http_response> metrics_auth(const http_request& req, const gateway_state& st) {
+  if (!st.settings.metrics_auth) return std::nullopt;
+  return admin_auth(req, st);
 }
 
 // GET /, /pushonce.js, /admin: the embedded browser files.
@@ -116,20 +132,75 @@ asio::awaitable<http_response> metrics(http_request& req, gateway_state& st) {
   metric("pushonce_gateway_heap_in_use_bytes", "gauge",
          "Heap bytes allocated and not freed (glibc mallinfo2 uordblks + hblkhd).",
          heap.uordblks + heap.hblkhd);
-  redis::command stats{"HGETALL", st.keys.plain("stats")};
-  auto r = co_await st.health_conn->exec(std::move(stats));
-  metric("pushonce_redis_up", "gauge", "1 when Redis answered this scrape.", r.ok() ? 1 : 0);
-  if (r.ok()) {
-    for (std::size_t i = 0; i + 1 < r.value.elements.size(); i += 2) {
-      auto name = "pushonce_" + r.value.elements[i].str + "_total";
-      out += fmt::format("# TYPE {} counter\n{} {}\n", name, name, r.value.elements[i + 1].str);
+  metric("pushonce_gateway_connections_refused_total", "counter",
+         "Connections answered 503 over --max-connections, --max-connections-per-ip or "
+         "--max-sessions-per-ip.",
+         m.connections_refused.load());
+  metric("pushonce_gateway_sessions_refused_total", "counter",
+         "Sessions closed 1008 over --max-sessions-per-user.", m.sessions_refused.load());
+  metric("pushonce_gateway_rate_limited_frames_total", "counter",
+         "Client frames answered rate_limited.", m.rate_limited_frames.load());
+  metric("pushonce_gateway_rate_limit_closes_total", "counter",
+         "Sessions closed 1008 for going on over the frame rate.", m.rate_limit_closes.load());
+  metric("pushonce_gateway_api_rate_limited_total", "counter",
+         "/api/publish requests answered 429.", m.api_rate_limited.load());
+  metric("pushonce_gateway_close_deadline_drops_total", "counter",
+         "Closing sessions dropped because the peer did not read.", m.close_deadline_drops.load());
+  // The Redis part (HGETALL of the counters) at most once a second (probe_cache).
+  auto cached = st.stats_cache.lookup();
+  if (!cached) {
+    redis::command stats{"HGETALL", st.keys.plain("stats")};
+    auto r = co_await st.health_conn->exec(std::move(stats));
+    std::string part = fmt::format(
+        "# HELP pushonce_redis_up 1 when Redis answered (cached 1 s).\n"
+        "# TYPE pushonce_redis_up gauge\npushonce_redis_up{{gateway=\"{}\"}} {}\n",
+        id, r.ok() ? 1 : 0);
+    if (r.ok()) {
+      for (std::size_t i = 0; i + 1 < r.value.elements.size(); i += 2) {
+        auto name = "pushonce_" + r.value.elements[i].str + "_total";
+        part += fmt::format("# TYPE {} counter\n{} {}\n", name, name, r.value.elements[i + 1].str);
+      }
     }
+    st.stats_cache.store(part);
+    cached = std::move(part);
   }
+  out += *cached;
   co_return text_response(200, std::move(out), "text/plain; version=0.0.4", req.version());
 }
 
+// The API key's token bucket (lua/rate_limit.lua, one EVALSHA per request); an answer when
+// the request is over it. Redis trouble lets the request through (the publish then answers
+// 503 itself).
+asio::awaitable<std::optional<http_response>> publish_rate_check(http_request& req,
+                                                                 gateway_state& st) {
+  const auto& s = st.settings;
+  if (s.publish_rate <= 0 || !s.api_key) co_return std::nullopt;
+  auto key = lua::rate_limit_key(st.keys, "api", *s.api_key);
+  auto rate = static_cast<long long>(s.publish_rate);
+  auto burst = static_cast<long long>(s.publish_burst);
+  auto d = co_await lua::take_tokens(*st.conn, std::move(key), rate, burst);
+  if (!d) {
+    log::warn("http: /api/publish: rate limit check failed: {}", d.error().message);
+    co_return std::nullopt;
+  }
+  if (d.value().allowed) co_return std::nullopt;
+  ++st.metrics.api_rate_limited;
+  auto secs = (d.value().retry_after.count() + 999) / 1000;
+  auto res = json_response(
+      429,
+      error_json("rate_limited", "over the API key's rate limit; retry after " +
+                                     std::to_string(std::max<long long>(secs, 1)) + " s"),
+      req.version());
+  res.set(http::field::retry_after, std::to_string(std::max<long long>(secs, 1)));
+  co_return res;
+}
+
 asio::awaitable<http_response> publish(http_request& req, gateway_state& st) {
-  auto body = parse_publish_body(req.body());
+  auto limited = co_await publish_rate_check(req, st);
+  if (limited) co_return std::move(*limited);
+  auto body = parse_publish_body(req.body(), st.settings.max_data_bytes);
+  if (!body && body.error().code == "too_large")
+    co_return json_response(413, error_json("too_large", body.error().message), req.version());
   if (!body)
     co_return json_response(400, error_json("bad_request", body.error().message), req.version());
   auto requests = body.value().requests;
@@ -148,7 +219,7 @@ const std::vector<http_route>& http_routes() {
       {http::verb::head, "/healthz", {}, healthz},
       {http::verb::post, "/api/publish", publish_auth, publish},
       {http::verb::get, "/api/status", admin_auth, status},
-      {http::verb::get, "/metrics", {}, metrics},
+      {http::verb::get, "/metrics", metrics_auth, metrics},
       {http::verb::get, "/", {}, static_asset},
       {http::verb::head, "/", {}, static_asset},
       {http::verb::head, "/pushonce.js", {}, static_asset},

@@ -15,6 +15,8 @@
 
 #include "core/exit_on_exception.hpp"
 #include "core/log.hpp"
+#include "gateway/client_address.hpp"
+#include "gateway/connection_info.hpp"
 #include "gateway/gateway_state.hpp"
 #include "gateway/http_routes.hpp"
 #include "gateway/publish_api.hpp"
@@ -56,33 +58,85 @@ asio::awaitable<void> linger(beast::tcp_stream& stream) {
   stream.socket().close(ec);
 }
 
+// X-Forwarded-For, every such header joined with ",".
+std::string forwarded_for(const http_request& req) {
+  std::string out;
+  auto [first, last] = req.equal_range("X-Forwarded-For");
+  for (auto it = first; it != last; ++it) {
+    if (!out.empty()) out += ',';
+    out += it->value();
+  }
+  return out;
+}
+
+http_response unavailable(const http_request& req, std::string_view why) {
+  auto res = json_response(503, error_json("unavailable", why), req.version());
+  res.set(http::field::retry_after, "1");
+  return res;
+}
+
+// The connection's slot of gateway_state::connections (docs/security.md), taken with its
+// first request, when the client's address is known; an answer when the caps refuse it.
+std::optional<http_response> take_connection_slot(const http_request& req, gateway_state& st,
+                                                  const tcp::endpoint& peer,
+                                                  connection_info& info) {
+  if (info.connection) return std::nullopt;
+  info.client = client_address(peer.address(), forwarded_for(req), st.settings.trusted);
+  auto r = st.connections->acquire(info.client);
+  if (r.held) {
+    info.connection = std::move(r.held);
+    return std::nullopt;
+  }
+  ++st.metrics.connections_refused;
+  bool total = r.why == slot_counter::refusal::total;
+  log::debug("http: {}: refused: {}", info.client,
+             total ? "--max-connections" : "--max-connections-per-ip");
+  return unavailable(req,
+                     total ? "too many connections" : "too many connections from this address");
+}
+
 asio::awaitable<void> run_session(tcp::socket socket, std::shared_ptr<gateway_state> st) {
+  boost::system::error_code pec;
+  auto peer = socket.remote_endpoint(pec);
+  if (pec) co_return;
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buf;
+  connection_info info;
+  std::size_t requests = 0;
   for (;;) {
     http::request_parser<http::string_body> parser;
     parser.header_limit(16 * 1024);
     // No limit while the header is read (Beast checks Content-Length against the limit in
     // the middle of the fields); the route and auth answer first, then the 1 MiB limit.
     parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-    stream.expires_after(std::chrono::seconds(30));
+    // The wait for a request (the first one or the next on a keep-alive connection).
+    stream.expires_after(st->settings.http_idle_timeout);
     auto [ec, n] = co_await http::async_read_header(stream, buf, parser, use_tuple);
     if (ec) break;  // end of stream, timeout, bad request: just close
+    stream.expires_after(std::chrono::seconds(30));  // the rest of the request
+    ++requests;
     auto& req = parser.get();
     auto path = target_path(req.target());
 
-    std::optional<http_response> early;
+    std::optional<http_response> early = take_connection_slot(req, *st, peer, info);
     const http_route* route = nullptr;
-    if (beast::websocket::is_upgrade(req)) {
+    if (early) {
+      // over a connection cap: answered 503, then closed
+    } else if (beast::websocket::is_upgrade(req)) {
       if (path != "/ws") {
         early = not_found_response(req);
       } else if (st->stopping) {
         early = json_response(503, error_json("unavailable", "shutting down"), req.version());
       } else if (!origin_allowed(req, st->settings)) {
         early = json_response(403, error_json("forbidden", "origin not allowed"), req.version());
+      } else if (auto r = st->sessions_per_ip->acquire(info.client); !r.held) {
+        ++st->metrics.connections_refused;
+        log::debug("http: {}: upgrade refused: --max-sessions-per-ip", info.client);
+        early = unavailable(req, "too many sessions from this address");
       } else {
+        info.session = std::move(r.held);
         stream.expires_never();
-        start_websocket_session(stream.release_socket(), parser.release(), st);
+        start_websocket_session(stream.release_socket(), parser.release(), st, std::move(info));
         co_return;
       }
     } else if (path == "/ws") {
@@ -115,7 +169,10 @@ asio::awaitable<void> run_session(tcp::socket socket, std::shared_ptr<gateway_st
       res = std::move(*early);
     else
       res = co_await route->handle(req, *st);
-    bool keep_alive = body_read && req.keep_alive() && !st->stopping;
+    // Closed after an answer to a refused connection, and after --http-max-requests.
+    bool keep_alive =
+        body_read && req.keep_alive() && !st->stopping && static_cast<bool>(info.connection) &&
+        (st->settings.http_max_requests == 0 || requests < st->settings.http_max_requests);
     res.keep_alive(keep_alive);
     res.prepare_payload();
     stream.expires_after(std::chrono::seconds(30));

@@ -1,8 +1,12 @@
 // pushonce-gateway: WebSocket/HTTP server (docs/protocol.md "pushonce-gateway").
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <boost/asio/ip/address.hpp>
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/value_semantic.hpp>
 #include <cstdlib>
+#include <optional>
 #include <thread>
 
 #include "core/config.hpp"
@@ -20,7 +24,8 @@ namespace {
 
 constexpr const char* usage =
     "usage: pushonce-gateway [--listen HOST:PORT] [--dev-auth] [--allowed-origin ORIGIN]...\n"
-    "                        [--threads N] [--id NAME] [common options]\n"
+    "                        [--threads N] [--id NAME] [--trusted-proxy ADDR,...]\n"
+    "                        [limits, docs/security.md] [common options]\n"
     "\n"
     "WebSocket and HTTP gateway: GET /ws (WebSocket), GET /healthz, POST /api/publish\n"
     "(Authorization: Bearer $PUSHONCE_API_KEY). Auth: HS256 JWT signed with\n"
@@ -41,9 +46,76 @@ po::options_description own_options() {
       ("threads", po::value<unsigned>()->value_name("N"),
        "threads running the event loop (default 1; see docs/benchmarks.md \"Idle connections\")")
       ("id", po::value<std::string>()->value_name("NAME"),
-       "this gateway's id in the heartbeat listing (default: host-pid-random)");
+       "this gateway's id in the heartbeat listing (default: host-pid-random)")
+      // Limits (docs/security.md); 0 turns a limit off.
+      ("max-connections", po::value<long long>()->value_name("N"),
+       "TCP connections held at once; more are answered 503 (default: the open-files "
+       "limit minus 64)")
+      ("max-connections-per-ip", po::value<long long>()->value_name("N"),
+       "connections of one client address (default 1000)")
+      ("max-sessions-per-ip", po::value<long long>()->value_name("N"),
+       "WebSocket sessions of one client address; more upgrades are answered 503 "
+       "(default 1000)")
+      ("max-sessions-per-user", po::value<long long>()->value_name("N"),
+       "sessions of one user on this gateway; more are closed 1008 after hello (default 100)")
+      ("http-idle-timeout-ms", po::value<long long>()->value_name("MS"),
+       "an HTTP connection waiting this long for a request is closed (default 15000)")
+      ("http-max-requests", po::value<long long>()->value_name("N"),
+       "requests on one keep-alive connection, then it is closed (default 1000)")
+      ("close-timeout-ms", po::value<long long>()->value_name("MS"),
+       "a closing session whose peer does not read is dropped after this (default 5000)")
+      ("frame-rate", po::value<long long>()->value_name("N"),
+       "client frames per second per session (default 100, burst --frame-burst 200)")
+      ("frame-burst", po::value<long long>()->value_name("N"), "see --frame-rate")
+      ("queue-op-rate", po::value<long long>()->value_name("N"),
+       "joins and leaves per second per session (default 5, burst --queue-op-burst 20)")
+      ("queue-op-burst", po::value<long long>()->value_name("N"), "see --queue-op-rate")
+      ("rate-limit-strikes", po::value<long long>()->value_name("N"),
+       "frames in a row answered rate_limited before the session is closed 1008 (default 20)")
+      ("publish-rate", po::value<long long>()->value_name("N"),
+       "/api/publish requests per second per API key, counted in Redis across gateways "
+       "(default 10000, burst --publish-burst 20000; 0: off)")
+      ("publish-burst", po::value<long long>()->value_name("N"), "see --publish-rate")
+      ("metrics-auth", po::bool_switch(),
+       "GET /metrics wants Authorization: Bearer $PUSHONCE_ADMIN_TOKEN")
+      ("trusted-proxy", po::value<std::string>()->value_name("ADDR[,ADDR|CIDR...]"),
+       "proxies whose X-Forwarded-For gives the client address (env PUSHONCE_TRUSTED_PROXY; "
+       "default: none, the TCP peer is the client)");
   // clang-format on
   return d;
+}
+
+// A count option: 0 (off) to `max`.
+std::optional<long long> count(const po::variables_map& vm, const char* name, long long max,
+                               long long min = 0) {
+  if (!vm.count(name)) return std::nullopt;
+  auto v = vm[name].as<long long>();
+  if (v < min || v > max) throw usage_error(fmt::format("--{}: expected {} to {}", name, min, max));
+  return v;
+}
+
+void read_limits(const po::variables_map& vm, gateway::server_options& o) {
+  auto& s = o.settings;
+  constexpr long long big = 100'000'000;
+  if (auto v = count(vm, "max-connections", big)) o.max_connections = *v;
+  if (auto v = count(vm, "max-connections-per-ip", big)) s.max_connections_per_ip = *v;
+  if (auto v = count(vm, "max-sessions-per-ip", big)) s.max_sessions_per_ip = *v;
+  if (auto v = count(vm, "max-sessions-per-user", big)) s.max_sessions_per_user = *v;
+  if (auto v = count(vm, "http-idle-timeout-ms", 3'600'000, 100))
+    s.http_idle_timeout = std::chrono::milliseconds(*v);
+  if (auto v = count(vm, "http-max-requests", big)) s.http_max_requests = *v;
+  if (auto v = count(vm, "close-timeout-ms", 600'000, 100))
+    s.close_timeout = std::chrono::milliseconds(*v);
+  if (auto v = count(vm, "frame-rate", big)) s.frame_rates.frames_per_s = *v;
+  if (auto v = count(vm, "frame-burst", big, 1)) s.frame_rates.frame_burst = *v;
+  if (auto v = count(vm, "queue-op-rate", big)) s.frame_rates.queue_ops_per_s = *v;
+  if (auto v = count(vm, "queue-op-burst", big, 1)) s.frame_rates.queue_op_burst = *v;
+  if (auto v = count(vm, "rate-limit-strikes", big)) s.frame_rates.strikes = *v;
+  if (auto v = count(vm, "publish-rate", big)) s.publish_rate = *v;
+  if (auto v = count(vm, "publish-burst", big, 1)) s.publish_burst = *v;
+  if (vm.count("publish-rate") && !vm.count("publish-burst"))
+    s.publish_burst = std::max<double>(1, 2 * s.publish_rate);
+  s.metrics_auth = vm["metrics-auth"].as<bool>();
 }
 
 gateway::server_options to_options(const command_line& cl) {
@@ -77,6 +149,16 @@ gateway::server_options to_options(const command_line& cl) {
       throw usage_error("--id: use 1-128 characters of A-Z a-z 0-9 . _ @ -");
   }
   if (auto why = jwt::secret_problem(jwt::secret_from_env()); !why.empty()) throw usage_error(why);
+  read_limits(vm, o);
+  o.settings.max_data_bytes = cl.common.max_data_bytes;
+  std::string proxies;
+  if (const char* env = std::getenv("PUSHONCE_TRUSTED_PROXY"); env && *env) proxies = env;
+  if (vm.count("trusted-proxy")) proxies = vm["trusted-proxy"].as<std::string>();
+  try {
+    o.settings.trusted = gateway::trusted_proxies::parse(proxies);
+  } catch (const std::invalid_argument& e) {
+    throw usage_error(std::string("--trusted-proxy: ") + e.what());
+  }
   if (const char* key = std::getenv("PUSHONCE_API_KEY"); key && *key)
     o.settings.api_key = std::string(key);
   if (const char* key = std::getenv("PUSHONCE_ADMIN_TOKEN"); key && *key)

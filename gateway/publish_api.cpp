@@ -12,7 +12,8 @@ failure bad(std::string message) {
   return failure{"bad_request", std::move(message)};
 }
 
-outcome<publish_request> parse_message(const json::value& v, const std::string& where) {
+outcome<publish_request> parse_message(const json::value& v, const std::string& where,
+                                       std::size_t max_data_bytes) {
   if (!v.is_object()) return bad(where + " must be an object {\"user\",\"data\",\"id\"?}");
   const auto& o = v.get_object();
   auto* user = o.if_contains("user");
@@ -28,12 +29,14 @@ outcome<publish_request> parse_message(const json::value& v, const std::string& 
     r.idempotency_key = std::string(id->get_string());
   }
   if (auto f = publisher::validate(r)) return bad(where + ": " + f->message);
+  if (auto f = publisher::check_size(r, max_data_bytes))
+    return failure{f->code, where + ": " + f->message};
   return r;
 }
 
 }  // namespace
 
-outcome<publish_body> parse_publish_body(std::string_view text) {
+outcome<publish_body> parse_publish_body(std::string_view text, std::size_t max_data_bytes) {
   boost::system::error_code ec;
   auto v = json::parse(text, ec);
   if (ec) return bad("the body is not valid JSON: " + ec.message());
@@ -49,13 +52,13 @@ outcome<publish_body> parse_publish_body(std::string_view text) {
       return bad("a batch holds at most " + std::to_string(max_publish_batch) + " messages");
     out.requests.reserve(a.size());
     for (std::size_t i = 0; i < a.size(); ++i) {
-      auto r = parse_message(a[i], "messages[" + std::to_string(i) + "]");
+      auto r = parse_message(a[i], "messages[" + std::to_string(i) + "]", max_data_bytes);
       if (!r) return r.error();
       out.requests.push_back(std::move(r.value()));
     }
     return out;
   }
-  auto r = parse_message(v, "the message");
+  auto r = parse_message(v, "the message", max_data_bytes);
   if (!r) return r.error();
   out.requests.push_back(std::move(r.value()));
   return out;

@@ -20,9 +20,11 @@ struct publish_body {
   std::vector<publish_request> requests;
 };
 
-/// The requests of a body, or a failure (code bad_request) when anything in it is wrong:
-/// then nothing of it is published.
-outcome<publish_body> parse_publish_body(std::string_view body);
+/// The requests of a body, or a failure when anything in it is wrong: code bad_request, or
+/// too_large when a message's serialised data is over `max_data_bytes` (answered 413). The
+/// whole body is checked before anything is published: then nothing of it is.
+outcome<publish_body> parse_publish_body(std::string_view body,
+                                         std::size_t max_data_bytes = 64 * 1024);
 
 struct http_answer {
   unsigned status = 200;

@@ -31,15 +31,17 @@ namespace {
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 // Every idle WebSocket is a descriptor: the soft limit (often 1024) goes up to the hard one.
-void raise_fd_limit() {
+// Returns the soft limit in force.
+rlim_t raise_fd_limit() {
   rlimit rl{};
-  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return 1024;
   auto before = rl.rlim_cur;
   if (rl.rlim_cur < rl.rlim_max) {
     rl.rlim_cur = rl.rlim_max;
     if (setrlimit(RLIMIT_NOFILE, &rl) != 0) getrlimit(RLIMIT_NOFILE, &rl);
   }
   log::info("open files limit: {} (was {}, hard limit {})", rl.rlim_cur, before, rl.rlim_max);
+  return rl.rlim_cur;
 }
 
 }  // namespace
@@ -65,7 +67,12 @@ std::pair<std::string, std::uint16_t> parse_listen(std::string_view text) {
 }
 
 int server::run() {
-  raise_fd_limit();
+  auto fd_limit = raise_fd_limit();
+  // Room for Redis connections, the listener and the logs: connections past this get 503
+  // rather than EMFILE (docs/security.md).
+  opts_.settings.max_connections =
+      opts_.max_connections ? *opts_.max_connections
+                            : static_cast<std::size_t>(fd_limit > 80 ? fd_limit - 64 : 16);
   asio::io_context ioc(static_cast<int>(opts_.threads));
   auto ex = ioc.get_executor();
   // The heartbeat, the inbox keep-alive, the signal handler and the shutdown run on one
@@ -84,6 +91,9 @@ int server::run() {
   hopts.connect_timeout = 1s;
   hopts.command_timeout = 1s;
   state->health_conn = redis::connection::create(ex, hopts);
+  auto bopts = hopts;
+  bopts.client_name = "pushonce-gateway-heartbeat:" + id;
+  state->heartbeat_conn = redis::connection::create(ex, bopts);
   auto* registry = &state->registry;
   state->positions = std::make_shared<position_notifier>(ex, state->conn, k);
   auto positions = state->positions;
@@ -116,6 +126,7 @@ int server::run() {
 
   state->conn->start();
   state->health_conn->start();
+  state->heartbeat_conn->start();
   state->sub->start();
   asio::co_spawn(
       ex,
@@ -127,11 +138,20 @@ int server::run() {
   lst->run();
   log::info("listening on {}:{} ({} threads), redis {}, namespace {}", opts_.listen_host,
             lst->local_endpoint().port(), opts_.threads, copts.where.display(), k.ns());
+  const auto& set = state->settings;
+  log::info(
+      "limits: {} connections ({} per address), {} sessions per address, {} per user, "
+      "{} frames/s per session (burst {}), {} joins+leaves/s (burst {}), /api/publish {} "
+      "requests/s per key (burst {}), data {} bytes (0 = no limit)",
+      set.max_connections, set.max_connections_per_ip, set.max_sessions_per_ip,
+      set.max_sessions_per_user, set.frame_rates.frames_per_s, set.frame_rates.frame_burst,
+      set.frame_rates.queue_ops_per_s, set.frame_rates.queue_op_burst, set.publish_rate,
+      set.publish_burst, set.max_data_bytes);
   if (state->settings.dev_auth)
     log::warn("--dev-auth: the user field of hello is trusted; for local demos and tests only");
   if (!state->settings.api_key) log::info("PUSHONCE_API_KEY is not set: /api/publish answers 403");
 
-  heartbeat hb(state->health_conn, k, "gateway", id, 1s, [registry] {
+  heartbeat hb(state->heartbeat_conn, k, "gateway", id, 1s, [registry] {
     return std::map<std::string, std::string>{{"sessions", std::to_string(registry->size())}};
   });
   asio::co_spawn(control, hb.run(), exit_on_exception("gateway heartbeat"));
@@ -173,6 +193,7 @@ int server::run() {
     state->sub->stop();
     state->conn->stop();
     state->health_conn->stop();
+    state->heartbeat_conn->stop();
     log::info("stopped");
     ioc.stop();
   };

@@ -4,6 +4,7 @@
 // strand.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -19,6 +20,8 @@ struct server_options {
   std::uint16_t listen_port = 8080;
   unsigned threads = 1;  // docs/benchmarks.md "Idle connections": 1 beats 2 on 2 shared cores
   gateway_settings settings;
+  /// --max-connections; none: the open-files limit (after raising it) minus 64.
+  std::optional<std::size_t> max_connections;
 };
 
 /// "HOST:PORT" or "[V6]:PORT"; throws usage_error.

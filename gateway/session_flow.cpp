@@ -29,8 +29,37 @@ std::string random_hex(std::size_t n) {
 
 }  // namespace
 
+session_flow::session_flow(gateway_state& st, session_io& io)
+    : st_(st), io_(io), limiter_(st.settings.frame_rates) {}
+
+bool session_flow::within_rate(const frame_decision& d) {
+  using action = frame_decision::action;
+  if (d.what != action::error && d.what != action::dispatch) return true;
+  bool queue_op = d.what == action::dispatch &&
+                  (std::holds_alternative<join_op>(d.op) || std::holds_alternative<leave_op>(d.op));
+  switch (limiter_.on_frame(queue_op)) {
+    case frame_limiter::verdict::pass:
+      return true;
+    case frame_limiter::verdict::rate_limited: {
+      ++st_.metrics.rate_limited_frames;
+      std::string op = d.what == action::dispatch ? std::string(op_name(d.op)) : d.error.op;
+      io_.send_text(render_error(
+          "rate_limited",
+          queue_op ? "too many joins and leaves; slow down" : "too many frames; slow down", op));
+      return false;
+    }
+    case frame_limiter::verdict::close:
+      ++st_.metrics.rate_limit_closes;
+      log::info("ws: {}: over the frame rate limit: closed 1008", user_);
+      io_.close(close_policy, "rate limit exceeded");
+      return false;
+  }
+  return false;
+}
+
 asio::awaitable<void> session_flow::on_frame(std::string text, bool is_text) {
   auto d = machine_.on_frame(text, is_text);
+  if (!within_rate(d)) co_return;
   using action = frame_decision::action;
   switch (d.what) {
     case action::ignore:
@@ -60,6 +89,15 @@ asio::awaitable<void> session_flow::on_hello(hello_op h) {
     co_return;
   }
   user_ = who.value();
+  auto slot = st_.sessions_per_user->acquire(user_);
+  if (!slot.held) {
+    ++st_.metrics.sessions_refused;
+    log::info("ws: {}: over --max-sessions-per-user ({}): closed 1008", user_,
+              st_.settings.max_sessions_per_user);
+    io_.close(close_policy, "too many sessions for this user");
+    co_return;
+  }
+  user_slot_ = std::move(slot.held);
   session_id_ = random_hex(16);
   std::string user = user_,
               new_epoch = random_hex(

@@ -9,10 +9,12 @@
 #include <memory>
 #include <string>
 
+#include "gateway/frame_limiter.hpp"
 #include "gateway/inbox.hpp"
 #include "gateway/protocol.hpp"
 #include "gateway/resume_state.hpp"
 #include "gateway/session_machine.hpp"
+#include "gateway/slot_counter.hpp"
 
 namespace pushonce::gateway {
 
@@ -24,7 +26,7 @@ class session_flow {
  public:
   using frame_ptr = std::shared_ptr<const std::string>;
 
-  session_flow(gateway_state& st, session_io& io) : st_(st), io_(io) {}
+  session_flow(gateway_state& st, session_io& io);
 
   session_machine& machine() { return machine_; }
   const session_machine& machine() const { return machine_; }
@@ -46,11 +48,15 @@ class session_flow {
   /// Catch-up passes while one is requested (session_machine::finish_catch_up).
   boost::asio::awaitable<void> catch_up_passes();
   void flush_buffered();
+  /// The frame rate limits (frame_limiter); false when the frame is not to be acted on.
+  bool within_rate(const frame_decision& d);
 
   gateway_state& st_;
   session_io& io_;
   session_machine machine_;
   resume_state resume_;
+  frame_limiter limiter_;
+  slot_counter::slot user_slot_;  // gateway_state::sessions_per_user, from hello on
   std::string user_, session_id_, epoch_;
 };
 

@@ -57,9 +57,11 @@ class websocket_session final : public session,
                                 public session_io,
                                 public std::enable_shared_from_this<websocket_session> {
  public:
-  websocket_session(tcp::socket&& socket, std::shared_ptr<gateway_state> state)
+  websocket_session(tcp::socket&& socket, std::shared_ptr<gateway_state> state,
+                    connection_info info)
       : ws_(std::move(socket)),
         state_(std::move(state)),
+        info_(std::move(info)),
         timer_(ws_.get_executor()),
         queue_(queue_limits(state_->settings)),
         flow_(*state_, *this) {}
@@ -115,9 +117,9 @@ class websocket_session final : public session,
 
   void close(std::uint16_t code, std::string_view reason) override {
     if (!flow_.machine().close()) return;
-    timer_.cancel();
     close_code_ = code;
     close_reason_ = reason.substr(0, 120);
+    arm_close_deadline();
     if (queue_.close()) do_close();
   }
 
@@ -183,6 +185,25 @@ class websocket_session final : public session,
         exit_on_exception("websocket frame"));
   }
 
+  // A closing session whose peer does not read (the write in flight or the close frame
+  // never completes) is dropped after close_timeout: the socket is closed, the pending
+  // operations end, the session is destroyed. The timer (the hello/room timer, free from
+  // here on) holds no reference: a session that ends sooner is not kept for the deadline.
+  void arm_close_deadline() {
+    close_deadline_armed_ = true;
+    timer_.expires_after(state_->settings.close_timeout);  // cancels the hello / room wait
+    timer_.async_wait([weak = weak_from_this()](std::error_code ec) {
+      auto self = weak.lock();
+      if (ec || !self) return;
+      ++self->state_->metrics.close_deadline_drops;
+      log::debug("ws: {} ({}): close not done within {} ms: dropped", self->flow_.user(),
+                 self->info_.client, self->state_->settings.close_timeout.count());
+      beast::error_code ignored;
+      self->ws_.next_layer().shutdown(tcp::socket::shutdown_both, ignored);
+      self->ws_.next_layer().close(ignored);
+    });
+  }
+
   void arm_hello_timer() {
     timer_.expires_after(state_->settings.hello_timeout);
     timer_.async_wait([self = shared_from_this()](std::error_code ec) {
@@ -195,8 +216,8 @@ class websocket_session final : public session,
   }
 
   void end() {
-    timer_.cancel();
-    flow_.end(this);  // closing from here on
+    if (!close_deadline_armed_) timer_.cancel();  // the deadline stays: a write may be stuck
+    flow_.end(this);                              // closing from here on
     queue_.drop();
   }
 
@@ -268,21 +289,25 @@ class websocket_session final : public session,
 
   ws_stream ws_;
   std::shared_ptr<gateway_state> state_;
-  asio::steady_timer timer_;  // the hello deadline, then the replay's wait for room
+  connection_info info_;      // the client's address and its counted slots
+  asio::steady_timer timer_;  // the hello deadline, the replay's wait for room, then the
+                              // close deadline
   send_queue queue_;
   session_flow flow_;
   beast::flat_buffer buf_;  // the frame being read; empty between frames
   std::uint16_t close_code_ = 1000;
   std::uint16_t batch_pos_ = 0;  // the frame of the batch in flight being written
   bool corked_ = false;
+  bool close_deadline_armed_ = false;
   std::string close_reason_;
 };
 
 }  // namespace
 
 void start_websocket_session(tcp::socket socket, http::request<http::string_body> upgrade,
-                             std::shared_ptr<gateway_state> state) {
-  auto s = std::make_shared<websocket_session>(std::move(socket), std::move(state));
+                             std::shared_ptr<gateway_state> state, connection_info info) {
+  auto s =
+      std::make_shared<websocket_session>(std::move(socket), std::move(state), std::move(info));
   s->start(std::make_unique<http::request<http::string_body>>(std::move(upgrade)));
 }
 

@@ -8,14 +8,17 @@
 #include <boost/beast/http/string_body.hpp>
 #include <memory>
 
+#include "gateway/connection_info.hpp"
+
 namespace pushonce::gateway {
 
 struct gateway_state;
 
 /// `socket` runs on its own strand; `upgrade` is the HTTP upgrade request (already checked
-/// for path and origin). It is released once the handshake is answered.
+/// for path, origin and limits). It is released once the handshake is answered. `info`
+/// (the client's address and slots) is held for the session's life.
 void start_websocket_session(boost::asio::ip::tcp::socket socket,
                              boost::beast::http::request<boost::beast::http::string_body> upgrade,
-                             std::shared_ptr<gateway_state> state);
+                             std::shared_ptr<gateway_state> state, connection_info info);
 
 }  // namespace pushonce::gateway

@@ -180,6 +180,8 @@ asio::awaitable<int> publish(admin_context& ctx) {
   publish_request req{ctx.args[0], json::serialize(data), std::nullopt};
   if (ctx.vm.count("id")) req.idempotency_key = ctx.vm["id"].as<std::string>();
   if (auto f = publisher::validate(req)) co_return report_failure(ctx, *f);
+  // Refused before Redis, as the publish API refuses it (413): exit 2, error too_large.
+  if (auto f = publisher::check_size(req, ctx.max_data_bytes)) co_return ctx.out.fail(*f, 2);
   publisher pub(ctx.conn, ctx.k, publisher_options{1, ctx.retention});
   auto r = co_await pub.publish(std::move(req));
   if (!r) co_return report_failure(ctx, r.error());

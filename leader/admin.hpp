@@ -22,6 +22,7 @@ struct admin_context {
   std::vector<std::string> args;  // positional words after the command name
   std::string queue;              // --queue (default "default")
   pushonce::retention retention;  // --dedup-window-ms, --outbox-retention-ms
+  std::size_t max_data_bytes;     // --max-data-bytes: `publish` refuses larger data
 };
 
 /// Runs the command named args[0] (with its words); returns the exit code.

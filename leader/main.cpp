@@ -93,8 +93,14 @@ int run_command(command_line& cl, bool json) {
   asio::io_context io;
   auto conn = redis::connection::create(io.get_executor(), ro);
   conn->start();
-  leader::admin_context ctx{conn,  keys(cl.common.ns), out, cl.vm, std::move(args),
-                            queue, cl.common.retention};
+  leader::admin_context ctx{conn,
+                            keys(cl.common.ns),
+                            out,
+                            cl.vm,
+                            std::move(args),
+                            queue,
+                            cl.common.retention,
+                            cl.common.max_data_bytes};
   int code = 1;
   asio::co_spawn(
       io,

@@ -39,8 +39,9 @@ class clean_env {
   void set(const char* name, const char* value) { ::setenv(name, value, 1); }
 
  private:
-  std::vector<const char*> names_ = {"PUSHONCE_REDIS", "PUSHONCE_NAMESPACE", "PUSHONCE_LOG_LEVEL",
-                                     "PUSHONCE_DEDUP_WINDOW_MS", "PUSHONCE_OUTBOX_RETENTION_MS"};
+  std::vector<const char*> names_ = {
+      "PUSHONCE_REDIS",           "PUSHONCE_NAMESPACE",           "PUSHONCE_LOG_LEVEL",
+      "PUSHONCE_DEDUP_WINDOW_MS", "PUSHONCE_OUTBOX_RETENTION_MS", "PUSHONCE_MAX_DATA_BYTES"};
   std::vector<std::optional<std::string>> saved_;
 };
 
@@ -288,4 +289,18 @@ TEST_CASE("retention: defaults, options, environment, bounds") {
   CHECK_THROWS_AS(parse({"--outbox-retention-ms", "-5"}), usage_error);
   // An outbox kept longer than the claims would let a late re-drive deliver twice.
   CHECK_THROWS_AS(parse({"--outbox-retention-ms", "100000"}), usage_error);
+}
+
+TEST_CASE("max-data-bytes: default 64 KiB, option, environment, bounds") {
+  clean_env env;
+  CHECK(parse({}).common.max_data_bytes == 65536);
+  CHECK(parse({"--max-data-bytes", "1024"}).common.max_data_bytes == 1024);
+  env.set("PUSHONCE_MAX_DATA_BYTES", "2048");
+  CHECK(parse({}).common.max_data_bytes == 2048);
+  CHECK(parse({"--max-data-bytes=4096"}).common.max_data_bytes == 4096);
+  CHECK_THROWS_AS(parse({"--max-data-bytes", "15"}), usage_error);
+  CHECK_THROWS_AS(parse({"--max-data-bytes", "1048577"}), usage_error);
+  CHECK_THROWS_WITH_AS(parse({"--max-data-bytes", "lots"}),
+                       doctest::Contains("--max-data-bytes: expected a number of bytes"),
+                       usage_error);
 }

@@ -87,3 +87,23 @@ TEST_CASE("publish api: answers") {
   CHECK(render_publish_results(one, odd).status == 500);
   CHECK(error_json("a", "b\"c") == R"({"error":"a","message":"b\"c"})");
 }
+
+TEST_CASE(
+    "publish api: data over the size cap is too_large, for one message or anywhere in a batch") {
+  std::string big = "\"" + std::string(100, 'x') + "\"";  // 102 bytes serialised
+  auto one = parse_publish_body(R"({"user":"a","data":)" + big + "}", 101);
+  REQUIRE_FALSE(one);
+  CHECK(one.error().code == "too_large");
+  CHECK(one.error().message.find("102 bytes") != std::string::npos);
+  CHECK(parse_publish_body(R"({"user":"a","data":)" + big + "}", 102));
+  auto batch = parse_publish_body(
+      R"({"messages":[{"user":"a","data":1},{"user":"b","data":)" + big + "}]}", 101);
+  REQUIRE_FALSE(batch);
+  CHECK(batch.error().code == "too_large");
+  CHECK(batch.error().message.find("messages[1]") != std::string::npos);
+  // The default cap is 64 KiB of serialised data.
+  std::string at_cap = "\"" + std::string(65536 - 2, 'y') + "\"";
+  CHECK(parse_publish_body(R"({"user":"a","data":)" + at_cap + "}"));
+  std::string over = "\"" + std::string(65536 - 1, 'y') + "\"";
+  CHECK_FALSE(parse_publish_body(R"({"user":"a","data":)" + over + "}"));
+}
