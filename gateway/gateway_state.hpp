@@ -35,6 +35,8 @@ struct gateway_settings {
   std::size_t max_queue_bytes = 4u << 20;
   std::size_t inbox_page = 100;   // XRANGE COUNT of a replay
   pushonce::retention retention;  // of what /api/publish writes
+  // SIGTERM: /readyz turns 503 at once, sessions are closed with 1001 this much later.
+  std::chrono::milliseconds drain_delay{0};
 };
 
 /// Counters of this gateway, exported by GET /metrics.
@@ -59,6 +61,7 @@ struct gateway_state {
   std::unique_ptr<inbox> inboxes;
   std::shared_ptr<position_notifier> positions;
   std::atomic<bool> stopping{false};
+  std::atomic<bool> draining{false};  // SIGTERM received: /readyz answers 503
   gateway_metrics metrics;
 };
 

@@ -2,6 +2,7 @@
 // (the header under test first: it is self-contained)
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <boost/program_options/value_semantic.hpp>
 #include <cstdlib>
@@ -39,8 +40,10 @@ class clean_env {
   void set(const char* name, const char* value) { ::setenv(name, value, 1); }
 
  private:
-  std::vector<const char*> names_ = {"PUSHONCE_REDIS", "PUSHONCE_NAMESPACE", "PUSHONCE_LOG_LEVEL",
-                                     "PUSHONCE_DEDUP_WINDOW_MS", "PUSHONCE_OUTBOX_RETENTION_MS"};
+  std::vector<const char*> names_ = {
+      "PUSHONCE_REDIS",           "PUSHONCE_NAMESPACE",           "PUSHONCE_LOG_LEVEL",
+      "PUSHONCE_DEDUP_WINDOW_MS", "PUSHONCE_OUTBOX_RETENTION_MS", "PUSHONCE_LOG_FORMAT",
+      "PUSHONCE_TEST_SECRET",     "PUSHONCE_TEST_SECRET_FILE"};
   std::vector<std::optional<std::string>> saved_;
 };
 
@@ -272,4 +275,82 @@ TEST_CASE("retention: defaults, options, environment, bounds") {
   CHECK_THROWS_AS(parse({"--outbox-retention-ms", "-5"}), usage_error);
   // An outbox kept longer than the claims would let a late re-drive deliver twice.
   CHECK_THROWS_AS(parse({"--outbox-retention-ms", "100000"}), usage_error);
+}
+
+TEST_CASE("log format: text by default, json by option or environment") {
+  clean_env env;
+  CHECK(parse({}).common.log_format == pushonce::log::format::text);
+  CHECK(parse({"--log-format", "json"}).common.log_format == pushonce::log::format::json);
+  env.set("PUSHONCE_LOG_FORMAT", "json");
+  CHECK(parse({}).common.log_format == pushonce::log::format::json);
+  CHECK(parse({"--log-format", "text"}).common.log_format == pushonce::log::format::text);
+  CHECK_THROWS_AS(parse({"--log-format", "xml"}), usage_error);
+  env.set("PUSHONCE_LOG_FORMAT", "yaml");
+  try {
+    parse({});
+    FAIL("no usage error");
+  } catch (const usage_error& e) {
+    CHECK(std::string(e.what()).find("PUSHONCE_LOG_FORMAT") != std::string::npos);
+  }
+}
+
+namespace {
+// A file in the temporary directory holding `text`; removed at the end of the scope.
+struct secret_file {
+  explicit secret_file(const std::string& text) {
+    char tmpl[] = "/tmp/pushonce-secret-XXXXXX";
+    int fd = ::mkstemp(tmpl);
+    REQUIRE(fd >= 0);
+    path = tmpl;
+    auto n = ::write(fd, text.data(), text.size());
+    REQUIRE(n == static_cast<ssize_t>(text.size()));
+    ::close(fd);
+  }
+  ~secret_file() { ::unlink(path.c_str()); }
+  std::string path;
+};
+}  // namespace
+
+TEST_CASE("secret_from_env: the variable, or the file named by NAME_FILE") {
+  clean_env env;
+  using pushonce::secret_from_env;
+  CHECK_FALSE(secret_from_env("PUSHONCE_TEST_SECRET").has_value());
+
+  env.set("PUSHONCE_TEST_SECRET", "s3cret");
+  CHECK(secret_from_env("PUSHONCE_TEST_SECRET") == std::optional<std::string>("s3cret"));
+
+  ::unsetenv("PUSHONCE_TEST_SECRET");
+  secret_file f("from-file\n");
+  env.set("PUSHONCE_TEST_SECRET_FILE", f.path.c_str());
+  CHECK(secret_from_env("PUSHONCE_TEST_SECRET") == std::optional<std::string>("from-file"));
+
+  secret_file inner("a b\r\nc\r\n\n");  // only trailing line breaks go
+  env.set("PUSHONCE_TEST_SECRET_FILE", inner.path.c_str());
+  CHECK(secret_from_env("PUSHONCE_TEST_SECRET") == std::optional<std::string>("a b\r\nc"));
+
+  env.set("PUSHONCE_TEST_SECRET", "");  // empty counts as not set
+  CHECK(secret_from_env("PUSHONCE_TEST_SECRET") == std::optional<std::string>("a b\r\nc"));
+}
+
+TEST_CASE("secret_from_env: both set, a missing file or an empty file are usage errors") {
+  clean_env env;
+  using pushonce::secret_from_env;
+  secret_file f("x");
+  env.set("PUSHONCE_TEST_SECRET", "y");
+  env.set("PUSHONCE_TEST_SECRET_FILE", f.path.c_str());
+  CHECK_THROWS_AS(secret_from_env("PUSHONCE_TEST_SECRET"), usage_error);
+
+  ::unsetenv("PUSHONCE_TEST_SECRET");
+  env.set("PUSHONCE_TEST_SECRET_FILE", "/nonexistent/pushonce/secret");
+  try {
+    secret_from_env("PUSHONCE_TEST_SECRET");
+    FAIL("no usage error");
+  } catch (const usage_error& e) {
+    CHECK(std::string(e.what()).find("PUSHONCE_TEST_SECRET_FILE") != std::string::npos);
+    CHECK(std::string(e.what()).find("/nonexistent/pushonce/secret") != std::string::npos);
+  }
+
+  secret_file empty("\n");
+  env.set("PUSHONCE_TEST_SECRET_FILE", empty.path.c_str());
+  CHECK_THROWS_AS(secret_from_env("PUSHONCE_TEST_SECRET"), usage_error);
 }
