@@ -7,6 +7,7 @@
 #include <boost/program_options/value_semantic.hpp>
 #include <charconv>
 #include <cstdlib>
+#include <fstream>
 #include <optional>
 #include <sstream>
 
@@ -27,6 +28,8 @@ po::options_description common_description() {
        "prefix of every key and channel (env PUSHONCE_NAMESPACE, default pushonce)")
       ("log-level", po::value<std::string>()->value_name("L"),
        "debug, info, warn or error (env PUSHONCE_LOG_LEVEL, default info)")
+      ("log-format", po::value<std::string>()->value_name("F"),
+       "text or json: one JSON object per line (env PUSHONCE_LOG_FORMAT, default text)")
       ("dedup-window-ms", po::value<std::string>()->value_name("MS"),
        "how long delivered ids and idempotency keys are remembered (env "
        "PUSHONCE_DEDUP_WINDOW_MS, default 120000)")
@@ -113,6 +116,13 @@ void fill_common(const po::variables_map& vm, common_options& common) {
       throw usage_error(fmt::format("{}: {}", source, e.what()));
     }
   }
+  if (auto f = lookup(vm, "log-format", "PUSHONCE_LOG_FORMAT", source)) {
+    try {
+      common.log_format = log::parse_format(*f);
+    } catch (const std::invalid_argument& e) {
+      throw usage_error(fmt::format("{}: {}", source, e.what()));
+    }
+  }
 }
 
 }  // namespace
@@ -142,6 +152,26 @@ command_line parse_command_line(int argc, const char* const* argv,
   }
   fill_common(result.vm, result.common);
   return result;
+}
+
+std::optional<std::string> secret_from_env(const std::string& name) {
+  const char* value = std::getenv(name.c_str());
+  auto file_var = name + "_FILE";
+  const char* file = std::getenv(file_var.c_str());
+  bool has_value = value != nullptr && *value != '\0';
+  bool has_file = file != nullptr && *file != '\0';
+  if (has_value && has_file)
+    throw usage_error(fmt::format("set {} or {}, not both", name, file_var));
+  if (has_value) return std::string(value);
+  if (!has_file) return std::nullopt;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw usage_error(fmt::format("{}: cannot read {}", file_var, file));
+  std::ostringstream text;
+  text << in.rdbuf();
+  auto secret = text.str();
+  while (!secret.empty() && (secret.back() == '\n' || secret.back() == '\r')) secret.pop_back();
+  if (secret.empty()) throw usage_error(fmt::format("{}: {} is empty", file_var, file));
+  return secret;
 }
 
 std::string help_text(std::string_view usage, const po::options_description& own) {

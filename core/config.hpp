@@ -1,13 +1,14 @@
 #pragma once
 // Command-line and environment options common to every program (docs/protocol.md "Programs and
 // common options"): --redis / PUSHONCE_REDIS, --namespace / PUSHONCE_NAMESPACE,
-// --log-level / PUSHONCE_LOG_LEVEL, --max-data-bytes / PUSHONCE_MAX_DATA_BYTES, --help,
-// --version. Common options may stand anywhere
-// on the command line. Parsing uses Boost.Program_options.
+// --log-level / PUSHONCE_LOG_LEVEL, --log-format / PUSHONCE_LOG_FORMAT, --max-data-bytes /
+// PUSHONCE_MAX_DATA_BYTES, --help, --version. Common options may stand anywhere on the
+// command line. Parsing uses Boost.Program_options.
 
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/variables_map.hpp>
 #include <cstddef>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -31,6 +32,7 @@ struct common_options {
   redis::endpoint redis;
   std::string ns = "pushonce";
   log::level log_level = log::level::info;
+  log::format log_format = log::format::text;
   pushonce::retention retention;
   /// --max-data-bytes: the largest serialised `data` of one published message (the
   /// publish API answers 413, the CLI refuses it); 64 KiB by default.
@@ -50,6 +52,12 @@ struct command_line {
 /// options, missing values, a bad URL, a bad log level or a bad namespace.
 command_line parse_command_line(int argc, const char* const* argv,
                                 const boost::program_options::options_description& own);
+
+/// A secret from the environment: NAME when set and non-empty, else the contents of the
+/// file named by NAME_FILE (trailing line breaks removed; how systemd credentials and
+/// files readable only by the service user are passed), else std::nullopt. Throws
+/// usage_error when both are set, or when the file cannot be read or is empty.
+std::optional<std::string> secret_from_env(const std::string& name);
 
 /// The text printed by --help: `usage` then every option with its help line.
 std::string help_text(std::string_view usage,

@@ -8,6 +8,7 @@
 #include <memory>
 #include <sstream>
 
+#include "core/config.hpp"
 #include "core/names.hpp"
 
 namespace pushonce::jwt {
@@ -77,16 +78,11 @@ std::string secret_problem(std::string_view secret) {
 }
 
 std::string secret_from_env() {
-  if (const char* s = std::getenv("PUSHONCE_JWT_SECRET"); s && *s) return s;
-  if (const char* f = std::getenv("PUSHONCE_JWT_SECRET_FILE"); f && *f) {
-    std::ifstream in(f);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    auto text = ss.str();
-    while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
-    return text;
+  try {
+    return pushonce::secret_from_env("PUSHONCE_JWT_SECRET").value_or("");
+  } catch (const std::exception&) {
+    return {};  // unreadable or ambiguous: the programs report it at start (gateway/main.cpp)
   }
-  return {};
 }
 
 }  // namespace pushonce::jwt

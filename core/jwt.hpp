@@ -19,7 +19,8 @@ std::string mint(std::string_view user, std::chrono::seconds ttl, std::string_vi
 outcome<std::string> verify(std::string_view token, std::string_view secret);
 
 /// The secret from PUSHONCE_JWT_SECRET, or the contents of the file named by
-/// PUSHONCE_JWT_SECRET_FILE (trailing newline removed); empty when neither is set.
+/// PUSHONCE_JWT_SECRET_FILE (trailing newline removed); empty when neither is set or the
+/// setting is bad (see pushonce::secret_from_env in core/config.hpp).
 std::string secret_from_env();
 
 /// HS256 secrets shorter than this are refused at start (RFC 7518 §3.2: a key of at least

@@ -1,6 +1,8 @@
 #include "core/log.hpp"
 
 #include <atomic>
+#include <boost/json/serialize.hpp>
+#include <boost/json/string.hpp>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -12,21 +14,23 @@ namespace pushonce::log {
 namespace {
 
 std::atomic<level> g_level{level::info};
-std::mutex g_mutex;  // guards g_tag and serialises writes
-std::string g_tag;
+std::atomic<format> g_format{format::text};
+std::mutex g_mutex;  // guards g_program / g_instance and serialises writes
+std::string g_program;
+std::string g_instance;
 
 std::string_view level_name(level l) {
   switch (l) {
     case level::debug:
       return "debug";
     case level::info:
-      return "info ";
+      return "info";
     case level::warn:
-      return "warn ";
+      return "warn";
     case level::error:
       return "error";
   }
-  return "?    ";
+  return "?";
 }
 
 std::string timestamp() {
@@ -41,6 +45,40 @@ std::string timestamp() {
   return fmt::format("{}.{:03}Z", buf, ms);
 }
 
+// A JSON string literal (quotes, backslashes and control characters escaped by Boost.JSON).
+void append_json_string(std::string& out, std::string_view s) {
+  out += boost::json::serialize(boost::json::string(s));
+}
+
+// A text-format value: bare when it is one plain word, else quoted like a JSON string so
+// that a line stays one line and fields stay apart.
+void append_text_value(std::string& out, std::string_view s) {
+  bool plain = !s.empty();
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (u <= 0x20 || c == '"' || c == '=' || c == '\\' || u == 0x7f) {
+      plain = false;
+      break;
+    }
+  }
+  if (plain)
+    out += s;
+  else
+    append_json_string(out, s);
+}
+
+// Replaces line breaks in a text-format message so one event stays one line.
+void append_one_line(std::string& out, std::string_view s) {
+  for (char c : s) {
+    if (c == '\n')
+      out += "\\n";
+    else if (c == '\r')
+      out += "\\r";
+    else
+      out += c;
+  }
+}
+
 }  // namespace
 
 level parse_level(std::string_view text) {
@@ -52,6 +90,12 @@ level parse_level(std::string_view text) {
       fmt::format("bad log level '{}' (expected debug, info, warn or error)", text));
 }
 
+format parse_format(std::string_view text) {
+  if (text == "text") return format::text;
+  if (text == "json") return format::json;
+  throw std::invalid_argument(fmt::format("bad log format '{}' (expected text or json)", text));
+}
+
 void set_level(level l) {
   g_level.store(l, std::memory_order_relaxed);
 }
@@ -60,24 +104,92 @@ level current_level() {
   return g_level.load(std::memory_order_relaxed);
 }
 
-void set_tag(std::string tag) {
-  std::lock_guard lock(g_mutex);
-  g_tag = std::move(tag);
+void set_format(format f) {
+  g_format.store(f, std::memory_order_relaxed);
 }
 
-void write(level l, std::string_view text) {
-  if (l < current_level()) return;
-  std::string line = timestamp();
-  line += ' ';
-  line += level_name(l);
-  line += ' ';
+format current_format() {
+  return g_format.load(std::memory_order_relaxed);
+}
+
+void set_identity(std::string program, std::string instance) {
   std::lock_guard lock(g_mutex);
-  if (!g_tag.empty()) {
-    line += g_tag;
+  g_program = std::move(program);
+  g_instance = std::move(instance);
+}
+
+void set_tag(std::string tag) {
+  auto open = tag.find('[');
+  if (open != std::string::npos && !tag.empty() && tag.back() == ']')
+    set_identity(tag.substr(0, open), tag.substr(open + 1, tag.size() - open - 2));
+  else
+    set_identity(std::move(tag), {});
+}
+
+std::string format_line(format f, std::string_view time, level l, std::string_view program,
+                        std::string_view instance, std::string_view text, const fields& extra) {
+  std::string line;
+  line.reserve(64 + text.size());
+  if (f == format::json) {
+    line += "{\"time\":";
+    append_json_string(line, time);
+    line += ",\"level\":";
+    append_json_string(line, level_name(l));
+    if (!program.empty()) {
+      line += ",\"program\":";
+      append_json_string(line, program);
+    }
+    if (!instance.empty()) {
+      line += ",\"instance\":";
+      append_json_string(line, instance);
+    }
+    line += ",\"message\":";
+    append_json_string(line, text);
+    for (const auto& fd : extra) {
+      line += ',';
+      append_json_string(line, fd.key);
+      line += ':';
+      if (const auto* s = std::get_if<std::string>(&fd.value))
+        append_json_string(line, *s);
+      else
+        line += std::to_string(std::get<long long>(fd.value));
+    }
+    line += "}\n";
+    return line;
+  }
+  line += time;
+  line += ' ';
+  auto name = level_name(l);
+  line += name;
+  line.append(6 - name.size(), ' ');
+  if (!program.empty()) {
+    line += program;
+    if (!instance.empty()) {
+      line += '[';
+      line += instance;
+      line += ']';
+    }
     line += ": ";
   }
-  line += text;
+  append_one_line(line, text);
+  for (const auto& fd : extra) {
+    line += ' ';
+    line += fd.key;
+    line += '=';
+    if (const auto* s = std::get_if<std::string>(&fd.value))
+      append_text_value(line, *s);
+    else
+      line += std::to_string(std::get<long long>(fd.value));
+  }
   line += '\n';
+  return line;
+}
+
+void write(level l, std::string_view text, const fields& extra) {
+  if (l < current_level()) return;
+  auto time = timestamp();
+  std::lock_guard lock(g_mutex);
+  auto line = format_line(current_format(), time, l, g_program, g_instance, text, extra);
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);
 }

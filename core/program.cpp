@@ -31,6 +31,8 @@ int run_program(int argc, const char* const* argv, const program_info& info,
     return exit_ok;
   }
   log::set_level(cl.common.log_level);
+  log::set_format(cl.common.log_format);
+  log::set_identity(std::string(info.name.substr(info.name.rfind('-') + 1)), {});
   try {
     return body(cl);
   } catch (const usage_error& e) {

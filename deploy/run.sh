@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs the whole system on this machine:
 # a private redis-server (AOF on; unless --redis is given), 1 leader, N workers and M
-# gateways (dev auth). Ctrl-C stops everything.
+# gateways (dev auth), and with --nginx a private nginx in front of the gateways
+# (deploy/nginx/pushonce.conf: plain HTTP on PORT, TLS with a self-signed certificate on
+# PORT+1). Ctrl-C stops everything.
 #
 #   deploy/run.sh [--redis URL] [--workers N] [--gateways M] [--port P] [--namespace NS]
+#                 [--nginx PORT]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-redis_url="" workers=3 gateways=1 port=8080 ns=pushonce
+redis_url="" workers=3 gateways=1 port=8080 ns=pushonce nginx_port=""
 while (($#)); do
   case "$1" in
     --redis) redis_url=$2; shift 2 ;;
@@ -15,7 +18,8 @@ while (($#)); do
     --gateways) gateways=$2; shift 2 ;;
     --port) port=$2; shift 2 ;;
     --namespace) ns=$2; shift 2 ;;
-    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
+    --nginx) nginx_port=$2; shift 2 ;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
     *) echo "error: unknown argument $1 (see $0 --help)" >&2; exit 2 ;;
   esac
 done
@@ -76,11 +80,24 @@ if [ -x "$bin/pushonce-gateway" ]; then
   done
 fi
 
+if [ -n "$nginx_port" ] && ((${#urls[@]})); then
+  port_free "$nginx_port" || { echo "error: port $nginx_port is taken" >&2; exit 1; }
+  tls_port=$(free_port $((nginx_port + 1)))
+  nginx_args=(--dir "$state/nginx" --port "$nginx_port" --tls-port "$tls_port")
+  for u in "${urls[@]}"; do nginx_args+=(--gateway "${u#http://}"); done
+  bash deploy/nginx/private-nginx.sh "${nginx_args[@]}" >"$state/logs/nginx.log" 2>&1 &
+  pids+=($!)
+  for _ in $(seq 50); do port_free "$nginx_port" || break; sleep 0.1; done
+fi
+
 cat <<MSG
 
 pushonce is running (namespace $ns, logs in $state/logs/):
   leader: 1   workers: $workers   gateways: ${#urls[@]}
 MSG
+if [ -n "$nginx_port" ]; then
+  echo "  nginx:   http://127.0.0.1:$nginx_port/ (demo page through nginx)   https://127.0.0.1:$tls_port/ (TLS, self-signed)"
+fi
 for u in "${urls[@]}"; do echo "  gateway: $u/ (demo page)   $u/admin (dashboard)   WebSocket: ${u/http/ws}/ws"; done
 cat <<MSG
   admin token (for /admin): $PUSHONCE_ADMIN_TOKEN

@@ -10,6 +10,7 @@ packages=(
   libjwt-dev redis-server redis-tools jq clang-format
   clang libclang-rt-14-dev
   chromium
+  nginx systemd openssl
 )
 # Node.js runs the JS client's unit tests and the browser tests (Debian 12 ships 18.x;
 # a newer one already installed is used as it is).
@@ -29,6 +30,13 @@ if ((${#missing[@]})); then
   # Debian starts a system redis-server on 6379; pushonce runs its own private ones.
   if command -v systemctl >/dev/null && systemctl is-active --quiet redis-server 2>/dev/null; then
     $sudo systemctl stop redis-server || true
+  fi
+  # Likewise nginx: the tests and `deploy/run.sh --nginx` run private ones (own prefix and
+  # config); a system nginx left on port 80 by the package is stopped, not used.
+  if command -v systemctl >/dev/null && systemctl is-active --quiet nginx 2>/dev/null; then
+    $sudo systemctl stop nginx || true
+  elif [ -s /run/nginx.pid ] && kill -0 "$(cat /run/nginx.pid)" 2>/dev/null; then
+    $sudo nginx -s quit 2>/dev/null || true
   fi
 else
   echo "setup: all packages present"

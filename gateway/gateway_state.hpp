@@ -56,6 +56,8 @@ struct gateway_settings {
   double publish_burst = 20000;
   bool metrics_auth = false;  // /metrics wants the admin token
   trusted_proxies trusted;    // --trusted-proxy
+  // SIGTERM: /readyz turns 503 at once, sessions are closed with 1001 this much later.
+  std::chrono::milliseconds drain_delay{0};
 };
 
 /// Counters of this gateway, exported by GET /metrics.
@@ -90,6 +92,7 @@ struct gateway_state {
   std::unique_ptr<inbox> inboxes;
   std::shared_ptr<position_notifier> positions;
   std::atomic<bool> stopping{false};
+  std::atomic<bool> draining{false};  // SIGTERM received: /readyz answers 503
   gateway_metrics metrics;
   std::shared_ptr<slot_counter> connections;        // per client address, and in total
   std::shared_ptr<slot_counter> sessions_per_ip;    // WebSocket sessions per client address

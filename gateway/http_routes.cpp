@@ -10,6 +10,7 @@
 #include "core/status.hpp"
 #include "gateway/gateway_state.hpp"
 #include "gateway/publish_api.hpp"
+#include "gateway/readiness.hpp"
 #include "gateway/web_assets.hpp"
 
 namespace pushonce::gateway {
@@ -41,6 +42,15 @@ asio::awaitable<http_response> healthz(http_request& req, gateway_state& st) {
   auto up = co_await redis_answers(st);
   if (up) co_return text_response(200, "ok", "text/plain", req.version());
   co_return text_response(503, "unavailable", "text/plain", req.version());
+}
+
+// GET /readyz: Redis answers, the subscriber is connected, and not draining.
+asio::awaitable<http_response> readyz(http_request& req, gateway_state& st) {
+  redis::command ping{"PING"};
+  auto r = co_await st.health_conn->exec(std::move(ping));
+  readiness_inputs in{r.ok(), st.sub && st.sub->connected(), st.draining.load()};
+  auto a = judge_readiness(in);
+  co_return json_response(a.status, std::move(a.body), req.version());
 }
 
 // A route guarded by a shared secret: 403 when the secret is not configured (its
@@ -217,6 +227,8 @@ const std::vector<http_route>& http_routes() {
   static const std::vector<http_route> table{
       {http::verb::get, "/healthz", {}, healthz},
       {http::verb::head, "/healthz", {}, healthz},
+      {http::verb::get, "/readyz", {}, readyz},
+      {http::verb::head, "/readyz", {}, readyz},
       {http::verb::post, "/api/publish", publish_auth, publish},
       {http::verb::get, "/api/status", admin_auth, status},
       {http::verb::get, "/metrics", metrics_auth, metrics},

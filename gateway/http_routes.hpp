@@ -1,6 +1,6 @@
 #pragma once
 // The HTTP routes of the gateway (docs/protocol.md "pushonce-gateway"): one table, so a route
-// is one entry (the web files, /healthz, /metrics, /api/status, /api/publish). /ws
+// is one entry (the web files, /healthz, /readyz, /metrics, /api/status, /api/publish). /ws
 // is not here: the upgrade is handled by http_session before routing.
 
 #include <boost/asio/awaitable.hpp>

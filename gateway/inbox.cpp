@@ -41,7 +41,8 @@ asio::awaitable<std::optional<inbox_page>> inbox::read_page(std::string user, lo
                      "COUNT",  std::to_string(page_size_)};
   auto r = co_await conn_->exec(std::move(cmd));
   if (!r.ok()) {
-    log::warn("ws: {}: inbox read failed: {}", user, failure_of(r).message);
+    log::warn(log::fields{{"user", user}, {"offset", static_cast<long long>(after)}},
+              "ws: {}: inbox read failed: {}", user, failure_of(r).message);
     co_return std::nullopt;
   }
   co_return parse_page(r.value);

@@ -27,7 +27,8 @@ constexpr const char* usage =
     "                        [--threads N] [--id NAME] [--trusted-proxy ADDR,...]\n"
     "                        [limits, docs/security.md] [common options]\n"
     "\n"
-    "WebSocket and HTTP gateway: GET /ws (WebSocket), GET /healthz, POST /api/publish\n"
+    "WebSocket and HTTP gateway: GET /ws (WebSocket), GET /healthz, GET /readyz,\n"
+    "POST /api/publish\n"
     "(Authorization: Bearer $PUSHONCE_API_KEY). Auth: HS256 JWT signed with\n"
     "PUSHONCE_JWT_SECRET, or --dev-auth (trusts the hello's user; demos and tests only).\n";
 
@@ -43,6 +44,10 @@ po::options_description own_options() {
       ("inbox-idle-ms", po::value<long long>()->value_name("MS"),
        "a user's inbox expires after this long without use; keep equal to the workers' "
        "--inbox-idle-ms (default 7 days)")
+      ("drain-delay-ms", po::value<long long>()->value_name("MS"),
+       "on SIGTERM, answer /readyz 503 this long before closing sessions with 1001, so a "
+       "load balancer stops sending new connections first (env PUSHONCE_DRAIN_DELAY_MS, "
+       "default 0)")
       ("threads", po::value<unsigned>()->value_name("N"),
        "threads running the event loop (default 1; see docs/benchmarks.md \"Idle connections\")")
       ("id", po::value<std::string>()->value_name("NAME"),
@@ -138,6 +143,19 @@ gateway::server_options to_options(const command_line& cl) {
     if (idle < 300) throw usage_error("--inbox-idle-ms: expected at least 300");
     o.settings.idle_ttl = std::chrono::milliseconds(idle);
   }
+  {
+    std::optional<long long> delay;
+    if (vm.count("drain-delay-ms")) {
+      delay = vm["drain-delay-ms"].as<long long>();
+    } else if (const char* env = std::getenv("PUSHONCE_DRAIN_DELAY_MS"); env && *env) {
+      char* end = nullptr;
+      delay = std::strtoll(env, &end, 10);
+      if (*end != '\0') delay = -1;
+    }
+    if (delay && (*delay < 0 || *delay > 600000))
+      throw usage_error("--drain-delay-ms: expected 0-600000");
+    if (delay) o.settings.drain_delay = std::chrono::milliseconds(*delay);
+  }
   if (vm.count("threads")) {
     o.threads = vm["threads"].as<unsigned>();
     if (o.threads < 1 || o.threads > 256) throw usage_error("--threads: expected 1-256");
@@ -148,6 +166,10 @@ gateway::server_options to_options(const command_line& cl) {
     if (!valid_name(o.settings.id))
       throw usage_error("--id: use 1-128 characters of A-Z a-z 0-9 . _ @ -");
   }
+  // Secrets: PUSHONCE_X or the file named by PUSHONCE_X_FILE (systemd credentials).
+  o.settings.api_key = secret_from_env("PUSHONCE_API_KEY");
+  o.settings.admin_token = secret_from_env("PUSHONCE_ADMIN_TOKEN");
+  secret_from_env("PUSHONCE_JWT_SECRET");  // a bad setting is a usage error now, not later
   if (auto why = jwt::secret_problem(jwt::secret_from_env()); !why.empty()) throw usage_error(why);
   read_limits(vm, o);
   o.settings.max_data_bytes = cl.common.max_data_bytes;
@@ -159,10 +181,6 @@ gateway::server_options to_options(const command_line& cl) {
   } catch (const std::invalid_argument& e) {
     throw usage_error(std::string("--trusted-proxy: ") + e.what());
   }
-  if (const char* key = std::getenv("PUSHONCE_API_KEY"); key && *key)
-    o.settings.api_key = std::string(key);
-  if (const char* key = std::getenv("PUSHONCE_ADMIN_TOKEN"); key && *key)
-    o.settings.admin_token = std::string(key);
   return o;
 }
 
@@ -177,7 +195,7 @@ int main(int argc, char** argv) {
     boost::system::error_code ec;
     boost::asio::ip::make_address(opts.listen_host, ec);
     if (ec) throw usage_error("--listen: '" + opts.listen_host + "' is not an IP address");
-    log::set_tag("gateway[" + opts.settings.id + "]");
+    log::set_identity("gateway", opts.settings.id);
     gateway::server srv(std::move(opts));
     return srv.run();
   });

@@ -174,9 +174,19 @@ int server::run() {
       },
       exit_on_exception("gateway inbox keep-alive"));
 
-  // Shutdown: stop accepting, close every session with 1001, drain (3 s at most), remove
-  // the heartbeat, stop Redis, stop the loop.
+  // Shutdown: turn not-ready (/readyz 503) and keep serving for --drain-delay-ms so a load
+  // balancer stops sending new connections, then stop accepting, close every session with
+  // 1001, drain (3 s at most), remove the heartbeat, stop Redis, stop the loop.
   auto shutdown = [&]() -> asio::awaitable<void> {
+    state->draining = true;
+    auto delay = state->settings.drain_delay;
+    if (delay.count() > 0) {
+      log::info("draining: /readyz answers 503; closing {} sessions in {} ms", registry->size(),
+                delay.count());
+      asio::steady_timer wait(control);
+      wait.expires_after(delay);
+      co_await wait.async_wait(use_tuple);
+    }
     log::info("shutting down: closing {} sessions", registry->size());
     state->stopping = true;
     hb.stop();

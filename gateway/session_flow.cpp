@@ -138,8 +138,13 @@ asio::awaitable<void> session_flow::on_hello(hello_op h) {
   bool recovered = plan.recovered && !trimmed;
   io_.send_text(render_welcome(user_, session_id_, epoch_, latest, recovered));
   ++st_.metrics.sessions_opened;
-  log::debug("ws: {} session {} epoch {} start {} recovered {}", user_, session_id_, epoch_,
-             plan.start, recovered);
+  if (log::current_level() <= log::level::debug)
+    log::debug(log::fields{{"user", user_},
+                           {"session", session_id_},
+                           {"epoch", epoch_},
+                           {"offset", static_cast<long long>(plan.start)}},
+               "ws: {} session {} epoch {} start {} recovered {}", user_, session_id_, epoch_,
+               plan.start, recovered);
   // (3) Replay, then the buffered live frames, then any catch-up requested meanwhile.
   co_await replay(std::move(*page));
   if (machine_.closing()) co_return;

@@ -100,7 +100,8 @@ class websocket_session final : public session,
       case send_queue::push_result::dropped:
         break;
       case send_queue::push_result::over_limit:
-        log::warn("ws: {}: send queue full ({} frames, {} bytes): closing 1013", flow_.user(),
+        log::warn(log::fields{{"user", flow_.user()}},
+                  "ws: {}: send queue full ({} frames, {} bytes): closing 1013", flow_.user(),
                   queue_.frames(), queue_.bytes());
         ++state_->metrics.slow_consumer_closes;
         close(static_cast<std::uint16_t>(websocket::close_code::try_again_later), "slow consumer");

@@ -169,7 +169,8 @@ asio::awaitable<void> leader_daemon::expire_loop() {
                                     {"queue", queue},
                                     {"user", r.value()->user},
                                     {"resource", r.value()->resource}});
-        log::info("queue {}: assignment of {} to {} expired", queue, r.value()->resource,
+        log::info(log::fields{{"user", r.value()->user}},
+                  "queue {}: assignment of {} to {} expired", queue, r.value()->resource,
                   r.value()->user);
         redis::command stat{"HINCRBY", keys_.plain("stats"), "published", "1"};
         co_await conn_->exec(std::move(stat));
@@ -209,8 +210,10 @@ asio::awaitable<void> leader_daemon::assign_queue(const std::string& queue) {
                                 {"user", r.value()->user},
                                 {"resource", r.value()->resource},
                                 {"leader", opts_.id}});
-    log::debug("queue {}: assigned {} to {} (message {})", queue, r.value()->resource,
-               r.value()->user, r.value()->id);
+    if (log::current_level() <= log::level::debug)
+      log::debug(log::fields{{"message_id", r.value()->id}, {"user", r.value()->user}},
+                 "queue {}: assigned {} to {} (message {})", queue, r.value()->resource,
+                 r.value()->user, r.value()->id);
     if (i == 999) dirty_.insert(queue);
   }
   if (n > 0) {

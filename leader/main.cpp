@@ -45,7 +45,7 @@ int run_daemon(command_line& cl) {
   opts.accept_timeout = std::chrono::milliseconds(static_cast<long long>(accept * 1000));
   opts.lease = std::chrono::milliseconds(lease);
   opts.retention = cl.common.retention;
-  log::set_tag("leader[" + opts.id + "]");
+  log::set_identity("leader", opts.id);
 
   asio::io_context io;
   leader::leader_daemon d(io.get_executor(), redis_options(cl.common, "pushonce-leader:" + opts.id),

@@ -167,7 +167,8 @@ asio::awaitable<void> bus_worker::on_outcome(const bus_message& m, const lua::cl
       break;
     case st::failed:
       ++counters_.failed;
-      log::warn("delivery of {} to {} failed: {}", m.id, m.user, o.error);
+      log::warn(log::fields{{"message_id", m.id}, {"user", m.user}, {"worker", opts_.id}},
+                "delivery of {} to {} failed: {}", m.id, m.user, o.error);
       break;
     case st::expired:
       // The sweeper counts its own (sweep_plan); a bus message this old means this worker
@@ -192,7 +193,8 @@ asio::awaitable<void> bus_worker::dead_letter(const bus_message& m, const std::s
     ++counters_.dead_lettered;
     if (opts_.trace)
       trace_.record(m.id, {{"event", "dead_lettered"}, {"worker", opts_.id}, {"reason", reason}});
-    log::warn("message {} to {} dead-lettered: {}", m.id, m.user, reason);
+    log::warn(log::fields{{"message_id", m.id}, {"user", m.user}, {"worker", opts_.id}},
+              "message {} to {} dead-lettered: {}", m.id, m.user, reason);
   }
   leased_.erase(m.id);
 }
@@ -244,7 +246,8 @@ asio::awaitable<void> bus_worker::stop(std::chrono::milliseconds drain) {
   auto held = leased_;
   for (auto& [id, lease] : held) {
     if (co_await claims_.release(lease.first, lease.second))
-      log::info("handed back the lease on message {}", id);
+      log::info(log::fields{{"message_id", id}, {"worker", opts_.id}},
+                "handed back the lease on message {}", id);
   }
   co_await flush_stats();
   co_await heartbeat_.remove();

@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
     opts.claim.dedup_window = std::chrono::milliseconds(window);
     opts.claim.inbox_maxlen = maxlen;
     opts.claim.inbox_idle = std::chrono::milliseconds(idle);
-    log::set_tag("worker[" + opts.id + "]");
+    log::set_identity("worker", opts.id);
 
     asio::io_context io;
     worker::bus_worker w(io.get_executor(), redis_options(cl.common, "pushonce-worker:" + opts.id),

@@ -2,6 +2,7 @@
 // (the header under test first: it is self-contained)
 
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <boost/program_options/value_semantic.hpp>
 #include <cstdlib>
@@ -41,7 +42,8 @@ class clean_env {
  private:
   std::vector<const char*> names_ = {
       "PUSHONCE_REDIS",           "PUSHONCE_NAMESPACE",           "PUSHONCE_LOG_LEVEL",
-      "PUSHONCE_DEDUP_WINDOW_MS", "PUSHONCE_OUTBOX_RETENTION_MS", "PUSHONCE_MAX_DATA_BYTES"};
+      "PUSHONCE_DEDUP_WINDOW_MS", "PUSHONCE_OUTBOX_RETENTION_MS", "PUSHONCE_MAX_DATA_BYTES",
+      "PUSHONCE_LOG_FORMAT",      "PUSHONCE_TEST_SECRET",         "PUSHONCE_TEST_SECRET_FILE"};
   std::vector<std::optional<std::string>> saved_;
 };
 
@@ -291,16 +293,6 @@ TEST_CASE("retention: defaults, options, environment, bounds") {
   CHECK_THROWS_AS(parse({"--outbox-retention-ms", "100000"}), usage_error);
 }
 
-TEST_CASE("max-data-bytes: default 64 KiB, option, environment, bounds") {
-  clean_env env;
-  CHECK(parse({}).common.max_data_bytes == 65536);
-  CHECK(parse({"--max-data-bytes", "1024"}).common.max_data_bytes == 1024);
-  env.set("PUSHONCE_MAX_DATA_BYTES", "2048");
-  CHECK(parse({}).common.max_data_bytes == 2048);
-  CHECK(parse({"--max-data-bytes=4096"}).common.max_data_bytes == 4096);
-  CHECK_THROWS_AS(parse({"--max-data-bytes", "15"}), usage_error);
-  CHECK_THROWS_AS(parse({"--max-data-bytes", "1048577"}), usage_error);
-  CHECK_THROWS_WITH_AS(parse({"--max-data-bytes", "lots"}),
-                       doctest::Contains("--max-data-bytes: expected a number of bytes"),
-                       usage_error);
+      "PUSHONCE_DEDUP_WINDOW_MS", "PUSHONCE_OUTBOX_RETENTION_MS", "PUSHONCE_MAX_DATA_BYTES",
+      "PUSHONCE_LOG_FORMAT",      "PUSHONCE_TEST_SECRET",         "PUSHONCE_TEST_SECRET_FILE"};
 }

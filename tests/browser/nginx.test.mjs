@@ -1,0 +1,200 @@
+// The demo page opened through nginx over TLS (deploy/nginx/pushonce.conf, run privately by
+// deploy/nginx/private-nginx.sh with a self-signed certificate): redis-server, a leader, a
+// worker and two `pushonce-gateway --dev-auth` behind nginx. The gateway holding the page's
+// session is killed; the page resumes through nginx on the other one, and nothing arrives
+// twice or goes missing. Environment as in waiting_room.test.mjs.
+
+import { describe, test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFile } from 'node:child_process';
+import { once } from 'node:events';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const BIN_DIR = process.env.PUSHONCE_BIN_DIR || path.join(ROOT, 'build', 'bin');
+const ARTIFACTS = process.env.PUSHONCE_ARTIFACTS || path.join(ROOT, 'build', 'browser-artifacts');
+const REDIS_SERVER = process.env.REDIS_SERVER || 'redis-server';
+const CHROMIUM = process.env.PUSHONCE_CHROMIUM || '/usr/bin/chromium';
+const LEADER = path.join(BIN_DIR, 'pushonce-leader');
+const GATEWAY = path.join(BIN_DIR, 'pushonce-gateway');
+const NAMESPACE = `ponginx${process.pid}`;
+const CHROMIUM_ARGS = [
+  '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic',
+  '--ignore-certificate-errors', // the test's own self-signed certificate
+];
+
+let chromium = null;
+let skipReason = null;
+try {
+  ({ chromium } = await import('playwright-core'));
+} catch {
+  skipReason = 'playwright-core is not installed (npm install in tests/browser)';
+}
+if (!skipReason && !fs.existsSync(CHROMIUM)) skipReason = `no browser at ${CHROMIUM}`;
+if (!skipReason && !fs.existsSync(GATEWAY)) skipReason = `no programs in ${BIN_DIR} (build first)`;
+if (!skipReason && !['/usr/sbin/nginx', '/usr/bin/nginx'].some((p) => fs.existsSync(p))) skipReason = 'nginx is not installed';
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+async function waitFor(cond, { timeout = 5000, interval = 50, what = 'condition' } = {}) {
+  const deadline = Date.now() + timeout;
+  let last;
+  for (;;) {
+    try {
+      const v = await cond();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeout} ms waiting for ${what}${last ? `: ${last.message}` : ''}`);
+    await sleep(interval);
+  }
+}
+async function freePort() {
+  const srv = net.createServer();
+  srv.listen(0, '127.0.0.1');
+  await once(srv, 'listening');
+  const { port } = srv.address();
+  srv.close();
+  await once(srv, 'close');
+  return port;
+}
+
+const children = new Set();
+let tmpDir;
+let logDir;
+let redisUrl;
+process.on('exit', () => {
+  for (const c of children) {
+    try { c.kill('SIGKILL'); } catch { /* gone */ }
+  }
+});
+
+const stackEnv = () => ({ ...process.env, PUSHONCE_REDIS: redisUrl, PUSHONCE_NAMESPACE: NAMESPACE, PUSHONCE_LOG_LEVEL: 'info' });
+function startProcess(name, file, args, env = stackEnv()) {
+  const fd = fs.openSync(path.join(logDir, `nginx-test-${name}.log`), 'a');
+  const child = spawn(file, args, { env, stdio: ['ignore', fd, fd] });
+  fs.closeSync(fd);
+  child.exited = once(child, 'exit');
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  return child;
+}
+async function stopProcess(child) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+  await child.exited;
+  clearTimeout(timer);
+}
+function leader(args) {
+  return new Promise((resolve, reject) => {
+    execFile(LEADER, args, { env: stackEnv(), timeout: 10000 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`pushonce-leader ${args.join(' ')}: ${stderr.trim()}`));
+      else resolve(args.includes('--json') ? JSON.parse(stdout) : stdout.trim());
+    });
+  });
+}
+async function httpOk(url) {
+  const res = await fetch(url, { signal: AbortSignal.timeout(1000) });
+  return res.status === 200;
+}
+/** Sessions open on a gateway, from its /metrics. */
+async function sessionsOn(port) {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const m = text.match(/^pushonce_gateway_sessions\{[^}]*\} (\d+)$/m);
+  return m ? Number(m[1]) : -1;
+}
+
+describe('the demo page through nginx (TLS)', { skip: skipReason ?? false }, () => {
+  let browser;
+  let httpsBase;
+  const gateways = []; // { port, child }
+
+  before(async () => {
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    logDir = path.join(ARTIFACTS, 'logs');
+    fs.mkdirSync(logDir, { recursive: true });
+    tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pushonce-browser-nginx-'));
+    const launched = chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    const rport = await freePort();
+    startProcess('redis', REDIS_SERVER, ['--port', String(rport), '--bind', '127.0.0.1', '--save', '',
+      '--appendonly', 'no', '--dir', tmpDir], process.env);
+    redisUrl = `redis://127.0.0.1:${rport}`;
+    await sleep(200);
+    startProcess('leader', LEADER, ['run']);
+    startProcess('worker', path.join(BIN_DIR, 'pushonce-worker'), ['--id', 'nginx-w1']);
+    for (const i of [0, 1]) {
+      const port = await freePort();
+      const child = startProcess(`gateway-${i}`, GATEWAY, ['--listen', `127.0.0.1:${port}`, '--dev-auth', '--id', `ngx-gw${i}`]);
+      gateways.push({ port, child });
+      await waitFor(() => httpOk(`http://127.0.0.1:${port}/readyz`), { timeout: 10000, what: `gateway ${i} /readyz` });
+    }
+    const plain = await freePort();
+    const tls = await freePort();
+    const args = [path.join(ROOT, 'deploy/nginx/private-nginx.sh'), '--dir', path.join(tmpDir, 'nginx'),
+      '--port', String(plain), '--tls-port', String(tls)];
+    for (const g of gateways) args.push('--gateway', `127.0.0.1:${g.port}`);
+    startProcess('nginx', 'bash', args, process.env);
+    httpsBase = `https://127.0.0.1:${tls}`;
+    await waitFor(() => httpOk(`http://127.0.0.1:${plain}/healthz`), { timeout: 10000, what: 'nginx' });
+    await waitFor(async () => (await leader(['status', '--json'])).workers.length === 1, { timeout: 15000, what: 'the worker' });
+    browser = await launched;
+  });
+
+  after(async () => {
+    await browser?.close().catch(() => {});
+    for (const c of [...children]) await stopProcess(c);
+    if (tmpDir) fs.rmSync(tmpDir, { recursive: true, force: true });
+  });
+
+  test('connect over TLS through nginx; the gateway dies; the page resumes on the other, once each',
+    { timeout: 60000 }, async () => {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+      const page = await context.newPage();
+      const received = [];
+      page.on('websocket', (sock) => {
+        assert.ok(sock.url().startsWith('wss://'), `WebSocket over TLS: ${sock.url()}`);
+        sock.on('framereceived', ({ payload }) => {
+          try { received.push(JSON.parse(String(payload))); } catch { /* not JSON */ }
+        });
+      });
+      try {
+        await page.goto(`${httpsBase}/`);
+        await page.fill('#name', 'nina');
+        await page.click('#connect');
+        await page.waitForSelector('#state[data-state="open"]', { timeout: 10000 });
+        const ids = [];
+        for (const n of [1, 2, 3]) ids.push((await leader(['publish', 'nina', JSON.stringify({ n }), '--json'])).id);
+        const logLen = () => page.$$eval('#log li', (lis) => lis.length);
+        await waitFor(async () => (await logLen()) === 3, { timeout: 10000, what: '3 messages' });
+
+        // kill the gateway that holds the session (nginx picked it)
+        const counts = await Promise.all(gateways.map((g) => sessionsOn(g.port)));
+        const victim = gateways[counts.indexOf(1)];
+        assert.ok(victim, `one gateway has the session: ${counts}`);
+        victim.child.kill('SIGKILL');
+        await victim.child.exited;
+        for (const n of [4, 5]) ids.push((await leader(['publish', 'nina', JSON.stringify({ n }), '--json'])).id);
+        await page.waitForSelector('#state[data-state="open"]', { timeout: 15000 });
+        await waitFor(async () => (await logLen()) >= 5, { timeout: 15000, what: '5 messages after the resume' });
+        await sleep(500); // room for a duplicate to show up
+        const log = await page.$$eval('#log li', (lis) => lis.map((li) => ({ id: li.dataset.id, offset: Number(li.dataset.offset) })).reverse());
+        assert.deepEqual(log.map((e) => e.offset), [1, 2, 3, 4, 5]);
+        assert.deepEqual(log.map((e) => e.id).sort(), [...ids].sort());
+        const frames = received.filter((f) => f.type === 'message').map((f) => f.id);
+        assert.deepEqual(frames.sort(), [...ids].sort(), 'each message frame once on the wire');
+        const welcomes = received.filter((f) => f.type === 'welcome');
+        assert.ok(welcomes.length >= 2 && welcomes.at(-1).recovered === true, 'resumed with since');
+        const other = gateways.find((g) => g !== victim);
+        assert.equal(await sessionsOn(other.port), 1, 'the session is on the other gateway');
+        await page.screenshot({ path: path.join(ARTIFACTS, 'nginx-tls-resumed.png') });
+      } finally {
+        await context.close().catch(() => {});
+      }
+    });
+});

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The systemd units of deploy/systemd/ as installed by deploy/install.sh, checked without a
+# running systemd: install into a temporary root (--destdir), twice (the second run must
+# change nothing), then `systemd-analyze verify --root` on instances of every unit. Any
+# message from verify (an unknown key, a missing program) fails the check.
+#   tests/deploy/check_units.sh BIN_DIR
+set -euo pipefail
+here=$(cd "$(dirname "$0")/../.." && pwd)
+bin_dir=${1:-$here/build/bin}
+command -v systemd-analyze >/dev/null || { echo "systemd-analyze missing (deploy/setup.sh installs systemd)"; exit 1; }
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+
+bash "$here/deploy/install.sh" --destdir "$root" --bin-dir "$bin_dir"
+second=$(bash "$here/deploy/install.sh" --destdir "$root" --bin-dir "$bin_dir")
+echo "$second"
+[[ "$second" == *"nothing to do"* ]] || { echo "FAIL: a second install changed files"; exit 1; }
+for f in usr/local/bin/pushonce-gateway etc/pushonce/pushonce.env etc/pushonce/secrets/api_key \
+         etc/systemd/system/pushonce-worker@.service usr/local/share/pushonce/nginx/pushonce.conf; do
+  [ -e "$root/$f" ] || { echo "FAIL: $f not installed"; exit 1; }
+done
+[ "$(stat -c %a "$root/etc/pushonce/secrets")" = 700 ] || { echo "FAIL: secrets dir not 0700"; exit 1; }
+
+# verify needs the system's own units (sysinit.target, ...) inside the root
+mkdir -p "$root/lib/systemd"
+cp -a /lib/systemd/system "$root/lib/systemd/"
+cd "$root/etc/systemd/system"
+ln -sf pushonce-worker@.service pushonce-worker@1.service
+ln -sf pushonce-gateway@.service pushonce-gateway@8081.service
+units=(pushonce-leader.service pushonce-worker@1.service pushonce-gateway@8081.service)
+out=$(systemd-analyze verify --root="$root" "${units[@]}" 2>&1) && rc=0 || rc=$?
+echo "systemd-analyze verify: exit $rc"
+[ -z "$out" ] || echo "$out"
+[ "$rc" -eq 0 ] && [ -z "$out" ] || { echo "FAIL: the units do not verify"; exit 1; }
+echo "units verify: ${units[*]}"
