@@ -1,6 +1,6 @@
 #pragma once
 // Command-line and environment options common to every program (docs/protocol.md "Programs and
-// common options"): --redis / PUSHONCE_REDIS, --namespace / PUSHONCE_NAMESPACE,
+// common options"): --redis / PUSHONCE_REDIS, --redis-cluster / PUSHONCE_REDIS_CLUSTER, --namespace / PUSHONCE_NAMESPACE,
 // --log-level / PUSHONCE_LOG_LEVEL, --help, --version. Common options may stand anywhere
 // on the command line. Parsing uses Boost.Program_options.
 
@@ -27,6 +27,9 @@ struct usage_error : std::invalid_argument {
 struct common_options {
   std::string redis_url = "redis://127.0.0.1:6379";
   redis::endpoint redis;
+  // --redis-cluster: the seed nodes of a Redis Cluster (empty: a single Redis at `redis`).
+  // When given, `redis` is the first seed and --redis is not used.
+  std::vector<redis::endpoint> redis_cluster;
   std::string ns = "pushonce";
   log::level log_level = log::level::info;
   pushonce::retention retention;
