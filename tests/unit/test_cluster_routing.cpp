@@ -47,6 +47,9 @@ TEST_CASE("crc16 and hash_slot: the cluster spec's vectors and hash tags") {
   CHECK(hash_slot(k.user("alice", "inbox")) == hash_slot(k.claim("alice", "m1")));
   CHECK(hash_slot(k.user_channel("alice")) == hash_slot(k.user("alice", "meta")));
   CHECK(hash_slot(k.queue("q", "waiting")) == hash_slot(k.queue("q", "outbox")));
+  // leader_lease.lua's two keys: one slot on a cluster (not on a single Redis: the old name).
+  CHECK(hash_slot(k.leader_fencing(true)) == hash_slot(k.plain("leader")));
+  CHECK(hash_slot(k.leader_fencing(false)) != hash_slot(k.plain("leader")));
 }
 
 TEST_CASE("command_keys and route_of") {
