@@ -1,6 +1,7 @@
 #pragma once
 // Command-line and environment options common to every program (docs/protocol.md "Programs and
-// common options"): --redis / PUSHONCE_REDIS, --redis-cluster / PUSHONCE_REDIS_CLUSTER, --namespace / PUSHONCE_NAMESPACE,
+// common options"): --redis / PUSHONCE_REDIS, --redis-cluster / PUSHONCE_REDIS_CLUSTER, --namespace
+// / PUSHONCE_NAMESPACE,
 // --log-level / PUSHONCE_LOG_LEVEL, --help, --version. Common options may stand anywhere
 // on the command line. Parsing uses Boost.Program_options.
 

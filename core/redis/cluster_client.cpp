@@ -96,12 +96,6 @@ struct cluster_client::state : std::enable_shared_from_this<state> {
     for (const auto& m : map->masters()) by_master.push_back(conn_for(m));
   }
 
-  void update_ready() {
-    bool up = map.has_value() && !by_master.empty();
-    for (auto& c : by_master) up = up && c->connected();
-    ready = up;
-  }
-
   // --- routing -------------------------------------------------------------------------------
   void route(request r) {
     if (stopped) return finish(std::move(r.handler), error::stopped, reply{});
@@ -189,16 +183,16 @@ struct cluster_client::state : std::enable_shared_from_this<state> {
     g->left = by_master.size();
     for (auto& c : by_master) {
       command words = r.cmd;
-      c->async_exec(std::move(words), asio::bind_executor(strand, [self = shared_from_this(), g](
-                                                                      std::error_code ec,
-                                                                      reply rep) {
-                      result res{ec, std::move(rep)};
-                      if (!res.ok() && !g->error) g->error = res;
-                      if (!g->first) g->first = res;
-                      if (--g->left != 0) return;
-                      auto& out = g->error ? *g->error : *g->first;
-                      self->finish(std::move(g->handler), out.ec, std::move(out.value));
-                    }));
+      c->async_exec(std::move(words),
+                    asio::bind_executor(
+                        strand, [self = shared_from_this(), g](std::error_code ec, reply rep) {
+                          result res{ec, std::move(rep)};
+                          if (!res.ok() && !g->error) g->error = res;
+                          if (!g->first) g->first = res;
+                          if (--g->left != 0) return;
+                          auto& out = g->error ? *g->error : *g->first;
+                          self->finish(std::move(g->handler), out.ec, std::move(out.value));
+                        }));
     }
     if (by_master.empty()) finish(std::move(g->handler), error::disconnected, reply{});
   }
@@ -281,7 +275,7 @@ struct cluster_client::state : std::enable_shared_from_this<state> {
       bool ok = co_await load_map();
       if (stopped) break;
       if (!ok) refresh_wanted = true;  // try again after the gap
-      update_ready();
+      ready = ok;
       if (ok && !had_map && on_connect) on_connect();
       had_map = ok;
       expire_pending(clock_type::now());
@@ -326,9 +320,8 @@ void cluster_client::stop() {
 }
 
 void cluster_client::on_connect(std::function<void()> fn) {
-  asio::post(state_->strand, [st = state_, fn = std::move(fn)]() mutable {
-    st->on_connect = std::move(fn);
-  });
+  asio::post(state_->strand,
+             [st = state_, fn = std::move(fn)]() mutable { st->on_connect = std::move(fn); });
 }
 
 bool cluster_client::connected() const {
@@ -341,10 +334,10 @@ const connection_options& cluster_client::options() const {
 
 void cluster_client::initiate(command cmd, handler_type handler) {
   auto deadline = clock_type::now() + state_->opts.command_timeout;
-  asio::post(state_->strand, [st = state_, c = std::move(cmd), h = std::move(handler),
-                              deadline]() mutable {
-    st->route(state::request(std::move(c), std::move(h), deadline));
-  });
+  asio::post(state_->strand,
+             [st = state_, c = std::move(cmd), h = std::move(handler), deadline]() mutable {
+               st->route(state::request(std::move(c), std::move(h), deadline));
+             });
 }
 
 }  // namespace pushonce::redis

@@ -39,7 +39,7 @@ class cluster_client : public std::enable_shared_from_this<cluster_client> {
   /// Runs after the first slot map is read, and again after a map read that follows a
   /// time without one.
   void on_connect(std::function<void()> fn);
-  /// A slot map is known and every master's connection is up.
+  /// The last read of the slot map succeeded (a node answered; the map is known).
   bool connected() const;
   const connection_options& options() const;
 

@@ -21,10 +21,10 @@ bool is_one_of(std::string_view word, Names... names) {
 }
 
 bool keyless(std::string_view name) {
-  return is_one_of(name, "PING", "TIME", "INFO", "CLUSTER", "CLIENT", "CONFIG", "DBSIZE",
-                   "PUBLISH", "AUTH", "HELLO", "SELECT", "ECHO", "WAIT", "COMMAND", "LASTSAVE",
-                   "FLUSHALL", "FLUSHDB", "ASKING", "READONLY", "PUBSUB", "SCAN", "KEYS",
-                   "RANDOMKEY", "MULTI", "EXEC", "DISCARD", "SLOWLOG", "LATENCY");
+  return is_one_of(name, "PING", "TIME", "INFO", "CLUSTER", "CLIENT", "CONFIG", "DBSIZE", "PUBLISH",
+                   "AUTH", "HELLO", "SELECT", "ECHO", "WAIT", "COMMAND", "LASTSAVE", "FLUSHALL",
+                   "FLUSHDB", "ASKING", "READONLY", "PUBSUB", "SCAN", "KEYS", "RANDOMKEY", "MULTI",
+                   "EXEC", "DISCARD", "SLOWLOG", "LATENCY");
 }
 
 }  // namespace

@@ -2,8 +2,8 @@
 
 #include <atomic>
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/system_executor.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/system_executor.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include "core/log.hpp"

@@ -78,9 +78,9 @@ class connection : public std::enable_shared_from_this<connection> {
   explicit connection(std::shared_ptr<cluster_client> cluster);
   void initiate(command cmd, handler_type handler);
 
-  std::shared_ptr<state> state_;               // a single node
-  std::unique_ptr<handle> handle_;             // its start/stop controls
-  std::shared_ptr<cluster_client> cluster_;    // or a cluster
+  std::shared_ptr<state> state_;             // a single node
+  std::unique_ptr<handle> handle_;           // its start/stop controls
+  std::shared_ptr<cluster_client> cluster_;  // or a cluster
 };
 
 }  // namespace pushonce::redis

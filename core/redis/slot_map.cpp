@@ -27,7 +27,8 @@ std::optional<redirect> parse_redirect(const reply& r) {
   out.ask = code == "ASK";
   std::string_view port_text = where.substr(colon + 1);
   auto [e1, ec1] = std::from_chars(slot_text.data(), slot_text.data() + slot_text.size(), out.slot);
-  auto [e2, ec2] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), out.to.port);
+  auto [e2, ec2] =
+      std::from_chars(port_text.data(), port_text.data() + port_text.size(), out.to.port);
   if (ec1 != std::errc{} || ec2 != std::errc{} || out.slot >= slot_count || out.to.port == 0)
     return std::nullopt;
   std::string_view host = where.substr(0, colon);

@@ -19,9 +19,7 @@ namespace pushonce::test {
 
 class cluster_fixture {
  public:
-  explicit cluster_fixture(redis_cluster_options o = {}) : cluster(o), k("t") {
-    conn = connect();
-  }
+  explicit cluster_fixture(redis_cluster_options o = {}) : cluster(o), k("t") { conn = connect(); }
   ~cluster_fixture() {
     for (auto& c : conns_) c->stop();
     io.restart();

@@ -18,8 +18,9 @@ TEST_CASE("redis_cluster: 3 masters with replicas; a slot moves with its keys; a
   REQUIRE(cluster.size() == 6);
   auto masters = cluster.masters();
   REQUIRE(masters.size() == 3);
-  CHECK(cluster.url().rfind("redis://127.0.0.1:", 0) == 0);
-  CHECK(std::count(cluster.url().begin(), cluster.url().end(), ',') == 5);
+  const std::string url = cluster.url();
+  CHECK(url.rfind("redis://127.0.0.1:", 0) == 0);
+  CHECK(std::count(url.begin(), url.end(), ',') == 5);
 
   // The Redis Cluster spec's example: "123456789" hashes to 0x31C3 = 12739.
   const std::string key = "fixture:{123456789}";

@@ -63,8 +63,7 @@ redis_cluster::redis_cluster(redis_cluster_options options) : options_(options) 
   for (int i = 0; i < total; ++i) {
     redis_server_options so;
     so.cluster_bus = true;
-    so.extra_args = {"--cluster-enabled",      "yes",
-                     "--cluster-config-file",  "nodes.conf",
+    so.extra_args = {"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
                      "--cluster-node-timeout", std::to_string(options_.node_timeout.count()),
                      // A replica promoted as soon as its master is seen failed (no data-age
                      // limit), as in a test nothing else decides.
@@ -172,8 +171,8 @@ void redis_cluster::move_slot(unsigned slot, std::uint16_t to) {
     for (;;) {
       auto keys = source.cmd({"CLUSTER", "GETKEYSINSLOT", s, "100"});
       if (keys->type != REDIS_REPLY_ARRAY || keys->elements == 0) break;
-      std::vector<std::string> words = {"MIGRATE", "127.0.0.1", std::to_string(to), "",
-                                        "0",       "5000",      "KEYS"};
+      std::vector<std::string> words = {"MIGRATE", "127.0.0.1", std::to_string(to), "", "0",
+                                        "5000",    "KEYS"};
       for (std::size_t i = 0; i < keys->elements; ++i) words.push_back(text_of(keys->element[i]));
       auto r = source.cmd(words);
       if (r->type == REDIS_REPLY_ERROR) throw std::runtime_error("MIGRATE: " + text_of(r.get()));

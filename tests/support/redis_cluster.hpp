@@ -18,7 +18,7 @@ namespace pushonce::test {
 
 struct redis_cluster_options {
   int masters = 3;
-  int replicas = 1;  // per master
+  int replicas = 1;                              // per master
   std::chrono::milliseconds node_timeout{1000};  // cluster-node-timeout: failover detection
   std::chrono::milliseconds ready_timeout{30000};
 };

@@ -16,7 +16,7 @@ class temp_dir;
 
 struct redis_server_options {
   bool appendonly = false;              // --appendonly yes (AOF, fsync always) when true
-  bool cluster_bus = false;  // the port + 10000 (Redis Cluster's bus) must be free too
+  bool cluster_bus = false;             // the port + 10000 (Redis Cluster's bus) must be free too
   std::vector<std::string> extra_args;  // more redis-server arguments ("--maxmemory", "10mb")
   std::chrono::milliseconds ready_timeout{5000};
 };

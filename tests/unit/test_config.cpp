@@ -39,9 +39,9 @@ class clean_env {
   void set(const char* name, const char* value) { ::setenv(name, value, 1); }
 
  private:
-  std::vector<const char*> names_ = {"PUSHONCE_REDIS", "PUSHONCE_NAMESPACE", "PUSHONCE_LOG_LEVEL",
-                                     "PUSHONCE_DEDUP_WINDOW_MS", "PUSHONCE_OUTBOX_RETENTION_MS",
-                                     "PUSHONCE_REDIS_CLUSTER"};
+  std::vector<const char*> names_ = {
+      "PUSHONCE_REDIS",           "PUSHONCE_NAMESPACE",           "PUSHONCE_LOG_LEVEL",
+      "PUSHONCE_DEDUP_WINDOW_MS", "PUSHONCE_OUTBOX_RETENTION_MS", "PUSHONCE_REDIS_CLUSTER"};
   std::vector<std::optional<std::string>> saved_;
 };
 
