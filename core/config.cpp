@@ -24,6 +24,9 @@ po::options_description common_description() {
       ("redis", po::value<std::string>()->value_name("URL"),
        "redis://[[user]:password@]host:port[/db] (env PUSHONCE_REDIS, "
        "default redis://127.0.0.1:6379)")
+      ("redis-cluster", po::value<std::string>()->value_name("URL"),
+       "redis://[[user]:password@]host:port[,host:port]...: seed nodes of a Redis Cluster; "
+       "when given, --redis is not used (env PUSHONCE_REDIS_CLUSTER)")
       ("namespace", po::value<std::string>()->value_name("NS"),
        "prefix of every key and channel (env PUSHONCE_NAMESPACE, default pushonce)")
       ("log-level", po::value<std::string>()->value_name("L"),
@@ -79,6 +82,16 @@ void fill_common(const po::variables_map& vm, common_options& common) {
   } catch (const std::invalid_argument& e) {
     throw usage_error(source.empty() ? std::string(e.what())
                                      : fmt::format("{}: {}", source, e.what()));
+  }
+
+  source.clear();
+  if (auto url = lookup(vm, "redis-cluster", "PUSHONCE_REDIS_CLUSTER", source)) {
+    try {
+      common.redis_cluster = redis::endpoint::parse_list(*url);
+    } catch (const std::invalid_argument& e) {
+      throw usage_error(fmt::format("{}: {}", source, e.what()));
+    }
+    common.redis = common.redis_cluster.front();
   }
 
   source = "namespace";

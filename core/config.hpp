@@ -1,9 +1,9 @@
 #pragma once
 // Command-line and environment options common to every program (docs/protocol.md "Programs and
-// common options"): --redis / PUSHONCE_REDIS, --namespace / PUSHONCE_NAMESPACE,
-// --log-level / PUSHONCE_LOG_LEVEL, --log-format / PUSHONCE_LOG_FORMAT, --max-data-bytes /
-// PUSHONCE_MAX_DATA_BYTES, --help, --version. Common options may stand anywhere on the
-// command line. Parsing uses Boost.Program_options.
+// common options"): --redis / PUSHONCE_REDIS, --redis-cluster / PUSHONCE_REDIS_CLUSTER,
+// --namespace / PUSHONCE_NAMESPACE, --log-level / PUSHONCE_LOG_LEVEL, --log-format /
+// PUSHONCE_LOG_FORMAT, --max-data-bytes / PUSHONCE_MAX_DATA_BYTES, --help, --version. Common
+// options may stand anywhere on the command line. Parsing uses Boost.Program_options.
 
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/variables_map.hpp>
@@ -30,6 +30,9 @@ struct usage_error : std::invalid_argument {
 struct common_options {
   std::string redis_url = "redis://127.0.0.1:6379";
   redis::endpoint redis;
+  // --redis-cluster: the seed nodes of a Redis Cluster (empty: a single Redis at `redis`).
+  // When given, `redis` is the first seed and --redis is not used.
+  std::vector<redis::endpoint> redis_cluster;
   std::string ns = "pushonce";
   log::level log_level = log::level::info;
   log::format log_format = log::format::text;

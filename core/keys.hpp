@@ -24,6 +24,11 @@ class keys {
   // Untagged keys and channels.
   std::string plain(std::string_view suffix) const;  // NS:suffix ("stats", "sources", ...)
   std::string bus_channel() const { return plain("bus"); }
+  // The leader's fencing counter: NS:leader:fencing; on Redis Cluster
+  // NS:{NS:leader}:fencing, in NS:leader's slot (leader_lease.lua touches both).
+  std::string leader_fencing(bool cluster) const {
+    return cluster ? ns_ + ":{" + plain("leader") + "}:fencing" : plain("leader:fencing");
+  }
   std::string wake_channel() const { return plain("leader:wake"); }
 
  private:

@@ -51,6 +51,7 @@ int run_program(int argc, const char* const* argv, const program_info& info,
 redis::connection_options redis_options(const common_options& c, std::string_view client_name) {
   redis::connection_options o;
   o.where = c.redis;
+  o.cluster = c.redis_cluster;
   o.client_name = std::string(client_name);
   return o;
 }

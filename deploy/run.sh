@@ -3,23 +3,25 @@
 # a private redis-server (AOF on; unless --redis is given), 1 leader, N workers and M
 # gateways (dev auth), and with --nginx a private nginx in front of the gateways
 # (deploy/nginx/pushonce.conf: plain HTTP on PORT, TLS with a self-signed certificate on
-# PORT+1). Ctrl-C stops everything.
+# PORT+1). --cluster starts a private Redis Cluster instead of one redis-server (3 masters,
+# 1 replica each: deploy/cluster.sh) and runs the programs on it. Ctrl-C stops everything.
 #
-#   deploy/run.sh [--redis URL] [--workers N] [--gateways M] [--port P] [--namespace NS]
-#                 [--nginx PORT]
+#   deploy/run.sh [--redis URL | --cluster] [--workers N] [--gateways M] [--port P]
+#                 [--namespace NS] [--nginx PORT]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-redis_url="" workers=3 gateways=1 port=8080 ns=pushonce nginx_port=""
+redis_url="" cluster=0 workers=3 gateways=1 port=8080 ns=pushonce nginx_port=""
 while (($#)); do
   case "$1" in
     --redis) redis_url=$2; shift 2 ;;
+    --cluster) cluster=1; shift ;;
     --workers) workers=$2; shift 2 ;;
     --gateways) gateways=$2; shift 2 ;;
     --port) port=$2; shift 2 ;;
     --namespace) ns=$2; shift 2 ;;
     --nginx) nginx_port=$2; shift 2 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "error: unknown argument $1 (see $0 --help)" >&2; exit 2 ;;
   esac
 done
@@ -40,11 +42,17 @@ cleanup() {
   echo; echo "stopping..."
   for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill -TERM "${pids[i]}" 2>/dev/null || true; done
   wait 2>/dev/null || true
+  ((cluster)) && bash deploy/cluster.sh stop "$state/cluster"
   echo "stopped"
 }
 trap cleanup INT TERM EXIT
 
-if [ -z "$redis_url" ]; then
+if ((cluster)); then
+  cluster_url=$(bash deploy/cluster.sh start "$state/cluster" | tail -1)
+  echo "Redis Cluster (private, 3 masters + 3 replicas) at $cluster_url"
+  export PUSHONCE_REDIS_CLUSTER=$cluster_url
+  redis_url=${cluster_url%%,*}
+elif [ -z "$redis_url" ]; then
   rport=$(free_port 6390)
   mkdir -p "$state/redis"
   redis-server --port "$rport" --bind 127.0.0.1 --dir "$PWD/$state/redis" \
@@ -103,7 +111,7 @@ cat <<MSG
   admin token (for /admin): $PUSHONCE_ADMIN_TOKEN
 
 Try, in another shell:
-  export PUSHONCE_REDIS=$redis_url PUSHONCE_NAMESPACE=$ns PUSHONCE_JWT_SECRET=$PUSHONCE_JWT_SECRET
+  export PUSHONCE_REDIS=$redis_url PUSHONCE_REDIS_CLUSTER=${PUSHONCE_REDIS_CLUSTER:-} PUSHONCE_NAMESPACE=$ns PUSHONCE_JWT_SECRET=$PUSHONCE_JWT_SECRET
   $bin/pushonce-leader join alice
   $bin/pushonce-leader resource add room-1 --meta '{"name":"Room 1"}'
   $bin/pushonce-leader publish alice '{"text":"hello"}' --id greeting-1

@@ -82,7 +82,7 @@ const char* mode_word(lease_call mode) {
 }  // namespace
 
 asio::awaitable<lease_reply> leader_daemon::call_lease(lease_call mode) {
-  std::vector<std::string> k{keys_.plain("leader"), keys_.plain("leader:fencing")};
+  std::vector<std::string> k{keys_.plain("leader"), keys_.leader_fencing(conn_->is_cluster())};
   std::vector<std::string> a{mode_word(mode),
                              opts_.id,
                              std::to_string(getpid()),

@@ -31,15 +31,47 @@ asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim_client::claim(
   lua::claim_settings s{std::move(owner),   opts_.lease,        opts_.dedup_window,
                         opts_.max_attempts, opts_.inbox_maxlen, opts_.inbox_idle,
                         random_epoch()};
+  const auto& script = redis::get_script("claim");
+  if (conn_->is_cluster()) {
+    auto op = claim_per_slot(batch, s);
+    auto r = co_await std::move(op);
+    co_return r;
+  }
   std::vector<redis::command> cmds;
   cmds.push_back(lua::claim_command(keys_, s, batch));
-  const auto& script = redis::get_script("claim");
   auto rs = co_await redis::eval_all(*conn_, script, std::move(cmds));
   auto& r = rs.front();
   if (!r.ok()) co_return failure_of(r);
   auto parsed = lua::parse_claim_reply(r.value, batch.size());
   if (!parsed) co_return failure{"internal", "unexpected reply from claim.lua"};
   co_return std::move(*parsed);
+}
+
+// Redis Cluster: one claim.lua call per slot (users' keys of one call must share a slot),
+// pipelined; the outcomes are put back in batch order. A call that fails makes the whole
+// batch fail as on a single Redis (the messages of the calls that succeeded were delivered
+// and are `done` when the sweeper re-drives them).
+asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim_client::claim_per_slot(
+    std::span<const bus_message> batch, const lua::claim_settings& s) {
+  auto groups = lua::claim_groups(keys_, batch);
+  std::vector<redis::command> cmds;
+  std::vector<std::vector<bus_message>> parts;
+  for (const auto& g : groups) {
+    std::vector<bus_message> part;
+    for (auto i : g) part.push_back(batch[i]);
+    cmds.push_back(lua::claim_command(keys_, s, part));
+    parts.push_back(std::move(part));
+  }
+  const auto& script = redis::get_script("claim");
+  auto rs = co_await redis::eval_all(*conn_, script, std::move(cmds));
+  std::vector<lua::claim_outcome> out(batch.size());
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    if (!rs[g].ok()) co_return failure_of(rs[g]);
+    auto parsed = lua::parse_claim_reply(rs[g].value, groups[g].size());
+    if (!parsed) co_return failure{"internal", "unexpected reply from claim.lua"};
+    for (std::size_t j = 0; j < groups[g].size(); ++j) out[groups[g][j]] = std::move((*parsed)[j]);
+  }
+  co_return out;
 }
 
 asio::awaitable<bool> claim_client::release(const bus_message& m, std::string owner) {

@@ -30,7 +30,8 @@ class claim_client {
  public:
   claim_client(std::shared_ptr<redis::connection> conn, keys k, claim_options opts);
 
-  /// Claims (and, when won, delivers) every message of `batch` in one claim.lua call.
+  /// Claims (and, when won, delivers) every message of `batch` in one claim.lua call (on
+  /// Redis Cluster: one call per slot, pipelined).
   boost::asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim(
       std::span<const bus_message> batch, std::string owner);
   /// Hands back a lease the caller holds (shutdown). True when it held it.
@@ -43,6 +44,9 @@ class claim_client {
   const claim_options& options() const { return opts_; }
 
  private:
+  boost::asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim_per_slot(
+      std::span<const bus_message> batch, const lua::claim_settings& s);
+
   std::shared_ptr<redis::connection> conn_;
   keys keys_;
   claim_options opts_;

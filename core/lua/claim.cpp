@@ -1,5 +1,6 @@
 #include "core/lua/claim.hpp"
 
+#include "core/redis/hash_slot.hpp"
 #include "core/redis/scripts.hpp"
 
 namespace pushonce::lua {
@@ -30,6 +31,23 @@ redis::command claim_command(const keys& k, const claim_settings& s,
     cmd.push_back(i < lease_only.size() && lease_only[i] ? std::string() : batch[i].tail);
   }
   return cmd;
+}
+
+std::vector<std::vector<std::size_t>> claim_groups(const keys& k,
+                                                   std::span<const bus_message> batch) {
+  std::vector<std::vector<std::size_t>> groups;
+  std::vector<unsigned> slots;  // slots[g]: the slot of group g (batches are small)
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    unsigned slot = redis::hash_slot(k.claim(batch[i].user, batch[i].id));
+    std::size_t g = 0;
+    while (g < slots.size() && slots[g] != slot) ++g;
+    if (g == slots.size()) {
+      slots.push_back(slot);
+      groups.emplace_back();
+    }
+    groups[g].push_back(i);
+  }
+  return groups;
 }
 
 redis::command release_command(const keys& k, const bus_message& m, const std::string& owner) {

@@ -47,6 +47,13 @@ redis::command claim_command(const keys& k, const claim_settings& s,
                              std::span<const bus_message> batch,
                              const std::vector<bool>& lease_only = {});
 
+/// A batch split for Redis Cluster, where one claim.lua call may only touch one slot: the
+/// indices of `batch` grouped by the slot of their claim key (one group per slot, in the
+/// order each slot first appears; indices in batch order inside a group). On a single
+/// Redis the whole batch stays one call: the caller only splits in cluster mode.
+std::vector<std::vector<std::size_t>> claim_groups(const keys& k,
+                                                   std::span<const bus_message> batch);
+
 /// release.lua: `owner` hands back its lease on message `m` (reply 1 when it held it).
 redis::command release_command(const keys& k, const bus_message& m, const std::string& owner);
 /// dead_letter.lua: `owner`, holding the lease on `m`, marks it dead (reply 1 when marked).

@@ -1,14 +1,18 @@
 #include "core/redis/connection.hpp"
 
+#include <atomic>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/system_executor.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include "core/log.hpp"
+#include "core/redis/cluster_client.hpp"
 #include "core/redis/complete.hpp"
 #include "core/redis/error.hpp"
 #include "core/redis/error_reply.hpp"
 #include "core/redis/link.hpp"
+#include "core/redis/link_handle.hpp"
 #include "core/redis/request_queue.hpp"
 
 namespace pushonce::redis {
@@ -85,15 +89,54 @@ struct connection::state : link::client {
   }
 };
 
+// The start/stop controls of a single-node connection (link_handle's are protected).
+struct connection::handle : link_handle {
+  handle(std::shared_ptr<void> owner, link& io) : link_handle(std::move(owner), io) {}
+};
+
 std::shared_ptr<connection> connection::create(asio::any_io_executor ex, connection_options opts) {
+  if (!opts.cluster.empty()) {
+    auto cl = cluster_client::create(std::move(ex), std::move(opts));
+    return std::shared_ptr<connection>(new connection(std::move(cl)));
+  }
   auto st = std::make_shared<state>(std::move(ex), std::move(opts));
   return std::shared_ptr<connection>(new connection(std::move(st)));
 }
 
 connection::connection(std::shared_ptr<state> st)
-    : link_handle(st, st->io), state_(std::move(st)) {}
+    : state_(std::move(st)), handle_(std::make_unique<handle>(state_, state_->io)) {}
+
+connection::connection(std::shared_ptr<cluster_client> cluster) : cluster_(std::move(cluster)) {}
+
+connection::~connection() {
+  if (cluster_) cluster_->stop();
+}
+
+void connection::start() {
+  if (cluster_) return cluster_->start();
+  handle_->start();
+}
+
+void connection::stop() {
+  if (cluster_) return cluster_->stop();
+  handle_->stop();
+}
+
+void connection::on_connect(std::function<void()> fn) {
+  if (cluster_) return cluster_->on_connect(std::move(fn));
+  handle_->on_connect(std::move(fn));
+}
+
+bool connection::connected() const {
+  return cluster_ ? cluster_->connected() : handle_->connected();
+}
+
+const connection_options& connection::options() const {
+  return cluster_ ? cluster_->options() : handle_->options();
+}
 
 void connection::initiate(command cmd, handler_type handler) {
+  if (cluster_) return cluster_->initiate(std::move(cmd), std::move(handler));
   asio::post(state_->io.strand(),
              [st = state_, c = std::move(cmd), h = std::move(handler)]() mutable {
                st->push(std::move(c), std::move(h));
@@ -110,6 +153,7 @@ asio::awaitable<result> connection::exec(command cmd) {
 // last one completes the caller.
 struct connection::batch_initiation {
   std::shared_ptr<state> st;
+  std::shared_ptr<cluster_client> cluster;
   std::shared_ptr<std::vector<command>> cmds;
   void operator()(asio::any_completion_handler<void(std::vector<result>)> handler) const;
 };
@@ -126,7 +170,7 @@ asio::awaitable<std::vector<result>> connection::exec_all(std::vector<command> c
   if (cmds.empty()) co_return std::vector<result>{};
   // No temporaries with destructors inside the co_await operand (GCC 12 destroys them
   // twice): the initiation and the awaitable are named locals.
-  batch_initiation init{state_, std::make_shared<std::vector<command>>(std::move(cmds))};
+  batch_initiation init{state_, cluster_, std::make_shared<std::vector<command>>(std::move(cmds))};
   auto op = asio::async_initiate<decltype(asio::use_awaitable), void(std::vector<result>)>(
       std::move(init), asio::use_awaitable);
   std::vector<result> out = co_await std::move(op);
@@ -139,6 +183,21 @@ void connection::batch_initiation::operator()(
   g->results.resize(cmds->size());
   g->remaining = cmds->size();
   detail::assign(g->handler, std::move(handler));
+  if (cluster) {  // each command routed on its own; the last reply completes the caller
+    // Replies come from several nodes' strands: the count is atomic.
+    auto left = std::make_shared<std::atomic<std::size_t>>(cmds->size());
+    for (std::size_t i = 0; i < cmds->size(); ++i) {
+      auto slot = [g, i, left](std::error_code ec, reply r) {
+        g->results[i] = result{ec, std::move(r)};
+        if (left->fetch_sub(1, std::memory_order_acq_rel) == 1) {
+          auto h = std::move(g->handler);
+          detail::complete(std::move(h), asio::system_executor(), std::move(g->results));
+        }
+      };
+      cluster->initiate(std::move((*cmds)[i]), handler_type(std::move(slot)));
+    }
+    return;
+  }
   asio::post(st->io.strand(), [st = st, cmds = cmds, g]() {
     const auto& strand = st->io.strand();
     for (std::size_t i = 0; i < cmds->size(); ++i) {

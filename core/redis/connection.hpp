@@ -3,6 +3,11 @@
 // as the RESP codec over an Asio socket we own; one writer loop and one reader loop on one
 // strand; replies are matched to commands in order. Commands issued while disconnected wait
 // (bounded) for the next connection. Every command has a deadline.
+//
+// With cluster seeds in its options (connection_options::cluster) the same object is a Redis
+// Cluster client (redis::cluster_client: a connection like this one per master, commands
+// routed by key); callers do not change. A single-node connection pays one null-pointer
+// test per command for this.
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <boost/asio/any_io_executor.hpp>
@@ -13,7 +18,6 @@
 #include <system_error>
 
 #include "core/redis/endpoint.hpp"
-#include "core/redis/link_handle.hpp"
 #include "core/redis/reply.hpp"
 
 namespace pushonce::redis {
@@ -27,13 +31,29 @@ struct result {
   bool ok() const { return !ec && !value.is_error(); }
 };
 
-class connection : public link_handle, public std::enable_shared_from_this<connection> {
+class cluster_client;
+
+class connection : public std::enable_shared_from_this<connection> {
  public:
   using handler_type = boost::asio::any_completion_handler<void(std::error_code, reply)>;
 
-  /// start(), stop(), on_connect(), connected() and options() come from link_handle.
+  /// A cluster client when opts.cluster is not empty.
   static std::shared_ptr<connection> create(boost::asio::any_io_executor ex,
                                             connection_options opts);
+  ~connection();
+  connection(const connection&) = delete;
+  connection& operator=(const connection&) = delete;
+
+  /// Starts connecting (and reconnecting, with backoff) until stop(). Thread-safe.
+  void start();
+  /// Fails everything pending with error::stopped and closes the socket(s).
+  void stop();
+  /// Runs on the connection's strand after each (re)connect (a cluster: after the first
+  /// slot map is read).
+  void on_connect(std::function<void()> fn);
+  bool connected() const;
+  const connection_options& options() const;
+  bool is_cluster() const { return cluster_ != nullptr; }
 
   /// Sends one command. Thread-safe; the completion runs on the caller's executor.
   template <typename Token>
@@ -52,11 +72,15 @@ class connection : public link_handle, public std::enable_shared_from_this<conne
 
  private:
   struct state;
+  struct handle;
   struct batch_initiation;
   explicit connection(std::shared_ptr<state> st);
+  explicit connection(std::shared_ptr<cluster_client> cluster);
   void initiate(command cmd, handler_type handler);
 
-  std::shared_ptr<state> state_;
+  std::shared_ptr<state> state_;             // a single node
+  std::unique_ptr<handle> handle_;           // its start/stop controls
+  std::shared_ptr<cluster_client> cluster_;  // or a cluster
 };
 
 }  // namespace pushonce::redis

@@ -95,6 +95,35 @@ endpoint endpoint::parse(std::string_view url) {
   return e;
 }
 
+std::vector<endpoint> endpoint::parse_list(std::string_view url) {
+  auto scheme_end = url.find("://");
+  if (scheme_end == std::string_view::npos)
+    fail(url, "not a URL of the form redis://[[user]:password@]host:port[,host:port]...");
+  std::string_view scheme = url.substr(0, scheme_end);
+  if (iequals(scheme, "rediss")) fail(url, "TLS (rediss://) is not supported");
+  std::string_view rest = url.substr(scheme_end + 3);
+  auto at = rest.rfind('@');
+  std::string_view userinfo = at == std::string_view::npos ? "" : rest.substr(0, at + 1);
+  std::string_view hosts = at == std::string_view::npos ? rest : rest.substr(at + 1);
+  if (hosts.find('/') != std::string_view::npos)
+    fail(url, "a cluster has no databases: no /db after the hosts");
+  std::vector<endpoint> out;
+  for (;;) {
+    auto comma = hosts.find(',');
+    std::string_view one = hosts.substr(0, comma);
+    if (one.empty()) fail(url, "empty host in the seed list");
+    std::string single = fmt::format("{}://{}{}", scheme, userinfo, one);
+    try {
+      out.push_back(parse(single));
+    } catch (const std::invalid_argument&) {
+      fail(url, fmt::format("bad seed '{}'", one));
+    }
+    if (comma == std::string_view::npos) break;
+    hosts = hosts.substr(comma + 1);
+  }
+  return out;
+}
+
 std::string endpoint::display() const {
   if (host.find(':') != std::string::npos) return fmt::format("[{}]:{}", host, port);
   return fmt::format("{}:{}", host, port);

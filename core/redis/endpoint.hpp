@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace pushonce::redis {
 
@@ -17,6 +18,9 @@ struct endpoint {
 
   /// Parses a redis:// URL; throws std::invalid_argument with a readable message.
   static endpoint parse(std::string_view url);
+  /// Parses a cluster seed list, redis://[[user]:password@]host:port[,host:port]... (every
+  /// seed gets the credentials); throws std::invalid_argument.
+  static std::vector<endpoint> parse_list(std::string_view url);
   /// host:port (no credentials), for log lines.
   std::string display() const;
 };
@@ -28,7 +32,11 @@ struct connection_options {
   std::chrono::milliseconds command_timeout{5000};
   std::chrono::milliseconds backoff_initial{50};
   std::chrono::milliseconds backoff_max{2000};
-  std::size_t max_queued = 200000;  // commands waiting or in flight; beyond: error::queue_full
+  std::size_t max_queued = 200000;
+  // Redis Cluster seed nodes; when not empty the connection is a cluster client (one
+  // connection per master, commands routed by key) and a subscriber moves to the next seed
+  // when one cannot be reached. `where` is the first seed.
+  std::vector<endpoint> cluster;  // commands waiting or in flight; beyond: error::queue_full
 };
 
 }  // namespace pushonce::redis

@@ -58,6 +58,14 @@ void link::drop() {
   if (connected_) stream_.close();
 }
 
+// A cluster's subscriber (or any link given seeds) tries the next seed when one cannot be
+// reached; a single-node link has no seeds and stays on its one address.
+void link::next_seed() {
+  if (opts_.cluster.size() < 2) return;
+  seed_ = (seed_ + 1) % opts_.cluster.size();
+  opts_.where = opts_.cluster[seed_];
+}
+
 asio::awaitable<void> link::pause_before_retry() {
   pause_.expires_after(retry_.next());
   co_await pause_.async_wait(use_tuple);
@@ -72,6 +80,7 @@ asio::awaitable<void> link::run([[maybe_unused]] std::shared_ptr<void> keep_aliv
         log::warn("{}: cannot connect to {}: {}; retrying (attempt {})", role_,
                   opts_.where.display(), ec.message(), retry_.attempts() + 1);
       was_down_ = true;
+      next_seed();
       co_await pause_before_retry();
       continue;
     }

@@ -77,6 +77,7 @@ class link {
   boost::asio::awaitable<void> writer();
   boost::asio::awaitable<void> ticker(std::shared_ptr<void> keep_alive);
   boost::asio::awaitable<void> pause_before_retry();
+  void next_seed();
 
   strand_type strand_;
   resp_stream stream_;
@@ -90,6 +91,7 @@ class link {
   std::function<void()> on_connect_;
   std::atomic<bool> connected_{false};
   bool started_ = false, stopped_ = false, was_down_ = false;
+  std::size_t seed_ = 0;  // index in opts_.cluster of `where`
 };
 
 }  // namespace pushonce::redis

@@ -57,6 +57,28 @@ std::string tail(const std::string& text, std::size_t n = 2000) {
 
 }  // namespace
 
+namespace {
+bool port_is_free(std::uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(port);
+  bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return ok;
+}
+}  // namespace
+
+std::uint16_t free_cluster_port() {
+  for (int attempt = 0; attempt < 1000; ++attempt) {
+    std::uint16_t p = free_port();
+    if (p <= 55535 && port_is_free(static_cast<std::uint16_t>(p + 10000))) return p;
+  }
+  throw std::runtime_error("no free port pair for a cluster node");
+}
+
 std::uint16_t free_port() {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) throw std::system_error(errno, std::generic_category(), "socket");
@@ -106,7 +128,7 @@ void redis_server::start() {
   const bool new_port = port_ == 0;
   std::string last_log;
   for (int attempt = 0; attempt < 5; ++attempt) {
-    if (new_port) port_ = free_port();
+    if (new_port) port_ = options_.cluster_bus ? free_cluster_port() : free_port();
     std::vector<std::string> args = {"--port",       std::to_string(port_),
                                      "--bind",       "127.0.0.1",
                                      "--dir",        dir_->path(),

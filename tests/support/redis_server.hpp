@@ -16,6 +16,7 @@ class temp_dir;
 
 struct redis_server_options {
   bool appendonly = false;              // --appendonly yes (AOF, fsync always) when true
+  bool cluster_bus = false;             // the port + 10000 (Redis Cluster's bus) must be free too
   std::vector<std::string> extra_args;  // more redis-server arguments ("--maxmemory", "10mb")
   std::chrono::milliseconds ready_timeout{5000};
 };
@@ -59,5 +60,7 @@ class redis_server {
 
 /// A loopback TCP port that was free a moment ago (bind port 0, read it, close).
 std::uint16_t free_port();
+/// A free port P whose P + 10000 (a cluster node's bus port) is free and valid too.
+std::uint16_t free_cluster_port();
 
 }  // namespace pushonce::test

@@ -43,7 +43,8 @@ class clean_env {
   std::vector<const char*> names_ = {
       "PUSHONCE_REDIS",           "PUSHONCE_NAMESPACE",           "PUSHONCE_LOG_LEVEL",
       "PUSHONCE_DEDUP_WINDOW_MS", "PUSHONCE_OUTBOX_RETENTION_MS", "PUSHONCE_MAX_DATA_BYTES",
-      "PUSHONCE_LOG_FORMAT",      "PUSHONCE_TEST_SECRET",         "PUSHONCE_TEST_SECRET_FILE"};
+      "PUSHONCE_LOG_FORMAT",      "PUSHONCE_TEST_SECRET",         "PUSHONCE_TEST_SECRET_FILE",
+      "PUSHONCE_REDIS_CLUSTER"};
   std::vector<std::optional<std::string>> saved_;
 };
 
@@ -293,6 +294,30 @@ TEST_CASE("retention: defaults, options, environment, bounds") {
   CHECK_THROWS_AS(parse({"--outbox-retention-ms", "100000"}), usage_error);
 }
 
-      "PUSHONCE_DEDUP_WINDOW_MS", "PUSHONCE_OUTBOX_RETENTION_MS", "PUSHONCE_MAX_DATA_BYTES",
-      "PUSHONCE_LOG_FORMAT",      "PUSHONCE_TEST_SECRET",         "PUSHONCE_TEST_SECRET_FILE"};
+TEST_CASE("--redis-cluster: a seed list with shared credentials; the environment; errors") {
+  clean_env env;
+  auto none = parse({});
+  CHECK(none.common.redis_cluster.empty());
+
+  auto cl = parse({"--redis-cluster", "redis://u:pw@10.0.0.1:7000,10.0.0.2:7001,[::1]:7002"});
+  REQUIRE(cl.common.redis_cluster.size() == 3);
+  CHECK(cl.common.redis_cluster[0].host == "10.0.0.1");
+  CHECK(cl.common.redis_cluster[0].port == 7000);
+  CHECK(cl.common.redis_cluster[1].host == "10.0.0.2");
+  CHECK(cl.common.redis_cluster[1].user == "u");
+  CHECK(cl.common.redis_cluster[1].password == "pw");
+  CHECK(cl.common.redis_cluster[2].host == "::1");
+  CHECK(cl.common.redis_cluster[2].password == "pw");
+  CHECK(cl.common.redis.host == "10.0.0.1");  // the first seed
+
+  ::setenv("PUSHONCE_REDIS_CLUSTER", "redis://127.0.0.1:7000", 1);
+  auto from_env = parse({});
+  REQUIRE(from_env.common.redis_cluster.size() == 1);
+  CHECK(from_env.common.redis_cluster[0].port == 7000);
+
+  CHECK_THROWS_AS(parse({"--redis-cluster", "redis://h:1,,h:2"}), usage_error);
+  CHECK_THROWS_AS(parse({"--redis-cluster", "rediss://h:1"}), usage_error);
+  CHECK_THROWS_AS(parse({"--redis-cluster", "redis://h:1,h:99999"}), usage_error);
+  CHECK_THROWS_AS(parse({"--redis-cluster", "redis://h:1/2"}), usage_error);
+  CHECK_THROWS_AS(parse({"--redis-cluster", "h:1"}), usage_error);
 }

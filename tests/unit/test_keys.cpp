@@ -21,6 +21,8 @@ TEST_CASE("queue, user and plain keys carry the namespace and hash tag") {
   CHECK(k.plain("stats") == "pushonce:stats");
   CHECK(k.plain("sources") == "pushonce:sources");
   CHECK(k.plain("leader:fencing") == "pushonce:leader:fencing");
+  CHECK(k.leader_fencing(false) == "pushonce:leader:fencing");
+  CHECK(k.leader_fencing(true) == "pushonce:{pushonce:leader}:fencing");
   CHECK(k.plain("worker:w1") == "pushonce:worker:w1");
   CHECK(k.bus_channel() == "pushonce:bus");
   CHECK(k.wake_channel() == "pushonce:leader:wake");
