@@ -65,7 +65,7 @@ void expect_unavailable(stack& s, const char* code, bool cli_names_code) {
 }  // namespace
 
 TEST_CASE("Redis at maxmemory (OOM): publish API 503, CLI exit 1, a log line that says OOM") {
-  redis_server redis({false, {"--maxmemory-policy", "noeviction"}});
+  redis_server redis({.extra_args = {"--maxmemory-policy", "noeviction"}});
   stack s(redis);
   REQUIRE(s.publish().status == 200);
 
@@ -82,7 +82,7 @@ TEST_CASE("Redis at maxmemory (OOM): publish API 503, CLI exit 1, a log line tha
 }
 
 TEST_CASE("Redis busy in a long script (BUSY): publish API 503, CLI exit 1, a log line") {
-  redis_server redis({false, {"--busy-reply-threshold", "100"}});
+  redis_server redis({.extra_args = {"--busy-reply-threshold", "100"}});
   stack s(redis);
   REQUIRE(s.publish().status == 200);
 
