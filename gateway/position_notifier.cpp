@@ -71,9 +71,23 @@ void position_notifier::schedule(std::string queue) {
     self->timer_armed_ = false;
     auto queues = std::move(self->dirty_);
     self->dirty_.clear();
-    for (auto& q : queues)
-      asio::co_spawn(self->strand_, self->refresh(q), exit_on_exception("position refresh"));
+    for (auto& q : queues) {
+      if (self->refreshing_.count(q)) {
+        self->again_.insert(q);
+        continue;
+      }
+      self->refreshing_.insert(q);
+      asio::co_spawn(self->strand_, self->run_refresh(q), exit_on_exception("position refresh"));
+    }
   });
+}
+
+asio::awaitable<void> position_notifier::run_refresh(std::string queue) {
+  auto self = shared_from_this();
+  std::string q = queue;
+  co_await refresh(std::move(q));
+  refreshing_.erase(queue);
+  if (again_.erase(queue)) schedule(std::move(queue));
 }
 
 asio::awaitable<void> position_notifier::refresh(std::string queue) {

@@ -44,6 +44,9 @@ class position_notifier : public std::enable_shared_from_this<position_notifier>
     long long last = 0;
   };
   void schedule(std::string queue);
+  /// One refresh of a queue at a time: a change seen while one runs schedules one more
+  /// after it (a join/leave flood costs one ZRANK pass per queue per debounce, never more).
+  boost::asio::awaitable<void> run_refresh(std::string queue);
   boost::asio::awaitable<void> refresh(std::string queue);
 
   boost::asio::strand<boost::asio::any_io_executor> strand_;
@@ -53,6 +56,8 @@ class position_notifier : public std::enable_shared_from_this<position_notifier>
   boost::asio::steady_timer timer_;
   bool timer_armed_ = false;
   std::set<std::string> dirty_;
+  std::set<std::string> refreshing_;                                  // queues with a refresh out
+  std::set<std::string> again_;                                       // ... and changed meanwhile
   std::map<std::string, std::map<const session*, watcher>> watched_;  // queue → sessions
 };
 

@@ -189,7 +189,12 @@ TEST_CASE("gateway: HTTP routes and /api/publish") {
 
   // Redis gone: health 503 and publish 503 (within the command deadline)
   redis.stop();
+  // (/healthz reuses its answer for 1 s: 503 within the second after that)
   auto down = http_request(host, gw.port, "GET", "/healthz", {}, {}, 5s);
+  for (int i = 0; i < 30 && down.status != 503; ++i) {
+    std::this_thread::sleep_for(100ms);
+    down = http_request(host, gw.port, "GET", "/healthz", {}, {}, 5s);
+  }
   CHECK(down.status == 503);
   auto pub_down = http_request(host, gw.port, "POST", "/api/publish",
                                R"({"user":"alice","data":2})", auth, 15s);
