@@ -107,6 +107,17 @@ std::optional<bus_message> parse_bus_message(std::string_view text, std::string*
   return m;
 }
 
+std::string with_publish_time(const bus_message& m, long long ts) {
+  // The tail always ends in ,"ts":<digits>} (the scan checks it; the fallback writes it).
+  auto at = m.tail.rfind(R"(,"ts":)");
+  std::string line;
+  line.reserve(m.raw.size() + 32);
+  line.append(R"({"id":")").append(m.id).append(R"(","user":")").append(m.user).append("\"");
+  if (!m.src.empty()) line.append(R"(,"src":")").append(m.src).append("\"");
+  line.append(m.tail, 0, at).append(R"(,"ts":)").append(std::to_string(ts)).append("}");
+  return line;
+}
+
 std::vector<std::string_view> split_bus_payload(std::string_view payload) {
   std::vector<std::string_view> lines;
   while (!payload.empty()) {

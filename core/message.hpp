@@ -24,6 +24,10 @@ struct bus_message {
 /// parse (the tail is its suffix from ,"kind"); anything else goes through Boost.JSON.
 std::optional<bus_message> parse_bus_message(std::string_view text, std::string* why = nullptr);
 
+/// The message as the scripts write it (the scan layout), published at `ts` instead: what a
+/// dead-letter replay puts back on the bus, so that claim.lua takes it as a fresh message.
+std::string with_publish_time(const bus_message& m, long long ts);
+
 /// A bus payload: one message per line.
 std::vector<std::string_view> split_bus_payload(std::string_view payload);
 

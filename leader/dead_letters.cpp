@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include "core/message.hpp"
 #include "leader/admin.hpp"
 
 namespace pushonce::leader {
@@ -69,6 +70,18 @@ asio::awaitable<int> replay(admin_context& ctx, std::string id) {
   if (user.empty() || outbox.empty())
     co_return ctx.out.fail(
         {"bad_request", "dead letter " + id + " is malformed and cannot be replayed"});
+  // Published again now (Redis's clock, like the scripts): claim.lua would not deliver a
+  // message without a claim record that is older than the dedup window.
+  if (auto parsed = parse_bus_message(m)) {
+    redis::command time{"TIME"};
+    auto t = co_await ctx.conn->exec(std::move(time));
+    if (!t.ok()) co_return ctx.out.fail(failure_of(t));
+    if (t.value.elements.size() != 2)
+      co_return ctx.out.fail({"internal", "TIME: unexpected reply"});
+    auto secs = t.value.elements[0].as_int(), micros = t.value.elements[1].as_int();
+    if (!secs || !micros) co_return ctx.out.fail({"internal", "TIME: unexpected reply"});
+    m = with_publish_time(*parsed, *secs * 1000 + *micros / 1000);
+  }
   // The claim forgets the message (it was marked dead); back into its outbox and onto the
   // bus, where the normal claim → deliver path takes it; then off the dead-letter list.
   std::vector<redis::command> cmds{{"DEL", ctx.k.claim(user, id)},

@@ -90,8 +90,13 @@ TEST_CASE("recovery: a bus message with a bad number kills neither the bus loop 
   auto first = id_of(d.admin_json({"publish", "alice", R"({"n":1})"}));
   auto inbox = d.k().user("alice", "inbox");
   REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 1; }, 10s));
+  // Published now (a message older than the dedup window would be answered "expired").
+  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+                 .count();
   d.redis().cmd({"XADD", d.k().bus(0, "outbox"), "*", "m",
-                 R"({"id":"4096","user":"bob","src":"bus:0","kind":"message","data":2,"ts":1})"});
+                 R"({"id":"4096","user":"bob","src":"bus:0","kind":"message","data":2,"ts":)" +
+                     std::to_string(now) + "}"});
   REQUIRE(wait_until([&] { return d.redis().inbox(d.k().user("bob", "inbox")).size() == 1; }, 10s));
   CHECK(w.running());
   CHECK(first.size() > 0);
@@ -153,6 +158,27 @@ TEST_CASE("recovery: a worker paused past the dedup window does not deliver a me
   std::this_thread::sleep_for(500ms);
   CHECK(d.redis().integer({"XLEN", inbox}) == 1);
   CHECK(d.logs().find("heard past the dedup window") != std::string::npos);
+}
+
+TEST_CASE("recovery: a dead letter older than the dedup window is delivered when replayed") {
+  // Replay publishes the message again now: claim.lua refuses a message with no claim record
+  // published longer ago than the window, and this one was published in 2023.
+  deployment d("oldletter",
+               {{"PUSHONCE_DEDUP_WINDOW_MS", "3000"}, {"PUSHONCE_OUTBOX_RETENTION_MS", "3000"}});
+  d.start_worker({"--lease-ms", "1000"});
+  REQUIRE(d.wait_subscribers(d.k().bus_channel(), 1));
+  const std::string old =
+      R"({"id":"4096","user":"olga","src":"bus:0","kind":"message","data":{"old":true},"ts":1700000000000})";
+  d.redis().cmd({"XADD", d.key("dead-letters"), "*", "id", "4096", "user", "olga", "src", "bus:0",
+                 "reason", "test", "attempts", "5", "m", old});
+  auto replayed = d.admin_json({"dead-letters", "replay", "4096"});
+  CHECK(replayed.at("replayed") == true);
+  auto inbox = d.k().user("olga", "inbox");
+  REQUIRE(wait_until([&] { return d.redis().integer({"XLEN", inbox}) == 1; }, 10s));
+  auto frame = json::parse(d.redis().inbox(inbox)[0].second).as_object();
+  CHECK(frame.at("data").at("old") == true);
+  CHECK(frame.at("ts").as_int64() > 1700000000000);
+  CHECK(d.counter("retention_exceeded") <= 0);
 }
 
 TEST_CASE("recovery: a message past --max-attempts is dead-lettered; list, trace, replay, purge") {

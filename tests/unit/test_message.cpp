@@ -142,3 +142,21 @@ TEST_CASE("frame: render_frame is the browser frame of docs/protocol.md (what cl
   CHECK(v.at("ts") == 1732200000123);
   CHECK(boost::json::serialize(v.at("data")) == R"({"text":"hi \"there\"","n":[1,{}]})");
 }
+
+TEST_CASE("with_publish_time: the same message, published at another time") {
+  auto m = parse_bus_message(
+      R"({"id":"8192","user":"bob","src":"bus:0","kind":"message","data":{"ts":1},"ts":17})");
+  REQUIRE(m);
+  auto line = with_publish_time(*m, 1800000000000);
+  CHECK(
+      line ==
+      R"({"id":"8192","user":"bob","src":"bus:0","kind":"message","data":{"ts":1},"ts":1800000000000})");
+  auto again = parse_bus_message(line);
+  REQUIRE(again);
+  CHECK(again->ts == 1800000000000);
+  CHECK(again->id == "8192");
+  // Another layout (read by the fallback) comes back in the scripts' layout; no src, none.
+  auto other = parse_bus_message(R"({"ts":5,"data":[1],"kind":"k","user":"a","id":"1"})");
+  REQUIRE(other);
+  CHECK(with_publish_time(*other, 6) == R"({"id":"1","user":"a","kind":"k","data":[1],"ts":6})");
+}
