@@ -15,6 +15,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/exit_on_exception.hpp"
 #include "core/log.hpp"
 #include "core/redis/cluster_retry.hpp"
 #include "core/redis/command_keys.hpp"
@@ -288,7 +289,7 @@ struct cluster_client::state : std::enable_shared_from_this<state> {
     if (started || stopped) return;
     started = true;
     for (const auto& seed : opts.cluster) seeds.push_back(conn_for(address_of(seed)));
-    asio::co_spawn(strand, refresher(shared_from_this()), asio::detached);
+    asio::co_spawn(strand, refresher(shared_from_this()), exit_on_exception("cluster map refresh"));
   }
 
   void do_stop() {
