@@ -88,4 +88,13 @@ std::string client_address(const ip::address& peer, std::string_view forwarded_f
   return hop.to_string();
 }
 
+bool is_loopback_client(std::string_view client) {
+  boost::system::error_code ec;
+  auto a = boost::asio::ip::make_address(std::string(client), ec);
+  if (ec) return false;
+  if (a.is_v6() && a.to_v6().is_v4_mapped())
+    return boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, a.to_v6()).is_loopback();
+  return a.is_loopback();
+}
+
 }  // namespace pushonce::gateway

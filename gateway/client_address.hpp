@@ -32,4 +32,8 @@ class trusted_proxies {
 std::string client_address(const boost::asio::ip::address& peer, std::string_view forwarded_for,
                            const trusted_proxies& trusted);
 
+/// True for a loopback client (127.0.0.0/8, ::1, ::ffff:127.x): a process on this host,
+/// to which the per-address caps do not apply (docs/security.md).
+bool is_loopback_client(std::string_view client);
+
 }  // namespace pushonce::gateway

@@ -82,7 +82,9 @@ std::optional<http_response> take_connection_slot(const http_request& req, gatew
                                                   connection_info& info) {
   if (info.connection) return std::nullopt;
   info.client = client_address(peer.address(), forwarded_for(req), st.settings.trusted);
-  auto r = st.connections->acquire(info.client);
+  // Loopback clients (processes on this host: a load generator, a proxy that is not named
+  // by --trusted-proxy) are not capped per address, only in total.
+  auto r = st.connections->acquire(info.client, !is_loopback_client(info.client));
   if (r.held) {
     info.connection = std::move(r.held);
     return std::nullopt;
@@ -129,7 +131,9 @@ asio::awaitable<void> run_session(tcp::socket socket, std::shared_ptr<gateway_st
         early = json_response(503, error_json("unavailable", "shutting down"), req.version());
       } else if (!origin_allowed(req, st->settings)) {
         early = json_response(403, error_json("forbidden", "origin not allowed"), req.version());
-      } else if (auto r = st->sessions_per_ip->acquire(info.client); !r.held) {
+      } else if (auto r =
+                     st->sessions_per_ip->acquire(info.client, !is_loopback_client(info.client));
+                 !r.held) {
         ++st->metrics.connections_refused;
         log::debug("http: {}: upgrade refused: --max-sessions-per-ip", info.client);
         early = unavailable(req, "too many sessions from this address");

@@ -24,12 +24,12 @@ std::shared_ptr<slot_counter> slot_counter::create(std::size_t max_total, std::s
   return std::shared_ptr<slot_counter>(new slot_counter(max_total, max_per_key));
 }
 
-slot_counter::result slot_counter::acquire(const std::string& key) {
+slot_counter::result slot_counter::acquire(const std::string& key, bool per_key_cap) {
   {
     std::lock_guard lock(mutex_);
     if (max_total_ != 0 && total_ >= max_total_) return {slot{}, refusal::total};
     auto& n = per_key_[key];
-    if (max_per_key_ != 0 && n >= max_per_key_) return {slot{}, refusal::per_key};
+    if (per_key_cap && max_per_key_ != 0 && n >= max_per_key_) return {slot{}, refusal::per_key};
     ++n;
     ++total_;
   }

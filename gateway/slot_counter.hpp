@@ -45,8 +45,9 @@ class slot_counter : public std::enable_shared_from_this<slot_counter> {
 
   static std::shared_ptr<slot_counter> create(std::size_t max_total, std::size_t max_per_key);
 
-  /// A slot for `key`, or the cap that refuses it.
-  result acquire(const std::string& key);
+  /// A slot for `key`, or the cap that refuses it. With `per_key_cap` false only the
+  /// total cap applies (the slot is still counted under `key`).
+  result acquire(const std::string& key, bool per_key_cap = true);
   std::size_t total() const;
   std::size_t count(const std::string& key) const;
   std::size_t max_total() const { return max_total_; }

@@ -58,3 +58,15 @@ TEST_CASE("trusted_proxies::parse: addresses and CIDR networks; a bad entry is n
                        std::invalid_argument);
   CHECK_THROWS_AS(trusted_proxies::parse("10.0.0.0/33"), std::invalid_argument);
 }
+
+TEST_CASE("is_loopback_client: this host's addresses, in every spelling; nothing else") {
+  CHECK(is_loopback_client("127.0.0.1"));
+  CHECK(is_loopback_client("127.0.0.2"));
+  CHECK(is_loopback_client("::1"));
+  CHECK(is_loopback_client("::ffff:127.0.0.1"));
+  CHECK_FALSE(is_loopback_client("10.0.0.1"));
+  CHECK_FALSE(is_loopback_client("::ffff:10.0.0.1"));
+  CHECK_FALSE(is_loopback_client("2001:db8::1"));
+  CHECK_FALSE(is_loopback_client(""));
+  CHECK_FALSE(is_loopback_client("localhost"));
+}

@@ -137,3 +137,16 @@ TEST_CASE("probe_cache: one refresh per ttl; while one is out, the last answer i
   p.store(2, t + 5000ms);
   CHECK(p.lookup(t + 5500ms) == 2);
 }
+
+TEST_CASE("slot_counter: without the per-key cap only the total counts") {
+  auto c = slot_counter::create(3, 1);
+  auto a1 = c->acquire("127.0.0.1", false);
+  auto a2 = c->acquire("127.0.0.1", false);
+  REQUIRE(a1.held);
+  REQUIRE(a2.held);
+  CHECK(c->count("127.0.0.1") == 2);
+  CHECK(c->acquire("127.0.0.1").why == slot_counter::refusal::per_key);
+  auto b = c->acquire("b", false);
+  REQUIRE(b.held);
+  CHECK(c->acquire("127.0.0.1", false).why == slot_counter::refusal::total);
+}
