@@ -11,6 +11,7 @@
 #include "core/redis/resp_stream.hpp"
 #include "core/redis/subscriber.hpp"
 #include "tests/integration/redis_fixture.hpp"
+#include "tests/support/sync_redis.hpp"
 #include "tests/support/tls_certs.hpp"
 
 namespace asio = boost::asio;
@@ -95,7 +96,7 @@ TEST_CASE("redis tls: commands and a subscription over rediss:// verified with t
   CHECK(rec.payloads("tls:chan") == std::vector<std::string>{"over tls"});
 }
 
-TEST_CASE("redis tls: a server the CA did not sign is refused") {
+TEST_CASE("redis tls: a server the CA did not sign, or for another name, is refused") {
   tls_setup t(false);
   auto wrong = t.options();
   wrong.where.certs.ca = t.certs.other_ca;
@@ -113,6 +114,19 @@ TEST_CASE("redis tls: a server the CA did not sign is refused") {
   plain.where.tls = false;
   plain.connect_timeout = 500ms;
   CHECK(try_connect(t.fx, plain));
+
+  // The right CA but a certificate for another name: the host name check refuses it.
+  {
+    pushonce::test::sync_redis admin(t.fx.server.port());
+    admin.cmd({"CONFIG", "SET", "tls-cert-file", t.certs.other_name_cert, "tls-key-file",
+               t.certs.other_name_key});
+    auto mismatch = try_connect(t.fx, t.options());
+    REQUIRE(mismatch);
+    CHECK(mismatch.message().find("certificate verify failed") != std::string::npos);
+    admin.cmd({"CONFIG", "SET", "tls-cert-file", t.certs.server_cert, "tls-key-file",
+               t.certs.server_key});
+    CHECK_FALSE(try_connect(t.fx, t.options()));
+  }
 
   // A connection with the wrong CA never comes up: its commands fail, they are not sent.
   auto conn = t.fx.connect(wrong);

@@ -43,6 +43,9 @@ tls_certs::tls_certs() : dir_(std::make_unique<temp_dir>("pushonce-tls")) {
   ca = d.file("ca.pem");
   other_ca = d.file("other-ca.pem");
   signed_cert(d, "server", "/CN=localhost", "DNS:localhost,IP:127.0.0.1", ca, d.file("ca.key"));
+  signed_cert(d, "other-name", "/CN=other.example", "DNS:other.example", ca, d.file("ca.key"));
+  other_name_cert = d.file("other-name.pem");
+  other_name_key = d.file("other-name.key");
   signed_cert(d, "client", "/CN=pushonce-client", "", ca, d.file("ca.key"));
   server_cert = d.file("server.pem");
   server_key = d.file("server.key");
