@@ -7,6 +7,7 @@
 #include <boost/program_options/value_semantic.hpp>
 #include <charconv>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
@@ -22,8 +23,16 @@ po::options_description common_description() {
   // clang-format off
   d.add_options()
       ("redis", po::value<std::string>()->value_name("URL"),
-       "redis://[[user]:password@]host:port[/db] (env PUSHONCE_REDIS, "
+       "redis://[[user]:password@]host:port[/db], or rediss://... for TLS (env PUSHONCE_REDIS, "
        "default redis://127.0.0.1:6379)")
+      ("redis-tls-ca", po::value<std::string>()->value_name("FILE"),
+       "PEM CA certificates that verify a rediss:// server; default: the system CA store "
+       "(env PUSHONCE_REDIS_TLS_CA)")
+      ("redis-tls-cert", po::value<std::string>()->value_name("FILE"),
+       "PEM client certificate for rediss:// (with --redis-tls-key; env "
+       "PUSHONCE_REDIS_TLS_CERT)")
+      ("redis-tls-key", po::value<std::string>()->value_name("FILE"),
+       "PEM private key of --redis-tls-cert (env PUSHONCE_REDIS_TLS_KEY)")
       ("redis-cluster", po::value<std::string>()->value_name("URL"),
        "redis://[[user]:password@]host:port[,host:port]...: seed nodes of a Redis Cluster; "
        "when given, --redis is not used (env PUSHONCE_REDIS_CLUSTER)")
@@ -74,6 +83,33 @@ void check_namespace(const std::string& ns, const std::string& source) {
   }
 }
 
+// A TLS file option: it must name a readable file.
+std::string tls_file(const po::variables_map& vm, const char* option, const char* env) {
+  std::string source;
+  auto path = lookup(vm, option, env, source);
+  if (!path) return {};
+  std::ifstream in(*path, std::ios::binary);
+  std::error_code ec;
+  if (!in || !std::filesystem::is_regular_file(*path, ec))
+    throw usage_error(fmt::format("{}: cannot read {}", source, *path));
+  return *path;
+}
+
+void fill_tls(const po::variables_map& vm, common_options& common) {
+  redis::tls_files f;
+  f.ca = tls_file(vm, "redis-tls-ca", "PUSHONCE_REDIS_TLS_CA");
+  f.cert = tls_file(vm, "redis-tls-cert", "PUSHONCE_REDIS_TLS_CERT");
+  f.key = tls_file(vm, "redis-tls-key", "PUSHONCE_REDIS_TLS_KEY");
+  if (f.cert.empty() != f.key.empty())
+    throw usage_error("--redis-tls-cert and --redis-tls-key go together: give both or neither");
+  bool any = !f.ca.empty() || !f.cert.empty();
+  if (any && !common.redis.tls)
+    throw usage_error(
+        "--redis-tls-ca, --redis-tls-cert and --redis-tls-key need a rediss:// URL in --redis "
+        "(TLS is not supported with --redis-cluster)");
+  common.redis.certs = std::move(f);
+}
+
 void fill_common(const po::variables_map& vm, common_options& common) {
   std::string source;
   if (auto url = lookup(vm, "redis", "PUSHONCE_REDIS", source)) common.redis_url = *url;
@@ -93,6 +129,7 @@ void fill_common(const po::variables_map& vm, common_options& common) {
     }
     common.redis = common.redis_cluster.front();
   }
+  fill_tls(vm, common);
 
   source = "namespace";
   if (auto ns = lookup(vm, "namespace", "PUSHONCE_NAMESPACE", source)) common.ns = *ns;

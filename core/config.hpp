@@ -29,7 +29,7 @@ struct usage_error : std::invalid_argument {
 
 struct common_options {
   std::string redis_url = "redis://127.0.0.1:6379";
-  redis::endpoint redis;
+  redis::endpoint redis;  // with the --redis-tls-* files when it is rediss://
   // --redis-cluster: the seed nodes of a Redis Cluster (empty: a single Redis at `redis`).
   // When given, `redis` is the first seed and --redis is not used.
   std::vector<redis::endpoint> redis_cluster;

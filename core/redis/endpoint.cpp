@@ -67,13 +67,16 @@ endpoint endpoint::parse(std::string_view url) {
   if (!parsed) fail(url, "not a URL of the form redis://[[user]:password@]host:port[/db]");
   boost::urls::url_view u = *parsed;
 
-  if (!iequals(u.scheme(), "redis"))
-    fail(url, fmt::format("scheme must be 'redis', not '{}'", std::string_view(u.scheme())));
+  bool tls = iequals(u.scheme(), "rediss");
+  if (!tls && !iequals(u.scheme(), "redis"))
+    fail(url,
+         fmt::format("scheme must be 'redis' or 'rediss', not '{}'", std::string_view(u.scheme())));
   if (!u.has_authority()) fail(url, "missing host");
   if (u.has_query()) fail(url, "query parameters are not supported");
   if (u.has_fragment()) fail(url, "a fragment is not supported");
 
   endpoint e;
+  e.tls = tls;
   if (u.has_userinfo()) {
     if (!u.has_password()) fail(url, "credentials need a password: [user]:password@");
     e.user = u.user();
@@ -100,7 +103,7 @@ std::vector<endpoint> endpoint::parse_list(std::string_view url) {
   if (scheme_end == std::string_view::npos)
     fail(url, "not a URL of the form redis://[[user]:password@]host:port[,host:port]...");
   std::string_view scheme = url.substr(0, scheme_end);
-  if (iequals(scheme, "rediss")) fail(url, "TLS (rediss://) is not supported");
+  if (iequals(scheme, "rediss")) fail(url, "TLS (rediss://) is not supported with --redis-cluster");
   std::string_view rest = url.substr(scheme_end + 3);
   auto at = rest.rfind('@');
   std::string_view userinfo = at == std::string_view::npos ? "" : rest.substr(0, at + 1);

@@ -1,5 +1,6 @@
 #pragma once
-// Where a Redis server is and how to log in: parsed from redis://[[user]:password@]host:port[/db].
+// Where a Redis server is and how to log in: parsed from redis://[[user]:password@]host:port[/db]
+// or rediss://... (TLS, with the certificate files the common options give).
 
 #include <chrono>
 #include <cstdint>
@@ -9,14 +10,23 @@
 
 namespace pushonce::redis {
 
+/// TLS settings of a rediss:// endpoint (--redis-tls-ca, --redis-tls-cert, --redis-tls-key).
+struct tls_files {
+  std::string ca;    // PEM CA bundle that verifies the server; empty: the system CA store
+  std::string cert;  // PEM client certificate (chain), empty: none
+  std::string key;   // PEM private key of `cert`
+};
+
 struct endpoint {
   std::string host = "127.0.0.1";
   std::uint16_t port = 6379;
   std::string user;      // empty: AUTH with password only
   std::string password;  // empty: no AUTH
   int db = 0;
+  bool tls = false;  // rediss://: TLS with server certificate and host name verification
+  tls_files certs;   // used when tls
 
-  /// Parses a redis:// URL; throws std::invalid_argument with a readable message.
+  /// Parses a redis:// or rediss:// URL; throws std::invalid_argument with a readable message.
   static endpoint parse(std::string_view url);
   /// Parses a cluster seed list, redis://[[user]:password@]host:port[,host:port]... (every
   /// seed gets the credentials); throws std::invalid_argument.

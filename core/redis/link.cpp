@@ -125,8 +125,14 @@ asio::awaitable<void> link::writer() {
       if (stopped_) co_return;
       continue;
     }
-    auto [ec, n] = co_await asio::async_write(stream_.socket(), asio::buffer(out_), use_tuple);
-    if (ec) co_return;
+    // Branch here rather than through a helper coroutine: the plain path stays one write.
+    if (auto* tls = stream_.tls()) {
+      auto [ec, n] = co_await asio::async_write(*tls, asio::buffer(out_), use_tuple);
+      if (ec) co_return;
+    } else {
+      auto [ec, n] = co_await asio::async_write(stream_.socket(), asio::buffer(out_), use_tuple);
+      if (ec) co_return;
+    }
   }
 }
 

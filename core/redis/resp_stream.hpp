@@ -1,12 +1,17 @@
 #pragma once
-// A TCP socket to Redis plus hiredis's RESP reader: connect (with AUTH/SELECT/CLIENT
-// SETNAME), encode commands, read replies one at a time. hiredis is only the codec here:
+// A TCP socket to Redis (or, for rediss://, an OpenSSL stream over one) plus hiredis's RESP
+// reader: connect (TLS handshake, AUTH/SELECT/CLIENT SETNAME), encode commands, read replies
+// one at a time. The plain path stays a bare tcp::socket: one predictable branch per read or
+// write picks the stream, no virtual call and no copy. hiredis is only the codec here:
 // no hiredis context owns the socket (hiredis 0.14's async layer has traps: a context that frees
 // itself, replies freed after the callback, no SSUBSCRIBE).
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/stream.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 #include <system_error>
 
@@ -29,6 +34,9 @@ class resp_stream {
   /// Reads the next complete reply.
   boost::asio::awaitable<std::error_code> read(reply& out);
   void close();
+  /// The TLS stream of a rediss:// connection, else nullptr: write on it when there is one,
+  /// else on socket().
+  boost::asio::ssl::stream<boost::asio::ip::tcp::socket>* tls() { return tls_ ? &*tls_ : nullptr; }
   boost::asio::ip::tcp::socket& socket() { return socket_; }
 
   /// The RESP encoding of a command, appended to out.
@@ -38,7 +46,14 @@ class resp_stream {
   bool take_reply(reply& out, std::error_code& ec);
   void reset_reader();
 
-  boost::asio::ip::tcp::socket socket_;
+  boost::asio::awaitable<std::error_code> write_all(boost::asio::const_buffer data);
+  boost::asio::awaitable<std::error_code> start_tls(const connection_options& opts);
+
+  boost::asio::ip::tcp::socket socket_;  // the connection when it is not TLS
+  // rediss://: the TLS stream (a fresh one per connection; it owns its socket) and the
+  // context built once from the endpoint's certificate files.
+  std::optional<boost::asio::ssl::stream<boost::asio::ip::tcp::socket>> tls_;
+  std::shared_ptr<boost::asio::ssl::context> tls_context_;
   redisReader* reader_ = nullptr;
   std::unique_ptr<char[]> buf_;
 };

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <boost/program_options/value_semantic.hpp>
+#include <cstdio>
 #include <cstdlib>
 #include <initializer_list>
 #include <optional>
@@ -44,7 +45,8 @@ class clean_env {
       "PUSHONCE_REDIS",           "PUSHONCE_NAMESPACE",           "PUSHONCE_LOG_LEVEL",
       "PUSHONCE_DEDUP_WINDOW_MS", "PUSHONCE_OUTBOX_RETENTION_MS", "PUSHONCE_MAX_DATA_BYTES",
       "PUSHONCE_LOG_FORMAT",      "PUSHONCE_TEST_SECRET",         "PUSHONCE_TEST_SECRET_FILE",
-      "PUSHONCE_REDIS_CLUSTER"};
+      "PUSHONCE_REDIS_CLUSTER",   "PUSHONCE_REDIS_TLS_CA",        "PUSHONCE_REDIS_TLS_CERT",
+      "PUSHONCE_REDIS_TLS_KEY"};
   std::vector<std::optional<std::string>> saved_;
 };
 
@@ -241,7 +243,7 @@ TEST_CASE("redis URL forms") {
 
 TEST_CASE("bad redis URLs") {
   for (const char* bad :
-       {"", "localhost:6379", "http://h:6379", "rediss://h:6379", "redis://", "redis://h:0",
+       {"", "localhost:6379", "http://h:6379", "rediss://", "redis://", "redis://h:0",
         "redis://h:65536", "redis://h:abc", "redis://h:", "redis://h:6379/x", "redis://h:6379/-1",
         "redis://h:6379/1/2", "redis://h:6379/99999999999", "redis://h:6379?db=1",
         "redis://h:6379#x", "redis://user@h:6379"}) {
@@ -320,4 +322,54 @@ TEST_CASE("--redis-cluster: a seed list with shared credentials; the environment
   CHECK_THROWS_AS(parse({"--redis-cluster", "redis://h:1,h:99999"}), usage_error);
   CHECK_THROWS_AS(parse({"--redis-cluster", "redis://h:1/2"}), usage_error);
   CHECK_THROWS_AS(parse({"--redis-cluster", "h:1"}), usage_error);
+}
+
+TEST_CASE("rediss:// and the TLS file options") {
+  clean_env env;
+  auto plain = parse({});
+  CHECK_FALSE(plain.common.redis.tls);
+
+  auto tls = parse({"--redis", "rediss://:pw@cache.example:6380/1"});
+  CHECK(tls.common.redis.tls);
+  CHECK(tls.common.redis.host == "cache.example");
+  CHECK(tls.common.redis.port == 6380);
+  CHECK(tls.common.redis.db == 1);
+  CHECK(tls.common.redis.certs.ca.empty());  // the system CA store
+
+  char dir_template[] = "/tmp/pushonce-tls-XXXXXX";
+  REQUIRE(::mkdtemp(dir_template) != nullptr);
+  std::string dir = dir_template;
+  std::string ca = dir + "/ca.pem", cert = dir + "/c.pem", key = dir + "/k.pem";
+  for (const auto& f : {ca, cert, key}) {
+    FILE* out = std::fopen(f.c_str(), "w");
+    REQUIRE(out != nullptr);
+    std::fputs("x\n", out);
+    std::fclose(out);
+  }
+  auto files = parse({"--redis", "rediss://h:1", "--redis-tls-ca", ca.c_str(), "--redis-tls-cert",
+                      cert.c_str(), "--redis-tls-key", key.c_str()});
+  CHECK(files.common.redis.certs.ca == ca);
+  CHECK(files.common.redis.certs.cert == cert);
+  CHECK(files.common.redis.certs.key == key);
+
+  env.set("PUSHONCE_REDIS", "rediss://h:1");
+  env.set("PUSHONCE_REDIS_TLS_CA", ca.c_str());
+  CHECK(parse({}).common.redis.certs.ca == ca);
+  env.set("PUSHONCE_REDIS_TLS_CA", (dir + "/missing.pem").c_str());
+  CHECK_THROWS_WITH_AS(parse({}), doctest::Contains("PUSHONCE_REDIS_TLS_CA: cannot read"),
+                       usage_error);
+  ::unsetenv("PUSHONCE_REDIS_TLS_CA");
+
+  // a missing file, a directory, a certificate without its key, files without rediss://
+  CHECK_THROWS_WITH_AS(parse({"--redis-tls-ca", (dir + "/missing.pem").c_str()}),
+                       doctest::Contains("--redis-tls-ca: cannot read"), usage_error);
+  CHECK_THROWS_AS(parse({"--redis-tls-ca", dir.c_str()}), usage_error);
+  CHECK_THROWS_WITH_AS(parse({"--redis-tls-cert", cert.c_str()}), doctest::Contains("go together"),
+                       usage_error);
+  CHECK_THROWS_WITH_AS(parse({"--redis", "redis://h:1", "--redis-tls-ca", ca.c_str()}),
+                       doctest::Contains("need a rediss:// URL"), usage_error);
+  CHECK_THROWS_AS(parse({"--redis-cluster", "redis://h:1", "--redis-tls-ca", ca.c_str()}),
+                  usage_error);
+  for (const auto& f : {ca, cert, key}) std::remove(f.c_str());
+  ::rmdir(dir.c_str());
 }
