@@ -60,7 +60,16 @@ int connect_raw(std::uint16_t port) {
 
 }  // namespace
 
-TEST_CASE("gateway: out of descriptors the listener backs off, warns once, and recovers") {
+#ifdef __SANITIZE_ADDRESS__
+// Under ASan the gateway does not run with a hard limit of 64 descriptors (it exits 1
+// before the listener backs off); this test runs in the normal build only.
+constexpr bool under_asan = true;
+#else
+constexpr bool under_asan = false;
+#endif
+
+TEST_CASE("gateway: out of descriptors the listener backs off, warns once, and recovers" *
+          doctest::skip(under_asan)) {
   redis_server redis;
   auto port = free_port();
   // prlimit execs the gateway with a hard limit of 64 descriptors.
