@@ -51,6 +51,9 @@ po::options_description common_description() {
       ("max-data-bytes", po::value<std::string>()->value_name("N"),
        "largest serialised data of one published message, 16 to 1048576 (env "
        "PUSHONCE_MAX_DATA_BYTES, default 65536)")
+      ("bus-shards", po::value<std::string>()->value_name("N"),
+       "bus shards custom publishes spread over, 1 to 16; the same in every process (env "
+       "PUSHONCE_BUS_SHARDS, default 1, or 16 with --redis-cluster)")
       ("help,h", po::bool_switch(), "print this help and exit")
       ("version", po::bool_switch(), "print the version and exit");
   // clang-format on
@@ -159,6 +162,15 @@ void fill_common(const po::variables_map& vm, common_options& common) {
     common.max_data_bytes = static_cast<std::size_t>(n);
   }
 
+  common.bus_shards = default_bus_shards(!common.redis_cluster.empty());
+  if (auto v = lookup(vm, "bus-shards", "PUSHONCE_BUS_SHARDS", source)) {
+    unsigned n = 0;
+    auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
+    if (ec != std::errc() || end != v->data() + v->size() || n < 1 || n > 16)
+      throw usage_error(fmt::format("{}: expected a number of bus shards, 1 to 16", source));
+    common.bus_shards = n;
+  }
+
   if (auto level = lookup(vm, "log-level", "PUSHONCE_LOG_LEVEL", source)) {
     try {
       common.log_level = log::parse_level(*level);
@@ -176,6 +188,10 @@ void fill_common(const po::variables_map& vm, common_options& common) {
 }
 
 }  // namespace
+
+unsigned default_bus_shards(bool cluster) {
+  return cluster ? 16 : 1;
+}
 
 command_line parse_command_line(int argc, const char* const* argv,
                                 const po::options_description& own) {

@@ -2,7 +2,8 @@
 // Command-line and environment options common to every program (docs/protocol.md "Programs and
 // common options"): --redis / PUSHONCE_REDIS, --redis-cluster / PUSHONCE_REDIS_CLUSTER,
 // --namespace / PUSHONCE_NAMESPACE, --log-level / PUSHONCE_LOG_LEVEL, --log-format /
-// PUSHONCE_LOG_FORMAT, --max-data-bytes / PUSHONCE_MAX_DATA_BYTES, --help, --version. Common
+// PUSHONCE_LOG_FORMAT, --max-data-bytes / PUSHONCE_MAX_DATA_BYTES, --bus-shards /
+// PUSHONCE_BUS_SHARDS, --help, --version. Common
 // options may stand anywhere on the command line. Parsing uses Boost.Program_options.
 
 #include <boost/program_options/options_description.hpp>
@@ -40,7 +41,14 @@ struct common_options {
   /// --max-data-bytes: the largest serialised `data` of one published message (the
   /// publish API answers 413, the CLI refuses it); 64 KiB by default.
   std::size_t max_data_bytes = 64 * 1024;
+  /// --bus-shards: how many bus shards custom publishes spread over (1-16); every process
+  /// of one deployment must use the same number. 1 on a single Redis; 16 by default on a
+  /// Redis Cluster (the outboxes and bus channels then spread over the masters).
+  unsigned bus_shards = 1;
 };
+
+/// --bus-shards when not given: 1 on a single Redis, 16 on a Redis Cluster.
+unsigned default_bus_shards(bool cluster);
 
 struct command_line {
   common_options common;

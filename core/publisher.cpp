@@ -59,7 +59,8 @@ asio::awaitable<std::vector<outcome<published>>> publisher::publish_batch(
   std::vector<unsigned> shard_of_cmd;
   for (unsigned shard = 0; shard < opts_.shards; ++shard) {
     if (items[shard].empty()) continue;
-    lua::publish_settings s{shard, opts_.retention.dedup_window, opts_.retention.outbox};
+    lua::publish_settings s{shard, opts_.retention.dedup_window, opts_.retention.outbox,
+                            conn_->is_cluster()};
     cmds.push_back(lua::publish_command(keys_, s, items[shard]));
     shard_of_cmd.push_back(shard);
   }

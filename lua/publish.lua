@@ -4,24 +4,29 @@
 -- KEYS[1] NS:{bus:N}:seq, KEYS[2] NS:{bus:N}:outbox, KEYS[3..] NS:{bus:N}:idem:<user>:<key>,
 --   one per message that has an idempotency key, in message order.
 -- ARGV[1] shard N (0..4095), ARGV[2] dedup window ms, ARGV[3] outbox retention ms (entries
--- older than this are trimmed, XADD MINID), ARGV[4] bus channel, then for message i:
--- ARGV[2+3i] user, ARGV[3+3i] data JSON (validated by the caller; spliced verbatim),
--- ARGV[4+3i] "1" when it has an idempotency key (the next unused KEYS entry), else "0".
+-- older than this are trimmed, XADD MINID), ARGV[4] bus channel, ARGV[5] publish mode:
+-- 'p' PUBLISH on it (a single Redis: NS:bus), 's' SPUBLISH (Redis Cluster: the shard's
+-- own NS:{bus:N}:ch, in this script's slot); then for message i: ARGV[3+3i] user,
+-- ARGV[4+3i] data JSON (validated by the caller; spliced verbatim), ARGV[5+3i] "1" when
+-- it has an idempotency key (the next unused KEYS entry), else "0".
 -- A message line is {"id":"ID","user":"U","src":"bus:N","kind":"message","data":D,"ts":T}:
 -- the frame tail a worker needs is its suffix from ,"kind".
 -- Returns a flat array, two items per message: id, duplicate (1 when its idempotency key
 -- was seen inside the window: the first message's id, nothing published). A key repeated
 -- inside one batch is a duplicate of its first use.
--- Error: bad_request (bad number, bad user, empty data, argument count).
+-- Error: bad_request (bad number, bad user, empty data, bad publish mode, argument count).
 local source, window, retention = uint(ARGV[1]), uint(ARGV[2]), uint(ARGV[3])
-local channel = ARGV[4]
+local channel, mode = ARGV[4], ARGV[5]
 if not source or source > 4095 then
   return redis.error_reply('bad_request source must be an integer 0..4095')
 end
 if not window or window == 0 or not retention or retention == 0 then
   return redis.error_reply('bad_request dedup window and retention must be positive integers')
 end
-local n = (#ARGV - 4) / 3
+if mode ~= 'p' and mode ~= 's' then
+  return redis.error_reply('bad_request publish mode must be p or s')
+end
+local n = (#ARGV - 5) / 3
 if n < 1 or n ~= math.floor(n) or not channel then
   return redis.error_reply('bad_request expected user, data, has-key per message')
 end
@@ -32,7 +37,7 @@ local head = '","src":"bus:' .. source .. '","kind":"message","data":'
 local minid = string.format('%d', now - retention)
 
 for i = 1, n do
-  local user, data = ARGV[2 + 3 * i], ARGV[3 + 3 * i]
+  local user, data = ARGV[3 + 3 * i], ARGV[4 + 3 * i]
   if not string.match(user, '^[%w%._@%-]+$') or data == '' then
     return redis.error_reply('bad_request message ' .. i .. ': bad user or empty data')
   end
@@ -40,7 +45,7 @@ end
 
 local out, lines, next_key, seq = {}, {}, 3, nil
 for i = 1, n do
-  local user, data, has_key = ARGV[2 + 3 * i], ARGV[3 + 3 * i], ARGV[4 + 3 * i] == '1'
+  local user, data, has_key = ARGV[3 + 3 * i], ARGV[4 + 3 * i], ARGV[5 + 3 * i] == '1'
   local key, first
   if has_key then
     key, next_key = KEYS[next_key], next_key + 1
@@ -61,6 +66,6 @@ end
 if #lines > 0 then
   local payload = table.concat(lines, '\n')
   redis.call('XADD', KEYS[2], 'MINID', '~', minid, '*', 'm', payload)
-  redis.call('PUBLISH', channel, payload)
+  redis.call(mode == 's' and 'SPUBLISH' or 'PUBLISH', channel, payload)
 end
 return out

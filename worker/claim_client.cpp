@@ -31,6 +31,9 @@ asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim_client::claim(
   lua::claim_settings s{std::move(owner),   opts_.lease,        opts_.dedup_window,
                         opts_.max_attempts, opts_.inbox_maxlen, opts_.inbox_idle,
                         random_epoch()};
+  // Redis Cluster: SPUBLISH, so a frame goes only to the master of the user's slot (where
+  // the gateways SSUBSCRIBE), not over the cluster bus to every node.
+  s.publish = conn_->is_cluster() ? lua::publish_mode::sharded : lua::publish_mode::classic;
   const auto& script = redis::get_script("claim");
   if (conn_->is_cluster()) {
     auto op = claim_per_slot(batch, s);

@@ -14,6 +14,16 @@
 
 namespace pushonce::lua {
 
+/// How claim.lua hands a delivered frame to the gateways (its ARGV[9]).
+enum class publish_mode {
+  classic,  // "p": PUBLISH on the user's channel (a single Redis)
+  sharded,  // "s": SPUBLISH (Redis Cluster: sharded Pub/Sub, the channel is in the user's slot)
+  none,     // "n": not published (the caller publishes later)
+};
+
+/// The argument claim.lua reads for `m`: "p", "s" or "n".
+const char* publish_mode_arg(publish_mode m);
+
 struct claim_settings {
   std::string owner;  // this call's lease token (worker id + sequence)
   std::chrono::milliseconds lease{5000};
@@ -22,6 +32,7 @@ struct claim_settings {
   long long inbox_maxlen = 1000;
   std::chrono::milliseconds inbox_idle{std::chrono::hours(24 * 7)};
   std::string epoch;  // used for a user who has none (a new inbox)
+  publish_mode publish = publish_mode::classic;
 };
 
 enum class claim_state {

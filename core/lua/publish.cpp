@@ -8,7 +8,7 @@ redis::command publish_command(const keys& k, const publish_settings& s,
                                std::span<const publish_item> batch) {
   const auto& script = redis::get_script("publish");
   redis::command cmd{"EVALSHA", script.sha1, ""};
-  cmd.reserve(3 + 2 + batch.size() + 4 + 3 * batch.size());
+  cmd.reserve(3 + 2 + batch.size() + 5 + 3 * batch.size());
   cmd.push_back(k.bus(s.shard, "seq"));
   cmd.push_back(k.bus(s.shard, "outbox"));
   for (const auto& m : batch)
@@ -17,7 +17,8 @@ redis::command publish_command(const keys& k, const publish_settings& s,
   cmd.push_back(std::to_string(s.shard));
   cmd.push_back(std::to_string(s.dedup_window.count()));
   cmd.push_back(std::to_string(s.outbox_retention.count()));
-  cmd.push_back(k.bus_channel());
+  cmd.push_back(s.sharded ? k.bus_channel(s.shard) : k.bus_channel());
+  cmd.emplace_back(s.sharded ? "s" : "p");
   for (const auto& m : batch) {
     cmd.push_back(m.user);
     cmd.push_back(m.data_json);

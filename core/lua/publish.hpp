@@ -23,6 +23,9 @@ struct publish_settings {
   unsigned shard = 0;
   std::chrono::milliseconds dedup_window{std::chrono::minutes(2)};
   std::chrono::milliseconds outbox_retention{std::chrono::minutes(2)};
+  // Redis Cluster: SPUBLISH the batch on the shard's own channel NS:{bus:N}:ch (sharded
+  // Pub/Sub, served by the master of the shard's slot); else PUBLISH on NS:bus.
+  bool sharded = false;
 };
 
 struct publish_outcome {

@@ -195,7 +195,7 @@ check "ids: outbox m id matches" '"4503599627374608"' "$(rc XREVRANGE "$OUT" + -
 # retention ms, bus channel, then per message: user, data, has-key ("0"/"1").
 DATA='{"a":[],"b":{},"n":12345678901234567890,"s":"x\"y"}'
 PUB=(2 "$BSEQ" "$BOUT")
-PUB_ARGS=(0 60000 100000 "$BUS")
+PUB_ARGS=(0 60000 100000 "$BUS" p)
 check "publish: without key" '1) "4096" | 2) (integer) 0' "$(ev publish "${PUB[@]}" "${PUB_ARGS[@]}" alice "$DATA" 0)"
 M=$(rc XREVRANGE "$BOUT" + - COUNT 1 | sed -n 3p)
 check_match "publish: message text (the bus layout, data verbatim)" \
@@ -218,8 +218,8 @@ check "publish: the batch reserved ids in one INCRBY" "6" "$(rc GET "$BSEQ")"
 check "publish: a batch of only duplicates writes nothing" '1) "16384" | 2) (integer) 1 | 3) "8192" | 4) (integer) 1' \
   "$(ev publish 4 "$BSEQ" "$BOUT" "$IDEM2" "$IDEM" "${PUB_ARGS[@]}" bob 9 1 alice 9 1)"
 check "publish: ... outbox and seq unchanged" "4 6" "$(rc XLEN "$BOUT") $(rc GET "$BSEQ")"
-check "publish: shard 3 source" '"bus:3"' "$(ev publish 2 "$NS:{bus:3}:seq" "$NS:{bus:3}:outbox" 3 60000 100000 "$BUS" alice null 0 >/dev/null; rc XREVRANGE "$NS:{bus:3}:outbox" + - COUNT 1 | sed -n 3p | jq .src)"
-check_match "publish: bad window -> bad_request" "^\(error\) bad_request " "$(ev publish "${PUB[@]}" 0 x 100000 "$BUS" alice 1 0)"
+check "publish: shard 3 source" '"bus:3"' "$(ev publish 2 "$NS:{bus:3}:seq" "$NS:{bus:3}:outbox" 3 60000 100000 "$BUS" p alice null 0 >/dev/null; rc XREVRANGE "$NS:{bus:3}:outbox" + - COUNT 1 | sed -n 3p | jq .src)"
+check_match "publish: bad window -> bad_request" "^\(error\) bad_request " "$(ev publish "${PUB[@]}" 0 x 100000 "$BUS" p alice 1 0)"
 check_match "publish: missing has-key -> bad_request" "^\(error\) bad_request " "$(ev publish "${PUB[@]}" "${PUB_ARGS[@]}" alice 1)"
 check_match "publish: bad user -> bad_request" "^\(error\) bad_request " "$(ev publish "${PUB[@]}" "${PUB_ARGS[@]}" 'a b' 1 0)"
 check_match "publish: empty data -> bad_request" "^\(error\) bad_request " "$(ev publish "${PUB[@]}" "${PUB_ARGS[@]}" alice '' 0)"
@@ -227,7 +227,8 @@ check "publish: refused calls wrote nothing" "4 6" "$(rc XLEN "$BOUT") $(rc GET 
 
 # --- claim.lua (claims and delivers), release.lua, dead_letter.lua ---------------------
 # KEYS claim keys; ARGV owner, lease ms, window ms, max attempts, inbox maxlen, idle ms,
-# epoch, oldest publish time in the batch (0 = unknown; $OLDEST), then per message: id,
+# epoch, oldest publish time in the batch (0 = unknown; $OLDEST), publish mode (p, s or n;
+# $MODE, default p), then per message: id,
 # frame tail (empty: take a lease only).
 C1="$U:c:4096"
 HEAD1='{"type":"message","id":"4096","offset":'
@@ -239,7 +240,7 @@ cl() {  # cl OWNER LEASE MAXATTEMPTS EPOCH KEY ID TAIL [KEY ID TAIL]...
   local keys=() rest=()
   while [ $# -ge 3 ]; do keys+=("$1"); rest+=("$2" "$3"); shift 3; done
   ev claim "${#keys[@]}" "${keys[@]}" "$owner" "$lease" 60000 "$max" 1000 600000 "$epoch" \
-    "${OLDEST:-0}" "${rest[@]}"
+    "${OLDEST:-0}" "${MODE:-p}" "${rest[@]}"
 }
 check "claim: lease only (empty tail) -> won 1" '1) "won" | 2) (integer) 1' "$(cl w1 300 5 E1 "$C1" 4096 '')"
 check_match "claim: the lease record" '^l:w1:[0-9]+:1$' "$(rc GET "$C1")"
@@ -317,7 +318,7 @@ check "release: nothing to release once delivered" "(integer) 0 1:2" "$(ev relea
 
 check_match "claim: bad lease -> bad_request" "^\(error\) bad_request " "$(cl w1 abc 5 E1 "$U:c:1" 1 '}')"
 check_match "claim: empty owner -> bad_request" "^\(error\) bad_request " "$(cl '' 5000 5 E1 "$U:c:1" 1 '}')"
-check_match "claim: no tail -> bad_request" "^\(error\) bad_request " "$(ev claim 1 "$U:c:1" w1 5000 60000 5 1000 600000 E1 1)"
+check_match "claim: no tail -> bad_request" "^\(error\) bad_request " "$(ev claim 1 "$U:c:1" w1 5000 60000 5 1000 600000 E1 1 p)"
 check "claim: refused calls stored nothing" "0" "$(rc EXISTS "$U:c:1")"
 
 # --- ack.lua / session.lua --------------------------------------------------------------

@@ -46,7 +46,7 @@ class clean_env {
       "PUSHONCE_DEDUP_WINDOW_MS", "PUSHONCE_OUTBOX_RETENTION_MS", "PUSHONCE_MAX_DATA_BYTES",
       "PUSHONCE_LOG_FORMAT",      "PUSHONCE_TEST_SECRET",         "PUSHONCE_TEST_SECRET_FILE",
       "PUSHONCE_REDIS_CLUSTER",   "PUSHONCE_REDIS_TLS_CA",        "PUSHONCE_REDIS_TLS_CERT",
-      "PUSHONCE_REDIS_TLS_KEY"};
+      "PUSHONCE_REDIS_TLS_KEY",   "PUSHONCE_BUS_SHARDS"};
   std::vector<std::optional<std::string>> saved_;
 };
 
@@ -322,6 +322,25 @@ TEST_CASE("--redis-cluster: a seed list with shared credentials; the environment
   CHECK_THROWS_AS(parse({"--redis-cluster", "redis://h:1,h:99999"}), usage_error);
   CHECK_THROWS_AS(parse({"--redis-cluster", "redis://h:1/2"}), usage_error);
   CHECK_THROWS_AS(parse({"--redis-cluster", "h:1"}), usage_error);
+}
+
+TEST_CASE("--bus-shards: 1 on a single Redis, 16 on a cluster; option, environment, bounds") {
+  clean_env env;
+  CHECK(parse({}).common.bus_shards == 1);
+  CHECK(parse({"--redis-cluster", "redis://h1:7000,h2:7001"}).common.bus_shards == 16);
+  CHECK(parse({"--bus-shards", "4"}).common.bus_shards == 4);
+  CHECK(parse({"--redis-cluster", "redis://h1:7000", "--bus-shards=1"}).common.bus_shards == 1);
+  env.set("PUSHONCE_BUS_SHARDS", "8");
+  CHECK(parse({}).common.bus_shards == 8);
+  CHECK(parse({"--bus-shards", "2"}).common.bus_shards == 2);
+  for (const char* bad : {"0", "17", "-1", "4x", ""})
+    CHECK_THROWS_AS(parse({"--bus-shards", bad}), usage_error);
+  try {
+    parse({"--bus-shards", "99"});
+    FAIL("no usage error");
+  } catch (const usage_error& e) {
+    CHECK(std::string(e.what()) == "--bus-shards: expected a number of bus shards, 1 to 16");
+  }
 }
 
 TEST_CASE("rediss:// and the TLS file options") {
