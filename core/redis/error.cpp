@@ -24,6 +24,8 @@ class category final : public std::error_category {
       case error::refused:
         return "Redis refused work for now (busy in a script, loading, out of memory, or a "
                "read-only replica)";
+      case error::moved:
+        return "the channel's cluster slot is served by another node";
     }
     return "unknown Redis error";
   }

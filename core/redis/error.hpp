@@ -13,6 +13,7 @@ enum class error {
   queue_full,    // too many commands waiting for a connection
   stopped,       // the client was stopped
   refused,       // Redis refused the login commands for now (BUSY, LOADING, OOM, ...)
+  moved,         // a sharded channel's slot is served by another node (MOVED, sunsubscribe)
 };
 
 const std::error_category& error_category();

@@ -37,6 +37,7 @@ struct subscriber::state : link::client {
   link io;
   subscription_set subs;
   message_fn on_message;
+  std::function<void(const std::string&)> on_dropped;
   clock_type::time_point last_read, last_ping;
   bool ping_due = false;
 
@@ -57,6 +58,8 @@ struct subscriber::state : link::client {
   bool on_reply(reply r) override {
     last_read = clock_type::now();
     if (auto m = subs.on_reply(r)) on_message(m->channel, std::move(m->payload));
+    for (const auto& ch : subs.take_dropped())
+      if (on_dropped) on_dropped(ch);
     changed();
     return true;
   }
@@ -108,6 +111,11 @@ asio::awaitable<std::error_code> subscriber::subscribe(std::string channel) {
                                                                              std::move(channel));
   auto [ec] = co_await std::move(op);
   co_return ec;
+}
+
+void subscriber::on_dropped(std::function<void(const std::string&)> fn) {
+  asio::post(state_->io.strand(),
+             [st = state_, fn = std::move(fn)]() mutable { st->on_dropped = std::move(fn); });
 }
 
 void subscriber::unsubscribe(std::string channel) {

@@ -33,6 +33,10 @@ class subscriber : public link_handle, public std::enable_shared_from_this<subsc
   boost::asio::awaitable<std::error_code> subscribe(std::string channel);
   /// Removes a channel (fire and forget). Thread-safe.
   void unsubscribe(std::string channel);
+  /// Sharded: runs on the strand for each channel the server gave up (its slot moved to
+  /// another node: a `sunsubscribe` push, or MOVED to an SSUBSCRIBE). The channel is no
+  /// longer subscribed here. Thread-safe; set it before start() to miss nothing.
+  void on_dropped(std::function<void(const std::string& channel)> fn);
 
  private:
   struct state;

@@ -14,6 +14,13 @@
 //
 // Commands to send are collected in an outbox that the caller encodes and writes; SUBSCRIBE
 // or SSUBSCRIBE (sharded Pub/Sub) is fixed at construction.
+//
+// Sharded Pub/Sub (Redis Cluster) only: one SSUBSCRIBE never names channels of two slots
+// (CROSSSLOT); a channel the node gives up is `dropped` — a `sunsubscribe` push that this
+// set did not ask for (its slot migrated, or the node turned replica), or a MOVED error
+// answering an SSUBSCRIBE. A dropped channel is no longer wanted here, its waiters fail with
+// error::moved, and take_dropped() hands it to the caller, who subscribes it on the new
+// owner.
 
 #include <boost/asio/any_completion_handler.hpp>
 #include <chrono>
@@ -63,6 +70,8 @@ class subscription_set {
   bool has_commands() const { return !outbox_.empty(); }
   /// True once after every channel of a (re)connect has been confirmed again.
   bool take_ready();
+  /// Sharded: channels the server dropped since the last call (taken).
+  std::vector<std::string> take_dropped();
 
   bool wants(const std::string& ch) const { return wanted_.count(ch) != 0; }
   bool pending(const std::string& ch) const { return sent_.count(ch) != 0; }
@@ -80,6 +89,8 @@ class subscription_set {
   void send(command cmd) { outbox_.push_back(std::move(cmd)); }
   void complete_waiters(const std::string& ch, std::error_code ec);
   void resubscribed(const std::string& ch);
+  void dropped(const std::string& ch);
+  void on_error_reply(const reply& r);
 
   bool sharded_;
   deliver_fn deliver_;
@@ -88,6 +99,8 @@ class subscription_set {
   std::error_code closed_;
   std::set<std::string> wanted_;
   std::map<std::string, int> sent_;
+  std::map<std::string, int> unsent_;  // sharded: SUNSUBSCRIBEs not yet confirmed
+  std::vector<std::string> dropped_;
   std::set<std::string> resubscribing_;
   std::multimap<std::string, waiter_entry> waiters_;
   std::vector<command> outbox_;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/redis/error.hpp"
+#include "core/redis/hash_slot.hpp"
 
 using pushonce::redis::command;
 using pushonce::redis::error;
@@ -226,4 +227,91 @@ TEST_CASE(
   CHECK(!s.on_reply(m));
   auto pong = push({"pong", ""});
   CHECK(!s.on_reply(pong));
+}
+
+TEST_CASE("subscription_set: sharded resubscription sends one SSUBSCRIBE per slot") {
+  subscription_set s(true, {});
+  std::optional<std::error_code> w;
+  // Two channels share the {u:a} slot; {u:b} is another slot.
+  for (const char* ch : {"ns:{u:a}:ch", "ns:{u:b}:ch", "ns:{u:a}:x"}) s.subscribe(ch, into(w), far);
+  s.on_connected();
+  auto cmds = s.take_commands();
+  REQUIRE(cmds.size() == 2);
+  for (const auto& c : cmds) {
+    CHECK(c.front() == "SSUBSCRIBE");
+    for (std::size_t i = 2; i < c.size(); ++i)
+      CHECK(pushonce::redis::hash_slot(c[i]) == pushonce::redis::hash_slot(c[1]));
+  }
+  CHECK(cmds[0].size() + cmds[1].size() == 5);
+}
+
+TEST_CASE("subscription_set: a sunsubscribe push for a wanted sharded channel drops it") {
+  subscription_set s(true, {});
+  s.on_connected();
+  std::optional<std::error_code> w;
+  s.subscribe("u:1", into(w), far);
+  auto c = confirm("ssubscribe", "u:1");
+  s.on_reply(c);
+  CHECK(w);
+  CHECK(s.take_dropped().empty());
+  // The server gives the channel up (its slot migrated): not asked for here.
+  auto gone = confirm("sunsubscribe", "u:1");
+  s.on_reply(gone);
+  CHECK(!s.wants("u:1"));
+  CHECK(s.take_dropped() == std::vector<std::string>{"u:1"});
+  CHECK(s.take_dropped().empty());
+  // It is not subscribed again on this node after a reconnect.
+  s.on_disconnected();
+  s.on_connected();
+  CHECK(s.take_commands().empty());
+}
+
+TEST_CASE("subscription_set: the confirmation of our own SUNSUBSCRIBE is not a drop") {
+  subscription_set s(true, {});
+  s.on_connected();
+  std::optional<std::error_code> w1, w2;
+  s.subscribe("u:1", into(w1), far);
+  auto c = confirm("ssubscribe", "u:1");
+  s.on_reply(c);
+  s.unsubscribe("u:1");
+  s.subscribe("u:1", into(w2), far);  // wanted again before the SUNSUBSCRIBE is confirmed
+  auto u = confirm("sunsubscribe", "u:1");
+  s.on_reply(u);
+  CHECK(s.wants("u:1"));
+  CHECK(s.take_dropped().empty());
+  s.on_reply(c);
+  CHECK(w2);
+  CHECK(!*w2);
+  // Classic Pub/Sub never drops: an unasked unsubscribe is ignored.
+  subscription_set classic(false, {});
+  classic.on_connected();
+  std::optional<std::error_code> w3;
+  classic.subscribe("x", into(w3), far);
+  auto cx = confirm("subscribe", "x");
+  classic.on_reply(cx);
+  auto ux = confirm("unsubscribe", "x");
+  classic.on_reply(ux);
+  CHECK(classic.wants("x"));
+  CHECK(classic.take_dropped().empty());
+}
+
+TEST_CASE("subscription_set: MOVED to an SSUBSCRIBE drops the slot's pending channels") {
+  subscription_set s(true, {});
+  s.on_connected();
+  std::optional<std::error_code> moved, other;
+  s.subscribe("ns:{u:a}:ch", into(moved), far);
+  s.subscribe("ns:{u:b}:ch", into(other), far);
+  auto slot = pushonce::redis::hash_slot("ns:{u:a}:ch");
+  auto err = reply::make_error("MOVED " + std::to_string(slot) + " 127.0.0.1:7001");
+  CHECK(!s.on_reply(err));
+  REQUIRE(moved);
+  CHECK(*moved == error::moved);
+  CHECK(!s.wants("ns:{u:a}:ch"));
+  CHECK(s.take_dropped() == std::vector<std::string>{"ns:{u:a}:ch"});
+  CHECK(!other);
+  CHECK(s.wants("ns:{u:b}:ch"));
+  // Another error reply drops nothing.
+  auto other_err = reply::make_error("ERR something");
+  s.on_reply(other_err);
+  CHECK(s.take_dropped().empty());
 }
