@@ -56,6 +56,8 @@ asio::awaitable<outcome<json::array>> live_members(std::shared_ptr<redis::connec
                       {"last_seen", o["last_seen"]}};
     if (kind == "gateway")
       item["sessions"] = o.contains("sessions") ? o["sessions"] : json::value(0);
+    // --bus-shards of the process: every process of a deployment must use the same one.
+    if (o.contains("bus_shards")) item["bus_shards"] = o["bus_shards"];
     out.push_back(std::move(item));
   }
   co_return out;

@@ -14,6 +14,7 @@
 #include "core/publisher.hpp"
 #include "core/queue_api.hpp"
 #include "core/redis/connection.hpp"
+#include "core/redis/sharded_subscriber.hpp"
 #include "core/redis/subscriber.hpp"
 #include "gateway/authenticator.hpp"
 #include "gateway/client_address.hpp"
@@ -84,7 +85,8 @@ struct gateway_state {
   std::shared_ptr<redis::connection> health_conn;     // /healthz, /metrics (1 s deadline)
   std::shared_ptr<redis::connection> heartbeat_conn;  // the heartbeat alone: HTTP load on
                                                       // health_conn cannot delay it
-  std::shared_ptr<redis::subscriber> sub;
+  std::shared_ptr<redis::subscriber> sub;  // the wake channel (and user channels on one Redis)
+  std::shared_ptr<redis::sharded_subscriber> sharded;  // Redis Cluster: user channels
   session_registry registry;
   std::unique_ptr<queue_api> queues;
   std::unique_ptr<publisher> pub;

@@ -111,9 +111,20 @@ int server::run() {
     positions->refresh_all();
   });
   registry->set_subscriber(state->sub);
+  if (!copts.cluster.empty()) {
+    // Redis Cluster: user channels are SPUBLISHed by claim.lua; they are SSUBSCRIBEd on the
+    // master of each user's slot. The wake channel stays classic Pub/Sub (above).
+    state->sharded = redis::sharded_subscriber::create(
+        ex, copts, state->conn, [registry](const std::string& ch, std::string payload) {
+          registry->on_message(ch, std::move(payload));
+        });
+    state->sharded->on_resubscribed(
+        [registry](const std::string& ch) { registry->on_channel_resubscribed(ch); });
+    registry->set_sharded_subscriber(state->sharded);
+  }
   state->queues = std::make_unique<queue_api>(state->conn, k, state->settings.retention);
-  state->pub =
-      std::make_unique<publisher>(state->conn, k, publisher_options{1, state->settings.retention});
+  state->pub = std::make_unique<publisher>(
+      state->conn, k, publisher_options{opts_.common.bus_shards, state->settings.retention});
   state->inboxes =
       std::make_unique<inbox>(state->conn, k, state->settings.idle_ttl, state->settings.inbox_page);
   auto secret = jwt::secret_from_env();
@@ -129,6 +140,7 @@ int server::run() {
   state->health_conn->start();
   state->heartbeat_conn->start();
   state->sub->start();
+  if (state->sharded) state->sharded->start();
   asio::co_spawn(
       ex,
       [sub = state->sub, wake]() -> asio::awaitable<void> {
@@ -152,9 +164,11 @@ int server::run() {
     log::warn("--dev-auth: the user field of hello is trusted; for local demos and tests only");
   if (!state->settings.api_key) log::info("PUSHONCE_API_KEY is not set: /api/publish answers 403");
 
-  heartbeat hb(state->heartbeat_conn, k, "gateway", id, 1s, [registry] {
-    return std::map<std::string, std::string>{{"sessions", std::to_string(registry->size())}};
-  });
+  heartbeat hb(
+      state->heartbeat_conn, k, "gateway", id, 1s, [registry, shards = opts_.common.bus_shards] {
+        return std::map<std::string, std::string>{{"sessions", std::to_string(registry->size())},
+                                                  {"bus_shards", std::to_string(shards)}};
+      });
   asio::co_spawn(control, hb.run(), exit_on_exception("gateway heartbeat"));
 
   // A user with an open session is not idle: its meta (epoch, offset) and inbox must not
@@ -202,6 +216,7 @@ int server::run() {
     }
     co_await hb.remove();
     state->sub->stop();
+    if (state->sharded) state->sharded->stop();
     state->conn->stop();
     state->health_conn->stop();
     state->heartbeat_conn->stop();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/redis/sharded_subscriber.hpp"
 #include "core/redis/subscriber.hpp"
 #include "gateway/session.hpp"
 
@@ -11,6 +12,10 @@ namespace asio = boost::asio;
 
 void session_registry::set_subscriber(std::shared_ptr<redis::subscriber> sub) {
   sub_ = std::move(sub);
+}
+
+void session_registry::set_sharded_subscriber(std::shared_ptr<redis::sharded_subscriber> sub) {
+  sharded_ = std::move(sub);
 }
 
 void session_registry::attach(const std::shared_ptr<session>& s) {
@@ -53,6 +58,10 @@ asio::awaitable<std::error_code> session_registry::add_route(std::shared_ptr<ses
   // Always ask: the subscriber answers at once when the channel is already confirmed, and
   // waits for the confirmation when another session's SUBSCRIBE is still in flight.
   // (An UNSUBSCRIBE of this channel is only ever posted under the lock, before this.)
+  if (auto sharded = sharded_) {
+    auto ec = co_await sharded->subscribe(std::move(channel));
+    co_return ec;
+  }
   auto sub = sub_;
   auto ec = co_await sub->subscribe(std::move(channel));
   co_return ec;
@@ -73,7 +82,10 @@ void session_registry::remove_route(const session* s, const std::string& user) {
   if (v.empty()) {
     routes_.erase(it);
     // Posted under the lock so that a later add_route's SUBSCRIBE comes after it.
-    if (sub_) sub_->unsubscribe(channel);
+    if (sharded_)
+      sharded_->unsubscribe(channel);
+    else if (sub_)
+      sub_->unsubscribe(channel);
   }
 }
 
@@ -98,6 +110,18 @@ void session_registry::on_subscriber_connect() {
     for (auto& [ch, r] : routes_)
       for (auto& w : r.sessions)
         if (auto p = w.lock()) targets.push_back(std::move(p));
+  }
+  for (auto& t : targets) t->request_catch_up();
+}
+
+void session_registry::on_channel_resubscribed(const std::string& channel) {
+  std::vector<std::shared_ptr<session>> targets;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = routes_.find(channel);
+    if (it == routes_.end()) return;
+    for (auto& w : it->second.sessions)
+      if (auto p = w.lock()) targets.push_back(std::move(p));
   }
   for (auto& t : targets) t->request_catch_up();
 }

@@ -1,7 +1,10 @@
 #pragma once
 // Every session of this gateway, and the routing of user channels to sessions (the
 // shared_state of Beast's chat-multi). One redis::subscriber per gateway: a user's channel
-// is subscribed while the user has at least one session here. A channel message is the
+// is subscribed while the user has at least one session here. On a Redis Cluster user
+// channels go through a redis::sharded_subscriber instead (SSUBSCRIBE on the master of the
+// user's slot); a channel subscribed again after its slot moved makes its sessions catch
+// up from the inbox, as a reconnect of the subscriber does. A channel message is the
 // complete frame text: it is wrapped once in a shared_ptr<const std::string> and handed to
 // every session of the user. Targets are copied under the lock and called outside it.
 
@@ -19,7 +22,8 @@
 
 namespace pushonce::redis {
 class subscriber;
-}
+class sharded_subscriber;
+}  // namespace pushonce::redis
 
 namespace pushonce::gateway {
 
@@ -32,6 +36,8 @@ class session_registry {
   session_registry& operator=(const session_registry&) = delete;
 
   void set_subscriber(std::shared_ptr<redis::subscriber> sub);
+  /// Redis Cluster: user channels through `sub` (set before the first session).
+  void set_sharded_subscriber(std::shared_ptr<redis::sharded_subscriber> sub);
 
   /// A connection became a WebSocket session / ended (counted, closed on shutdown).
   void attach(const std::shared_ptr<session>& s);
@@ -50,6 +56,8 @@ class session_registry {
   /// The subscriber's callbacks.
   void on_message(const std::string& channel, std::string payload);
   void on_subscriber_connect();
+  /// The sharded subscriber's: `channel` was subscribed again (moved or reconnected).
+  void on_channel_resubscribed(const std::string& channel);
 
   /// Closes every session (shutdown: 1001 "going away").
   void close_all(std::uint16_t code, const std::string& reason);
@@ -57,6 +65,7 @@ class session_registry {
  private:
   keys keys_;
   std::shared_ptr<redis::subscriber> sub_;
+  std::shared_ptr<redis::sharded_subscriber> sharded_;
   mutable std::mutex mutex_;
   std::map<const session*, std::weak_ptr<session>> all_;
   struct route {

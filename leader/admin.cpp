@@ -182,7 +182,7 @@ asio::awaitable<int> publish(admin_context& ctx) {
   if (auto f = publisher::validate(req)) co_return report_failure(ctx, *f);
   // Refused before Redis, as the publish API refuses it (413): exit 2, error too_large.
   if (auto f = publisher::check_size(req, ctx.max_data_bytes)) co_return ctx.out.fail(*f, 2);
-  publisher pub(ctx.conn, ctx.k, publisher_options{1, ctx.retention});
+  publisher pub(ctx.conn, ctx.k, publisher_options{ctx.bus_shards, ctx.retention});
   auto r = co_await pub.publish(std::move(req));
   if (!r) co_return report_failure(ctx, r.error());
   json::object o{{"id", r.value().id}, {"duplicate", r.value().duplicate}};

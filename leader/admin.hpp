@@ -23,6 +23,7 @@ struct admin_context {
   std::string queue;              // --queue (default "default")
   pushonce::retention retention;  // --dedup-window-ms, --outbox-retention-ms
   std::size_t max_data_bytes;     // --max-data-bytes: `publish` refuses larger data
+  unsigned bus_shards = 1;        // --bus-shards: the shards `publish` spreads over
 };
 
 /// Runs the command named args[0] (with its words); returns the exit code.

@@ -51,9 +51,13 @@ int run_daemon(command_line& cl) {
   leader::leader_daemon d(io.get_executor(), redis_options(cl.common, "pushonce-leader:" + opts.id),
                           keys(cl.common.ns), opts);
   d.start();
-  log::info("started (queues {}, lease {} ms, accept timeout {} ms, redis {}, namespace {})",
-            fmt::join(opts.queues, ","), lease, opts.accept_timeout.count(),
-            cl.common.redis.display(), cl.common.ns);
+  // The daemon publishes no custom message; --bus-shards is shown so that a deployment's
+  // settings can be checked in one place (every process must use the same number).
+  log::info(
+      "started (queues {}, lease {} ms, accept timeout {} ms, redis {}, namespace {}, {} bus "
+      "shards)",
+      fmt::join(opts.queues, ","), lease, opts.accept_timeout.count(), cl.common.redis.display(),
+      cl.common.ns, cl.common.bus_shards);
   asio::signal_set signals(io, SIGTERM, SIGINT);
   signals.async_wait([&](auto ec, int sig) {
     if (ec) return;
@@ -100,7 +104,8 @@ int run_command(command_line& cl, bool json) {
                             std::move(args),
                             queue,
                             cl.common.retention,
-                            cl.common.max_data_bytes};
+                            cl.common.max_data_bytes,
+                            cl.common.bus_shards};
   int code = 1;
   asio::co_spawn(
       io,

@@ -3,6 +3,7 @@
 #include "core/status.hpp"
 
 #include <boost/json.hpp>
+#include <set>
 
 #include "leader/admin.hpp"
 
@@ -23,9 +24,23 @@ std::string member_lines(const json::array& members, const char* what) {
     const auto& o = m.as_object();
     text += "  " + plain(o.at("id")) + " pid " + plain(o.at("pid")) + " on " + plain(o.at("host"));
     if (o.contains("sessions")) text += ", " + plain(o.at("sessions")) + " sessions";
+    if (o.contains("bus_shards")) text += ", " + plain(o.at("bus_shards")) + " bus shards";
     text += "\n";
   }
   return text;
+}
+
+// Every worker and gateway must publish and listen on the same --bus-shards.
+std::string shard_warning(const json::object& s) {
+  std::set<std::string> seen;
+  for (const char* kind : {"workers", "gateways"})
+    for (auto& m : s.at(kind).as_array())
+      if (m.as_object().contains("bus_shards")) seen.insert(plain(m.as_object().at("bus_shards")));
+  if (seen.size() < 2) return {};
+  std::string list;
+  for (auto& n : seen) list += (list.empty() ? "" : ", ") + n;
+  return "warning: processes run with different --bus-shards (" + list +
+         "): give every process the same number\n";
 }
 
 std::string render(const json::object& s, const std::string& queue) {
@@ -43,7 +58,7 @@ std::string render(const json::object& s, const std::string& queue) {
   text += "queue " + queue + ": " + plain(s.at("queue_length")) + " waiting\n" +
           "resources: " + plain(r.at("free")) + " free, " + plain(r.at("assigned")) +
           " assigned\n" + member_lines(s.at("workers").as_array(), "workers") +
-          member_lines(s.at("gateways").as_array(), "gateways");
+          member_lines(s.at("gateways").as_array(), "gateways") + shard_warning(s);
   return text;
 }
 

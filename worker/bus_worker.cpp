@@ -27,7 +27,8 @@ bus_worker::bus_worker(asio::any_io_executor ex, redis::connection_options redis
                    return std::map<std::string, std::string>{
                        {"won", std::to_string(counters_.won)},
                        {"lost", std::to_string(counters_.lost)},
-                       {"delivered", std::to_string(counters_.delivered)}};
+                       {"delivered", std::to_string(counters_.delivered)},
+                       {"bus_shards", std::to_string(opts_.bus_shards)}};
                  }),
       trace_(conn_, k, opts_.claim.dedup_window, opts_.trace),
       sweeper_(
@@ -36,9 +37,13 @@ bus_worker::bus_worker(asio::any_io_executor ex, redis::connection_options redis
                           opts_.claim.dedup_window},
           [this](std::vector<bus_message> ms) { return claim_all(std::move(ms), true); },
           [this](const std::string& e, const std::string& raw) { on_malformed(e, raw); }) {
-  bus_ = redis::subscriber::create(ex, redis, [this](const std::string&, std::string payload) {
+  auto on_payload = [this](const std::string&, std::string payload) {
     asio::post(ex_, [this, p = std::move(payload)]() mutable { on_bus_message(std::move(p)); });
-  });
+  };
+  bus_ = redis::subscriber::create(ex, redis, on_payload);
+  // Messages published while a shard's channel moves are re-driven by the sweeper.
+  if (!redis.cluster.empty())
+    shard_bus_ = redis::sharded_subscriber::create(ex, redis, conn_, on_payload);
 }
 
 void bus_worker::start() {
@@ -54,6 +59,19 @@ void bus_worker::start() {
           log::info("worker {} listening on {}", opts_.id, keys_.bus_channel());
       },
       exit_on_exception("worker bus subscription"));
+  if (shard_bus_) {
+    shard_bus_->start();
+    asio::co_spawn(
+        ex_,
+        [this]() -> asio::awaitable<void> {
+          for (unsigned n = 0; n < opts_.bus_shards; ++n) {
+            auto ec = co_await shard_bus_->subscribe(keys_.bus_channel(n));
+            if (ec) log::warn("bus shard {} subscription not confirmed yet: {}", n, ec.message());
+          }
+          log::info("worker {} listening on {} sharded bus channels", opts_.id, opts_.bus_shards);
+        },
+        exit_on_exception("worker bus shard subscriptions"));
+  }
   asio::co_spawn(ex_, heartbeat_.run(), exit_on_exception("worker heartbeat"));
   asio::co_spawn(ex_, flush_stats_loop(), exit_on_exception("worker stats flush"));
   asio::co_spawn(ex_, sweeper_.run(), exit_on_exception("sweeper"));
@@ -231,6 +249,7 @@ asio::awaitable<void> bus_worker::flush_stats_loop() {
 asio::awaitable<void> bus_worker::stop(std::chrono::milliseconds drain) {
   stopping_ = true;
   bus_->stop();
+  if (shard_bus_) shard_bus_->stop();
   heartbeat_.stop();
   sweeper_.stop();
   queued_.clear();  // not claimed yet: other workers (or the sweeper) take them

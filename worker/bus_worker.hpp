@@ -1,5 +1,6 @@
 #pragma once
-// A worker replica: hears every bus payload (a batch of messages), and claims the batch
+// A worker replica: hears every bus payload (a batch of messages) — NS:bus, and on a Redis
+// Cluster also each bus shard's own sharded channel NS:{bus:N}:ch — and claims the batch
 // with one claim.lua call, which delivers the messages it wins. Up to `concurrency` calls
 // are in flight at once on one pipelined connection; the rest wait in a bounded queue.
 
@@ -14,6 +15,7 @@
 
 #include "core/heartbeat.hpp"
 #include "core/keys.hpp"
+#include "core/redis/sharded_subscriber.hpp"
 #include "core/redis/subscriber.hpp"
 #include "core/trace.hpp"
 #include "worker/claim_client.hpp"
@@ -28,6 +30,7 @@ struct worker_options {
   std::size_t max_batch = 200;      // messages per claim.lua call
   bool trace = false;               // record per-event detail for `pushonce-leader trace`
   std::chrono::milliseconds sweep_interval{1000};
+  unsigned bus_shards = 1;  // --bus-shards: on a cluster, NS:{bus:N}:ch for N < bus_shards
   claim_options claim;
 };
 
@@ -70,6 +73,7 @@ class bus_worker {
   worker_options opts_;
   std::shared_ptr<redis::connection> conn_;
   std::shared_ptr<redis::subscriber> bus_;
+  std::shared_ptr<redis::sharded_subscriber> shard_bus_;  // Redis Cluster: the shards' channels
   claim_client claims_;
   heartbeat heartbeat_;
   tracer trace_;

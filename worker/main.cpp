@@ -35,7 +35,8 @@ int main(int argc, char** argv) {
       "an inbox untouched this long expires (ms)");
   program_info info{"pushonce-worker",
                     "usage: pushonce-worker [--id NAME] [--concurrency N] [--lease-ms MS] "
-                    "[--redis URL] [--namespace NS] [--log-level L]\n"};
+                    "[--bus-shards N] [--redis URL | --redis-cluster URL] [--namespace NS] "
+                    "[--log-level L]\n"};
 
   return run_program(argc, argv, info, own, [&](command_line& cl) {
     worker::worker_options opts;
@@ -61,6 +62,7 @@ int main(int argc, char** argv) {
     if (opts.claim.max_attempts <= 0 || sweep <= 0)
       throw usage_error("--max-attempts and --sweep-interval-ms must be positive");
     opts.sweep_interval = std::chrono::milliseconds(sweep);
+    opts.bus_shards = cl.common.bus_shards;
     opts.claim.lease = std::chrono::milliseconds(lease);
     opts.claim.dedup_window = std::chrono::milliseconds(window);
     opts.claim.inbox_maxlen = maxlen;
@@ -71,8 +73,9 @@ int main(int argc, char** argv) {
     worker::bus_worker w(io.get_executor(), redis_options(cl.common, "pushonce-worker:" + opts.id),
                          keys(cl.common.ns), opts);
     w.start();
-    log::info("started (concurrency {}, lease {} ms, redis {}, namespace {})", opts.concurrency,
-              lease, cl.common.redis.display(), cl.common.ns);
+    log::info("started (concurrency {}, lease {} ms, redis {}{}, namespace {}, {} bus shards)",
+              opts.concurrency, lease, cl.common.redis.display(),
+              cl.common.redis_cluster.empty() ? "" : " (cluster)", cl.common.ns, opts.bus_shards);
 
     asio::signal_set signals(io, SIGTERM, SIGINT);
     signals.async_wait([&](auto ec, int sig) {
