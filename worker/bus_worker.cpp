@@ -65,7 +65,8 @@ void bus_worker::start() {
         ex_,
         [this]() -> asio::awaitable<void> {
           for (unsigned n = 0; n < opts_.bus_shards; ++n) {
-            auto ec = co_await shard_bus_->subscribe(keys_.bus_channel(n));
+            auto channel = keys_.bus_channel(n);
+            auto ec = co_await shard_bus_->subscribe(std::move(channel));
             if (ec) log::warn("bus shard {} subscription not confirmed yet: {}", n, ec.message());
           }
           log::info("worker {} listening on {} sharded bus channels", opts_.id, opts_.bus_shards);

@@ -35,8 +35,7 @@ constexpr std::chrono::milliseconds node_down_gap{500};    // while a node with 
 // Everything below runs on `strand`. The node subscribers run on their own strands: their
 // callbacks post back here.
 struct sharded_subscriber::state : std::enable_shared_from_this<state> {
-  state(asio::any_io_executor e, connection_options o, std::shared_ptr<connection> c,
-        message_fn fn)
+  state(asio::any_io_executor e, connection_options o, std::shared_ptr<connection> c, message_fn fn)
       : ex(std::move(e)),
         strand(asio::make_strand(ex)),
         opts(std::move(o)),
@@ -118,8 +117,10 @@ struct sharded_subscriber::state : std::enable_shared_from_this<state> {
   }
 
   // A moved channel is confirmed on its new node: `resubscribed` (once).
-  asio::awaitable<void> confirm(std::string ch, std::string key, std::shared_ptr<subscriber> sub) {
-    auto self = shared_from_this();
+  // Every coroutine holds `self` (a parameter: copied before it first runs).
+  asio::awaitable<void> confirm(std::shared_ptr<state> self, std::string ch, std::string key,
+                                std::shared_ptr<subscriber> sub) {
+    (void)self;
     auto copy = ch;
     auto ec = co_await sub->subscribe(std::move(copy));
     if (stopped || routes.placed(ch) != key) co_return;
@@ -137,7 +138,8 @@ struct sharded_subscriber::state : std::enable_shared_from_this<state> {
     std::size_t placed = 0;
     for (auto& mv : moves) {
       if (!mv.from.empty()) {
-        if (auto it = nodes.find(mv.from); it != nodes.end()) it->second.sub->unsubscribe(mv.channel);
+        if (auto it = nodes.find(mv.from); it != nodes.end())
+          it->second.sub->unsubscribe(mv.channel);
         moved.insert(mv.channel);
       }
       const auto* to = address_of(mv.to);
@@ -145,7 +147,7 @@ struct sharded_subscriber::state : std::enable_shared_from_this<state> {
       if (!to) continue;
       ++placed;
       auto sub = node_for(*to);
-      asio::co_spawn(strand, confirm(mv.channel, mv.to, sub), asio::detached);
+      asio::co_spawn(strand, confirm(shared_from_this(), mv.channel, mv.to, sub), asio::detached);
     }
     if (!moves.empty())
       log::info("redis cluster: {} sharded channels placed on their slot's master ({} unplaced)",
@@ -161,7 +163,8 @@ struct sharded_subscriber::state : std::enable_shared_from_this<state> {
     }
   }
 
-  asio::awaitable<void> load_and_apply() {
+  asio::awaitable<void> load_and_apply(std::shared_ptr<state> self) {
+    (void)self;
     last_refresh = clock_type::now();
     auto op = cluster->exec(command{"CLUSTER", "SLOTS"});
     auto res = co_await std::move(op);
@@ -178,8 +181,7 @@ struct sharded_subscriber::state : std::enable_shared_from_this<state> {
   }
 
   // Reads the map and applies it; a caller that comes while a read runs waits for one more.
-  asio::awaitable<void> refresh() {
-    auto self = shared_from_this();
+  asio::awaitable<void> refresh(std::shared_ptr<state> self) {
     if (refreshing) {
       again = true;
       auto t = std::make_shared<asio::steady_timer>(strand, clock_type::time_point::max());
@@ -190,7 +192,7 @@ struct sharded_subscriber::state : std::enable_shared_from_this<state> {
     refreshing = true;
     do {
       again = false;
-      co_await load_and_apply();
+      co_await load_and_apply(self);
     } while (again && !stopped);
     refreshing = false;
     auto waiters = std::move(refresh_waiters);
@@ -204,11 +206,12 @@ struct sharded_subscriber::state : std::enable_shared_from_this<state> {
       again = true;
       return;
     }
-    asio::co_spawn(strand, refresh(), exit_on_exception("sharded subscriber map refresh"));
+    asio::co_spawn(strand, refresh(shared_from_this()),
+                   exit_on_exception("sharded subscriber map refresh"));
   }
 
-  asio::awaitable<void> tick_loop() {
-    auto self = shared_from_this();
+  asio::awaitable<void> tick_loop(std::shared_ptr<state> self) {
+    (void)self;
     while (!stopped) {
       ticker.expires_after(tick);
       co_await ticker.async_wait(use_tuple);
@@ -227,8 +230,7 @@ struct sharded_subscriber::state : std::enable_shared_from_this<state> {
   }
 
   // --- the caller's requests -------------------------------------------------------------------
-  asio::awaitable<std::error_code> do_subscribe(std::string ch) {
-    auto self = shared_from_this();
+  asio::awaitable<std::error_code> do_subscribe(std::shared_ptr<state> self, std::string ch) {
     if (stopped) co_return error::stopped;
     routes.want(ch);
     auto deadline = clock_type::now() + opts.command_timeout;
@@ -245,7 +247,7 @@ struct sharded_subscriber::state : std::enable_shared_from_this<state> {
         }
       }
       if (key.empty()) {
-        co_await refresh();
+        co_await refresh(self);
         if (routes.placed(ch).empty()) {
           asio::steady_timer pause(strand, unplaced_gap);
           co_await pause.async_wait(use_tuple);
@@ -263,7 +265,7 @@ struct sharded_subscriber::state : std::enable_shared_from_this<state> {
       if (!ec) co_return ec;
       last = ec;
       if (ec != error::moved) break;
-      co_await refresh();  // the node gave it up: where is its slot now?
+      co_await refresh(self);  // the node gave it up: where is its slot now?
     }
     co_return stopped ? std::error_code(error::stopped) : last;
   }
@@ -278,7 +280,8 @@ struct sharded_subscriber::state : std::enable_shared_from_this<state> {
     if (started || stopped) return;
     started = true;
     want_refresh();
-    asio::co_spawn(strand, tick_loop(), exit_on_exception("sharded subscriber ticker"));
+    asio::co_spawn(strand, tick_loop(shared_from_this()),
+                   exit_on_exception("sharded subscriber ticker"));
   }
 
   void do_stop() {
@@ -322,7 +325,8 @@ void sharded_subscriber::stop() {
 
 asio::awaitable<std::error_code> sharded_subscriber::subscribe(std::string channel) {
   auto st = state_;
-  auto op = asio::co_spawn(st->strand, st->do_subscribe(std::move(channel)), asio::use_awaitable);
+  auto op =
+      asio::co_spawn(st->strand, st->do_subscribe(st, std::move(channel)), asio::use_awaitable);
   auto ec = co_await std::move(op);
   co_return ec;
 }

@@ -38,7 +38,7 @@ std::vector<std::string> post(std::uint16_t port, const std::string& user, int f
   auto body = json::serialize(json::object{{"messages", std::move(msgs)}});
   auto r = http_request("127.0.0.1", port, "POST", "/api/publish", body,
                         {{"Authorization", std::string("Bearer ") + api_key}});
-  REQUIRE_MESSAGE(r.status == 200, r.body, r.error);
+  REQUIRE_MESSAGE(r.status == 200, r.body + r.error);
   std::vector<std::string> ids;
   for (auto& v : json::parse(r.body).as_object().at("results").as_array())
     ids.emplace_back(v.as_object().at("id").as_string());
@@ -77,8 +77,9 @@ void receive_until(ws_client& c, const std::set<std::string>& want, received& go
 
 }  // namespace
 
-TEST_CASE("cluster sharded system: --bus-shards 4, every message once over WebSocket, across a "
-          "slot move") {
+TEST_CASE(
+    "cluster sharded system: --bus-shards 4, every message once over WebSocket, across a "
+    "slot move") {
   redis_cluster cluster;
   const std::string ns = unique_namespace("e2e", "sharded");
   pushonce::keys k(ns);
@@ -108,8 +109,8 @@ TEST_CASE("cluster sharded system: --bus-shards 4, every message once over WebSo
       },
       30s, 100ms);
   REQUIRE_MESSAGE(listening, worker.stderr_text());
-  REQUIRE(wait_until([&] { return http_request("127.0.0.1", port, "GET", "/readyz").status == 200; },
-                     30s, 100ms));
+  REQUIRE(wait_until(
+      [&] { return http_request("127.0.0.1", port, "GET", "/readyz").status == 200; }, 30s, 100ms));
 
   const std::string user = "alice";
   ws_client c;
@@ -155,7 +156,8 @@ TEST_CASE("cluster sharded system: --bus-shards 4, every message once over WebSo
   // Every message exactly once, offsets 1..N in order.
   for (auto& f : c.drain(1s)) got.take(f);
   CHECK(got.ids.size() == want.size());
-  for (auto& [id, n] : got.ids) CHECK_MESSAGE(n == 1, "message " << id << " sent " << n << " times");
+  for (auto& [id, n] : got.ids)
+    CHECK_MESSAGE(n == 1, "message " << id << " sent " << n << " times");
   for (auto& id : want) CHECK_MESSAGE(got.ids.count(id) == 1, "message " << id << " missing");
   for (std::size_t i = 0; i < got.offsets.size(); ++i)
     CHECK(got.offsets[i] == static_cast<long long>(i) + 1);

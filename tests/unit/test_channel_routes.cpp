@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "core/keys.hpp"
 #include "core/redis/hash_slot.hpp"
 #include "tests/support/replies.hpp"
@@ -22,9 +24,9 @@ reply range(long long first, long long last, long long port) {
 
 // Three masters on ports 7000-7002 with the usual even split of the slots.
 slot_map three(long long p0 = 7000, long long p1 = 7001, long long p2 = 7002) {
-  auto m = slot_map::parse(
-      array({range(0, 5460, p0), range(5461, 10922, p1), range(10923, 16383, p2)}),
-      node_address{"127.0.0.1", 7000});
+  auto m =
+      slot_map::parse(array({range(0, 5460, p0), range(5461, 10922, p1), range(10923, 16383, p2)}),
+                      node_address{"127.0.0.1", 7000});
   REQUIRE(m);
   return *m;
 }
@@ -71,8 +73,8 @@ TEST_CASE("channel_routes: new channels are unplaced; plan places them; nothing 
   CHECK(r.unplaced() == 0);
   CHECK(r.plan(m).empty());
   CHECK(r.placed("a") == node_of_slot(hash_slot("a")));
-  CHECK(r.on(node_of_slot(hash_slot("a"))) == std::vector<std::string>{"a"} ||
-        node_of_slot(hash_slot("a")) == node_of_slot(hash_slot("b")));
+  auto on_a = r.on(node_of_slot(hash_slot("a")));
+  CHECK(std::find(on_a.begin(), on_a.end(), "a") != on_a.end());
 }
 
 TEST_CASE("channel_routes: a migrated slot moves only its channels to the new owner") {
