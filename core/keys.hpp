@@ -24,7 +24,7 @@ class keys {
   // NS:{bus:N}:ch: shard N's own bus channel on Redis Cluster (SPUBLISH, in the shard's slot).
   std::string bus_channel(unsigned shard) const { return bus(shard, "ch"); }
   // Untagged keys and channels.
-  std::string plain(std::string_view suffix) const;  // NS:suffix ("stats", "sources", ...)
+  std::string plain(std::string_view suffix) const;         // NS:suffix ("stats", "sources", ...)
   std::string bus_channel() const { return plain("bus"); }  // every shard, a single Redis
   // The leader's fencing counter: NS:leader:fencing; on Redis Cluster
   // NS:{NS:leader}:fencing, in NS:leader's slot (leader_lease.lua touches both).

@@ -42,9 +42,8 @@ void subscription_set::on_connected() {
   // Sharded: grouped by slot, one SSUBSCRIBE per slot (a command may not span slots).
   auto slot = [this](const std::string& ch) { return sharded_ ? hash_slot(ch) : 0u; };
   if (sharded_)
-    std::stable_sort(all.begin(), all.end(), [&](const std::string& a, const std::string& b) {
-      return slot(a) < slot(b);
-    });
+    std::stable_sort(all.begin(), all.end(),
+                     [&](const std::string& a, const std::string& b) { return slot(a) < slot(b); });
   for (std::size_t i = 0; i < all.size();) {
     command cmd{sharded_ ? "SSUBSCRIBE" : "SUBSCRIBE"};
     std::size_t j = i;

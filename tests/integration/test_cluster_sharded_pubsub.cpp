@@ -74,11 +74,10 @@ TEST_CASE("cluster sharded pubsub: SPUBLISH and claim.lua reach the slot owner's
   auto masters = fx.cluster.masters();
   REQUIRE(masters.size() == 3);
   heard h;
-  auto sub = redis::sharded_subscriber::create(
-      fx.io.get_executor(), fx.options(), fx.conn,
-      [&](const std::string& ch, std::string payload) {
-        h.messages[ch].push_back(std::move(payload));
-      });
+  auto sub = redis::sharded_subscriber::create(fx.io.get_executor(), fx.options(), fx.conn,
+                                               [&](const std::string& ch, std::string payload) {
+                                                 h.messages[ch].push_back(std::move(payload));
+                                               });
   sub->on_resubscribed([&](const std::string& ch) { ++h.resubscribed[ch]; });
   sub->start();
   // One channel on each master.
@@ -135,11 +134,10 @@ TEST_CASE("cluster sharded pubsub: a moved slot, then a failover: resubscribed o
   cluster_fixture fx;
   auto masters = fx.cluster.masters();
   heard h;
-  auto sub = redis::sharded_subscriber::create(
-      fx.io.get_executor(), fx.options(), fx.conn,
-      [&](const std::string& ch, std::string payload) {
-        h.messages[ch].push_back(std::move(payload));
-      });
+  auto sub = redis::sharded_subscriber::create(fx.io.get_executor(), fx.options(), fx.conn,
+                                               [&](const std::string& ch, std::string payload) {
+                                                 h.messages[ch].push_back(std::move(payload));
+                                               });
   sub->on_resubscribed([&](const std::string& ch) { ++h.resubscribed[ch]; });
   sub->start();
   auto user = user_on(fx, masters[0]);
@@ -173,8 +171,7 @@ TEST_CASE("cluster sharded pubsub: a moved slot, then a failover: resubscribed o
   CHECK(promoted != masters[2]);
   fx.run(
       [&]() -> boost::asio::awaitable<void> {
-        CO_LET(bool back,
-               pushonce::test::wait_until([&] { return h.resubscribed[ch] >= 2; }, 20s));
+        CO_LET(bool back, pushonce::test::wait_until([&] { return h.resubscribed[ch] >= 2; }, 20s));
         CHECK(back);
         CO_LET(bool got, publish_until_heard(fx, h, ch, "after the failover"));
         CHECK(got);
