@@ -223,6 +223,7 @@ check_match "publish: bad window -> bad_request" "^\(error\) bad_request " "$(ev
 check_match "publish: missing has-key -> bad_request" "^\(error\) bad_request " "$(ev publish "${PUB[@]}" "${PUB_ARGS[@]}" alice 1)"
 check_match "publish: bad user -> bad_request" "^\(error\) bad_request " "$(ev publish "${PUB[@]}" "${PUB_ARGS[@]}" 'a b' 1 0)"
 check_match "publish: empty data -> bad_request" "^\(error\) bad_request " "$(ev publish "${PUB[@]}" "${PUB_ARGS[@]}" alice '' 0)"
+check_match "publish: bad publish mode -> bad_request" "^\(error\) bad_request " "$(ev publish "${PUB[@]}" 0 60000 100000 "$BUS" x alice 1 0)"
 check "publish: refused calls wrote nothing" "4 6" "$(rc XLEN "$BOUT") $(rc GET "$BSEQ")"
 
 # --- claim.lua (claims and delivers), release.lua, dead_letter.lua ---------------------
@@ -319,6 +320,7 @@ check "release: nothing to release once delivered" "(integer) 0 1:2" "$(ev relea
 check_match "claim: bad lease -> bad_request" "^\(error\) bad_request " "$(cl w1 abc 5 E1 "$U:c:1" 1 '}')"
 check_match "claim: empty owner -> bad_request" "^\(error\) bad_request " "$(cl '' 5000 5 E1 "$U:c:1" 1 '}')"
 check_match "claim: no tail -> bad_request" "^\(error\) bad_request " "$(ev claim 1 "$U:c:1" w1 5000 60000 5 1000 600000 E1 1 p)"
+check_match "claim: bad publish mode -> bad_request" "^\(error\) bad_request " "$(MODE=x cl w1 5000 5 E1 "$U:c:1" 1 '}')"
 check "claim: refused calls stored nothing" "0" "$(rc EXISTS "$U:c:1")"
 
 # --- ack.lua / session.lua --------------------------------------------------------------
