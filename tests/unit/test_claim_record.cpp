@@ -173,9 +173,9 @@ TEST_CASE("claim_command: the KEYS/ARGV layout of claim.lua's header") {
 
   // The publish mode (ARGV[9]): SPUBLISH on a cluster, or none (the caller publishes).
   s.publish = lua::publish_mode::sharded;
-  CHECK(lua::claim_command(k, s, batch)[12] == "s");
+  CHECK(lua::claim_command(k, s, batch)[13] == "s");
   s.publish = lua::publish_mode::none;
-  CHECK(lua::claim_command(k, s, batch)[12] == "n");
+  CHECK(lua::claim_command(k, s, batch)[13] == "n");
   s.publish = lua::publish_mode::classic;
 
   // lease_only: an empty tail for that message only.
