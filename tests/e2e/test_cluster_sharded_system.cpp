@@ -38,7 +38,7 @@ std::vector<std::string> post(std::uint16_t port, const std::string& user, int f
   auto body = json::serialize(json::object{{"messages", std::move(msgs)}});
   auto r = http_request("127.0.0.1", port, "POST", "/api/publish", body,
                         {{"Authorization", std::string("Bearer ") + api_key}});
-  REQUIRE_MESSAGE(r.status == 200, r.body + r.error);
+  REQUIRE_MESSAGE(r.status == 200, (r.body + r.error));
   std::vector<std::string> ids;
   for (auto& v : json::parse(r.body).as_object().at("results").as_array())
     ids.emplace_back(v.as_object().at("id").as_string());
@@ -131,7 +131,7 @@ TEST_CASE(
   received got;
   for (auto& id : post(port, user, 0, 20)) want.insert(id);
   receive_until(c, want, got, 20s);
-  CHECK_MESSAGE(got.ids.size() == 20, gateway.stderr_text() + worker.stderr_text());
+  CHECK_MESSAGE(got.ids.size() == 20, (gateway.stderr_text() + worker.stderr_text()));
 
   // The user's slot moves to another master: the gateway follows it.
   auto from = cluster.master_of(slot);
@@ -142,7 +142,7 @@ TEST_CASE(
   for (int round = 0; round < 5; ++round)
     for (auto& id : post(port, user, 20 + 10 * round, 10)) want.insert(id);
   receive_until(c, want, got, 30s);
-  CHECK_MESSAGE(got.ids.size() == want.size(), gateway.stderr_text() + worker.stderr_text());
+  CHECK_MESSAGE(got.ids.size() == want.size(), (gateway.stderr_text() + worker.stderr_text()));
   bool resubscribed = wait_until(
       [&] {
         sync_redis r(to);
