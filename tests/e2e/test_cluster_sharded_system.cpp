@@ -102,8 +102,7 @@ TEST_CASE(
         for (unsigned n = 0; n < 4; ++n) {
           auto ch = k.bus_channel(n);
           sync_redis r(cluster.master_of(cluster.slot_of(ch)));
-          auto rep = r.cmd({"PUBSUB", "SHARDNUMSUB", ch});
-          if (rep->element[1]->integer != 1) return false;
+          if (r.integer({"PUBSUB", "SHARDNUMSUB", ch}) != 1) return false;
         }
         return true;
       },
@@ -124,7 +123,7 @@ TEST_CASE(
   unsigned slot = cluster.slot_of(ch);
   {
     sync_redis r(cluster.master_of(slot));
-    CHECK(r.cmd({"PUBSUB", "SHARDNUMSUB", ch})->element[1]->integer == 1);
+    CHECK(r.integer({"PUBSUB", "SHARDNUMSUB", ch}) == 1);
   }
 
   std::set<std::string> want;
@@ -146,7 +145,7 @@ TEST_CASE(
   bool resubscribed = wait_until(
       [&] {
         sync_redis r(to);
-        return r.cmd({"PUBSUB", "SHARDNUMSUB", ch})->element[1]->integer == 1;
+        return r.integer({"PUBSUB", "SHARDNUMSUB", ch}) == 1;
       },
       10s, 100ms);
   CHECK(resubscribed);
