@@ -40,7 +40,8 @@ std::vector<std::string> post(std::uint16_t port, const std::string& user, int f
                         {{"Authorization", std::string("Bearer ") + api_key}});
   REQUIRE_MESSAGE(r.status == 200, (r.body + r.error));
   std::vector<std::string> ids;
-  for (auto& v : json::parse(r.body).as_object().at("results").as_array())
+  auto reply = json::parse(r.body);
+  for (auto& v : reply.as_object().at("results").as_array())
     ids.emplace_back(v.as_object().at("id").as_string());
   return ids;
 }
