@@ -35,6 +35,10 @@
 -- Error: bad_request (bad number, empty owner or epoch, bad publish mode, odd argument
 -- count).
 local owner, epoch = ARGV[1], ARGV[7]
+-- The numbers that go back into redis.call stay the caller's strings: a Lua number passed
+-- to redis.call is formatted with sprintf("%.17g") on every call (4 per delivery: ~4 % of
+-- Redis's CPU at 6500 msgs/s, perf).
+local window_s, maxlen_s, idle_s = ARGV[3], ARGV[5], ARGV[6]
 local lease, window, max_attempts = uint(ARGV[2]), uint(ARGV[3]), uint(ARGV[4])
 local maxlen, idle, oldest = uint(ARGV[5]), uint(ARGV[6]), uint(ARGV[8])
 local mode = ARGV[9]
@@ -73,11 +77,11 @@ local function deliver(ck, id, tail, attempts)
   end
   local off = string.format('%d', offset)
   local frame = '{"type":"message","id":"' .. id .. '","offset":' .. off .. tail
-  local added = redis.pcall('XADD', inbox, 'MAXLEN', '~', maxlen, off .. '-0', 'f', frame)
+  local added = redis.pcall('XADD', inbox, 'MAXLEN', '~', maxlen_s, off .. '-0', 'f', frame)
   if type(added) == 'table' and added.err then
     redis.call('HINCRBY', meta, 'offset', -1)  -- offsets stay gap-free
-    redis.call('PEXPIRE', meta, idle)
-    redis.call('SET', ck, lease_for(attempts), 'PX', window)
+    redis.call('PEXPIRE', meta, idle_s)
+    redis.call('SET', ck, lease_for(attempts), 'PX', window_s)
     return 'failed', added.err
   end
   if mode == 'p' then
@@ -85,9 +89,9 @@ local function deliver(ck, id, tail, attempts)
   elseif mode == 's' then
     redis.call('SPUBLISH', prefix .. 'ch', frame)
   end
-  redis.call('SET', ck, attempts > 1 and (off .. ':' .. attempts) or off, 'PX', window)
-  redis.call('PEXPIRE', meta, idle)
-  redis.call('PEXPIRE', inbox, idle)
+  redis.call('SET', ck, attempts > 1 and (off .. ':' .. attempts) or off, 'PX', window_s)
+  redis.call('PEXPIRE', meta, idle_s)
+  redis.call('PEXPIRE', inbox, idle_s)
   return 'delivered', offset
 end
 
@@ -127,7 +131,7 @@ for i = 1, #KEYS do
   if not v and stale(tail) then state, value = 'expired', 0 end
   if not state then
     if tail == '' or attempts > max_attempts then
-      redis.call('SET', ck, lease_for(attempts), 'PX', window)
+      redis.call('SET', ck, lease_for(attempts), 'PX', window_s)
       state, value = 'won', attempts
     else
       state, value = deliver(ck, id, tail, attempts)
