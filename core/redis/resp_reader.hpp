@@ -11,7 +11,8 @@
 //   are buffered (hiredis waits for them; nothing is reserved from the length);
 // - crash the parser: an array count that does not fit an int (hiredis 0.14 truncates it,
 //   and a negative count would trip its assert) and an element out of order are protocol
-//   errors; nesting deeper than 7 arrays is hiredis's own protocol error.
+//   errors; arrays nested more than 8 deep are hiredis's own protocol error (Debian's 0.14.1
+//   also refuses counts over INT_MAX itself).
 // After a protocol error the reader stays failed until reset() (the connection is dropped).
 
 #include <cstddef>
