@@ -34,8 +34,9 @@ po::options_description common_description() {
       ("redis-tls-key", po::value<std::string>()->value_name("FILE"),
        "PEM private key of --redis-tls-cert (env PUSHONCE_REDIS_TLS_KEY)")
       ("redis-cluster", po::value<std::string>()->value_name("URL"),
-       "redis://[[user]:password@]host:port[,host:port]...: seed nodes of a Redis Cluster; "
-       "when given, --redis is not used (env PUSHONCE_REDIS_CLUSTER)")
+       "redis://[[user]:password@]host:port[,host:port]...: seed nodes of a Redis Cluster "
+       "(rediss://... for TLS to every node); when given, --redis is not used (env "
+       "PUSHONCE_REDIS_CLUSTER)")
       ("namespace", po::value<std::string>()->value_name("NS"),
        "prefix of every key and channel (env PUSHONCE_NAMESPACE, default pushonce)")
       ("log-level", po::value<std::string>()->value_name("L"),
@@ -109,7 +110,9 @@ void fill_tls(const po::variables_map& vm, common_options& common) {
   if (any && !common.redis.tls)
     throw usage_error(
         "--redis-tls-ca, --redis-tls-cert and --redis-tls-key need a rediss:// URL in --redis "
-        "(TLS is not supported with --redis-cluster)");
+        "or --redis-cluster");
+  // Every cluster node (seeds, and the masters the slot map names) uses the same files.
+  for (auto& seed : common.redis_cluster) seed.certs = f;
   common.redis.certs = std::move(f);
 }
 

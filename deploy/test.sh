@@ -60,7 +60,7 @@ tier_fuzz() {
   CC=clang CXX=clang++ cmake -S tests/fuzz -B build-fuzz >/dev/null
   cmake --build build-fuzz -j "${PUSHONCE_JOBS:-2}"
   local t
-  for t in protocol publish_api jwt resume_state; do
+  for t in protocol publish_api jwt resume_state resp; do
     # New inputs go to build-fuzz/corpus/<target>; the repo's seeds are read only.
     mkdir -p "build-fuzz/corpus/$t" "build-fuzz/crashes/$t"
     echo "-- fuzz_$t (${PUSHONCE_FUZZ_SECONDS:-30} s)"

@@ -51,7 +51,7 @@ void position_notifier::unwatch_all(const session* s) {
 
 void position_notifier::on_queue_changed(std::string queue) {
   asio::post(strand_, [self = shared_from_this(), q = std::move(queue)]() mutable {
-    if (self->watched_.count(q)) self->schedule(std::move(q));
+    if (self->watched_.count(q)) self->schedule(q);
   });
 }
 
@@ -62,23 +62,12 @@ void position_notifier::refresh_all() {
 }
 
 // On the strand. Collects changes for `debounce_`, then refreshes every changed queue.
-void position_notifier::schedule(std::string queue) {
-  dirty_.insert(std::move(queue));
-  if (timer_armed_) return;
-  timer_armed_ = true;
+void position_notifier::schedule(const std::string& queue) {
+  if (!schedule_.changed(queue)) return;
   timer_.expires_after(debounce_);
   timer_.async_wait([self = shared_from_this()](std::error_code) {
-    self->timer_armed_ = false;
-    auto queues = std::move(self->dirty_);
-    self->dirty_.clear();
-    for (auto& q : queues) {
-      if (self->refreshing_.count(q)) {
-        self->again_.insert(q);
-        continue;
-      }
-      self->refreshing_.insert(q);
+    for (auto& q : self->schedule_.timer_fired())
       asio::co_spawn(self->strand_, self->run_refresh(q), exit_on_exception("position refresh"));
-    }
   });
 }
 
@@ -86,8 +75,7 @@ asio::awaitable<void> position_notifier::run_refresh(std::string queue) {
   auto self = shared_from_this();
   std::string q = queue;
   co_await refresh(std::move(q));
-  refreshing_.erase(queue);
-  if (again_.erase(queue)) schedule(std::move(queue));
+  if (schedule_.refresh_done(queue)) schedule(queue);
 }
 
 asio::awaitable<void> position_notifier::refresh(std::string queue) {

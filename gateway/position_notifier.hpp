@@ -18,6 +18,7 @@
 
 #include "core/keys.hpp"
 #include "core/redis/connection.hpp"
+#include "gateway/refresh_schedule.hpp"
 
 namespace pushonce::gateway {
 
@@ -43,9 +44,10 @@ class position_notifier : public std::enable_shared_from_this<position_notifier>
     std::string user;
     long long last = 0;
   };
-  void schedule(std::string queue);
+  void schedule(const std::string& queue);
   /// One refresh of a queue at a time: a change seen while one runs schedules one more
-  /// after it (a join/leave flood costs one ZRANK pass per queue per debounce, never more).
+  /// after it (a join/leave flood costs one ZRANK pass per queue per debounce, never more;
+  /// refresh_schedule decides).
   boost::asio::awaitable<void> run_refresh(std::string queue);
   boost::asio::awaitable<void> refresh(std::string queue);
 
@@ -54,10 +56,7 @@ class position_notifier : public std::enable_shared_from_this<position_notifier>
   keys keys_;
   std::chrono::milliseconds debounce_;
   boost::asio::steady_timer timer_;
-  bool timer_armed_ = false;
-  std::set<std::string> dirty_;
-  std::set<std::string> refreshing_;                                  // queues with a refresh out
-  std::set<std::string> again_;                                       // ... and changed meanwhile
+  refresh_schedule schedule_;
   std::map<std::string, std::map<const session*, watcher>> watched_;  // queue → sessions
 };
 

@@ -103,7 +103,6 @@ std::vector<endpoint> endpoint::parse_list(std::string_view url) {
   if (scheme_end == std::string_view::npos)
     fail(url, "not a URL of the form redis://[[user]:password@]host:port[,host:port]...");
   std::string_view scheme = url.substr(0, scheme_end);
-  if (iequals(scheme, "rediss")) fail(url, "TLS (rediss://) is not supported with --redis-cluster");
   std::string_view rest = url.substr(scheme_end + 3);
   auto at = rest.rfind('@');
   std::string_view userinfo = at == std::string_view::npos ? "" : rest.substr(0, at + 1);

@@ -28,8 +28,8 @@ struct endpoint {
 
   /// Parses a redis:// or rediss:// URL; throws std::invalid_argument with a readable message.
   static endpoint parse(std::string_view url);
-  /// Parses a cluster seed list, redis://[[user]:password@]host:port[,host:port]... (every
-  /// seed gets the credentials); throws std::invalid_argument.
+  /// Parses a cluster seed list, redis[s]://[[user]:password@]host:port[,host:port]... (every
+  /// seed gets the credentials, and TLS with rediss://); throws std::invalid_argument.
   static std::vector<endpoint> parse_list(std::string_view url);
   /// host:port (no credentials), for log lines.
   std::string display() const;

@@ -1,7 +1,5 @@
 #include "core/redis/resp_stream.hpp"
 
-#include <hiredis/hiredis.h>
-
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -27,51 +25,6 @@ namespace {
 constexpr std::size_t read_chunk = 64 * 1024;
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
-// The reader builds redis::reply trees directly (no redisReply, no copy): a root is
-// allocated, a child is constructed in place in its parent's `elements`. hiredis frees only
-// roots (freeObject), which owns every child.
-reply* node(const redisReadTask* task) {
-  if (!task->parent) return new reply;
-  auto* parent = static_cast<reply*>(task->parent->obj);
-  return &parent->elements[static_cast<std::size_t>(task->idx)];
-}
-
-void* create_string(const redisReadTask* task, char* s, std::size_t len) {
-  auto* r = node(task);
-  r->kind = task->type == REDIS_REPLY_ERROR    ? reply::type::error
-            : task->type == REDIS_REPLY_STATUS ? reply::type::status
-                                               : reply::type::string;
-  r->str.assign(s, len);
-  return r;
-}
-
-void* create_array(const redisReadTask* task, int n) {
-  auto* r = node(task);
-  r->kind = reply::type::array;
-  r->elements.resize(static_cast<std::size_t>(n > 0 ? n : 0));
-  return r;
-}
-
-void* create_integer(const redisReadTask* task, long long v) {
-  auto* r = node(task);
-  r->kind = reply::type::integer;
-  r->integer = v;
-  return r;
-}
-
-void* create_nil(const redisReadTask* task) {
-  auto* r = node(task);
-  r->kind = reply::type::nil;
-  return r;
-}
-
-void free_object(void* r) {
-  delete static_cast<reply*>(r);
-}
-
-redisReplyObjectFunctions reply_functions = {create_string, create_array, create_integer,
-                                             create_nil, free_object};
-
 void append_number(std::string& out, std::size_t n) {
   char buf[24];
   auto res = std::to_chars(buf, buf + sizeof buf, n);
@@ -86,18 +39,9 @@ command login_command(const connection_options& opts) {
 }  // namespace
 
 resp_stream::resp_stream(asio::any_io_executor ex)
-    : socket_(std::move(ex)), buf_(new char[read_chunk]) {
-  reset_reader();
-}
+    : socket_(std::move(ex)), buf_(new char[read_chunk]) {}
 
-resp_stream::~resp_stream() {
-  if (reader_) redisReaderFree(reader_);
-}
-
-void resp_stream::reset_reader() {
-  if (reader_) redisReaderFree(reader_);
-  reader_ = redisReaderCreateWithFunctions(&reply_functions);
-}
+resp_stream::~resp_stream() = default;
 
 void resp_stream::close() {
   boost::system::error_code ignored;
@@ -120,21 +64,9 @@ void resp_stream::encode(const command& cmd, std::string& out) {
   }
 }
 
-bool resp_stream::take_reply(reply& out, std::error_code& ec) {
-  void* raw = nullptr;
-  if (redisReaderGetReply(reader_, &raw) != REDIS_OK) {
-    ec = error::protocol;
-    return true;
-  }
-  if (!raw) return false;
-  std::unique_ptr<reply> root(static_cast<reply*>(raw));
-  out = std::move(*root);
-  return true;
-}
-
 asio::awaitable<std::error_code> resp_stream::read(reply& out) {
   std::error_code ec;
-  while (!take_reply(out, ec)) {
+  while (!reader_.take(out, ec)) {
     boost::system::error_code rec;
     std::size_t n = 0;
     if (tls_) {
@@ -149,7 +81,7 @@ asio::awaitable<std::error_code> resp_stream::read(reply& out) {
       n = got;
     }
     if (rec) co_return rec;
-    if (redisReaderFeed(reader_, buf_.get(), n) != REDIS_OK) co_return error::protocol;
+    if (!reader_.feed(buf_.get(), n)) co_return error::protocol;
   }
   co_return ec;
 }
@@ -196,7 +128,7 @@ asio::awaitable<std::error_code> resp_stream::start_tls(const connection_options
 
 asio::awaitable<std::error_code> resp_stream::connect(const connection_options& opts) {
   close();
-  reset_reader();
+  reader_.reset();
   auto ex = socket_.get_executor();
   tls_.reset();
   socket_ = tcp::socket(ex);

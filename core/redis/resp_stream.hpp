@@ -1,10 +1,10 @@
 #pragma once
-// A TCP socket to Redis (or, for rediss://, an OpenSSL stream over one) plus hiredis's RESP
-// reader: connect (TLS handshake, AUTH/SELECT/CLIENT SETNAME), encode commands, read replies
-// one at a time. The plain path stays a bare tcp::socket: one predictable branch per read or
-// write picks the stream, no virtual call and no copy. hiredis is only the codec here:
-// no hiredis context owns the socket (hiredis 0.14's async layer has traps: a context that frees
-// itself, replies freed after the callback, no SSUBSCRIBE).
+// A TCP socket to Redis (or, for rediss://, an OpenSSL stream over one) plus the RESP
+// decoder (resp_reader, hiredis's reader underneath): connect (TLS handshake, AUTH/SELECT/CLIENT
+// SETNAME), encode commands, read replies one at a time. The plain path stays a bare tcp::socket:
+// one predictable branch per read or write picks the stream, no virtual call and no copy. hiredis
+// is only the codec here: no hiredis context owns the socket (hiredis 0.14's async layer has traps:
+// a context that frees itself, replies freed after the callback, no SSUBSCRIBE).
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -17,8 +17,7 @@
 
 #include "core/redis/endpoint.hpp"
 #include "core/redis/reply.hpp"
-
-struct redisReader;
+#include "core/redis/resp_reader.hpp"
 
 namespace pushonce::redis {
 
@@ -43,9 +42,6 @@ class resp_stream {
   static void encode(const command& cmd, std::string& out);
 
  private:
-  bool take_reply(reply& out, std::error_code& ec);
-  void reset_reader();
-
   boost::asio::awaitable<std::error_code> write_all(boost::asio::const_buffer data);
   boost::asio::awaitable<std::error_code> start_tls(const connection_options& opts);
 
@@ -54,7 +50,7 @@ class resp_stream {
   // context built once from the endpoint's certificate files.
   std::optional<boost::asio::ssl::stream<boost::asio::ip::tcp::socket>> tls_;
   std::shared_ptr<boost::asio::ssl::context> tls_context_;
-  redisReader* reader_ = nullptr;
+  resp_reader reader_;
   std::unique_ptr<char[]> buf_;
 };
 

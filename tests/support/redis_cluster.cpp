@@ -8,6 +8,7 @@
 
 #include "tests/support/process.hpp"
 #include "tests/support/sync_redis.hpp"
+#include "tests/support/tls_certs.hpp"
 
 namespace pushonce::test {
 namespace {
@@ -68,6 +69,14 @@ redis_cluster::redis_cluster(redis_cluster_options options) : options_(options) 
                      // A replica promoted as soon as its master is seen failed (no data-age
                      // limit), as in a test nothing else decides.
                      "--cluster-replica-validity-factor", "0"};
+    if (options_.tls) {
+      // The bus listens on the TLS port + 10000 (tls-cluster): that one must be free too.
+      auto tls_port = free_cluster_port();
+      tls_ports_.push_back(tls_port);
+      auto tls_args = options_.tls->redis_args(tls_port, options_.tls_auth_clients);
+      tls_args.insert(tls_args.end(), {"--tls-cluster", "yes", "--tls-replication", "yes"});
+      so.extra_args.insert(so.extra_args.end(), tls_args.begin(), tls_args.end());
+    }
     nodes_.push_back(std::make_unique<redis_server>(std::move(so)));
   }
   std::vector<std::string> args = {"--cluster", "create"};
@@ -108,6 +117,16 @@ std::string redis_cluster::url() const {
   for (std::size_t i = 0; i < nodes_.size(); ++i) {
     if (i != 0) out += ',';
     out += "127.0.0.1:" + std::to_string(nodes_[i]->port());
+  }
+  return out;
+}
+
+std::string redis_cluster::tls_url() const {
+  if (tls_ports_.empty()) throw std::logic_error("tls_url: the cluster has no TLS ports");
+  std::string out = "rediss://";
+  for (std::size_t i = 0; i < tls_ports_.size(); ++i) {
+    if (i != 0) out += ',';
+    out += "127.0.0.1:" + std::to_string(tls_ports_[i]);
   }
   return out;
 }

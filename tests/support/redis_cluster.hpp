@@ -16,11 +16,18 @@
 
 namespace pushonce::test {
 
+class tls_certs;
+
 struct redis_cluster_options {
   int masters = 3;
   int replicas = 1;                              // per master
   std::chrono::milliseconds node_timeout{1000};  // cluster-node-timeout: failover detection
   std::chrono::milliseconds ready_timeout{30000};
+  // When set, every node also listens on a TLS port with these files, and the cluster bus
+  // and replication use TLS (tls-cluster, tls-replication). The plain ports stay for the
+  // fixture's own checks; a TLS client is told the TLS ports by CLUSTER SLOTS.
+  const tls_certs* tls = nullptr;
+  bool tls_auth_clients = true;  // clients (and nodes) must show a certificate of the CA
 };
 
 class redis_cluster {
@@ -36,6 +43,10 @@ class redis_cluster {
   redis_server& node_on(std::uint16_t port);
   /// "redis://127.0.0.1:P1,127.0.0.1:P2,..." (every node: the seed list).
   std::string url() const;
+  /// With options.tls: "rediss://127.0.0.1:T1,..." (every node's TLS port).
+  std::string tls_url() const;
+  /// With options.tls: the TLS port of node i.
+  std::uint16_t tls_port(std::size_t i) const { return tls_ports_.at(i); }
 
   /// The hash slot of a key, as the cluster computes it (CLUSTER KEYSLOT).
   unsigned slot_of(const std::string& key);
@@ -64,6 +75,7 @@ class redis_cluster {
 
   redis_cluster_options options_;
   std::vector<std::unique_ptr<redis_server>> nodes_;
+  std::vector<std::uint16_t> tls_ports_;  // parallel to nodes_, with options.tls
 };
 
 }  // namespace pushonce::test

@@ -318,7 +318,13 @@ TEST_CASE("--redis-cluster: a seed list with shared credentials; the environment
   CHECK(from_env.common.redis_cluster[0].port == 7000);
 
   CHECK_THROWS_AS(parse({"--redis-cluster", "redis://h:1,,h:2"}), usage_error);
-  CHECK_THROWS_AS(parse({"--redis-cluster", "rediss://h:1"}), usage_error);
+  auto tls = parse({"--redis-cluster", "rediss://:pw@h1:7000,h2:7001"});
+  REQUIRE(tls.common.redis_cluster.size() == 2);
+  CHECK(tls.common.redis_cluster[0].tls);
+  CHECK(tls.common.redis_cluster[1].tls);
+  CHECK(tls.common.redis_cluster[1].password == "pw");
+  CHECK(tls.common.redis.tls);
+  CHECK_THROWS_AS(parse({"--redis-cluster", "rediss://h:1,h:99999"}), usage_error);
   CHECK_THROWS_AS(parse({"--redis-cluster", "redis://h:1,h:99999"}), usage_error);
   CHECK_THROWS_AS(parse({"--redis-cluster", "redis://h:1/2"}), usage_error);
   CHECK_THROWS_AS(parse({"--redis-cluster", "h:1"}), usage_error);
@@ -389,6 +395,17 @@ TEST_CASE("rediss:// and the TLS file options") {
                        doctest::Contains("need a rediss:// URL"), usage_error);
   CHECK_THROWS_AS(parse({"--redis-cluster", "redis://h:1", "--redis-tls-ca", ca.c_str()}),
                   usage_error);
+  // rediss:// seeds: every seed gets the files (a node found in the slot map copies them).
+  auto cluster = parse({"--redis-cluster", "rediss://h1:1,h2:2", "--redis-tls-ca", ca.c_str(),
+                        "--redis-tls-cert", cert.c_str(), "--redis-tls-key", key.c_str()});
+  REQUIRE(cluster.common.redis_cluster.size() == 2);
+  for (const auto& seed : cluster.common.redis_cluster) {
+    CHECK(seed.tls);
+    CHECK(seed.certs.ca == ca);
+    CHECK(seed.certs.cert == cert);
+    CHECK(seed.certs.key == key);
+  }
+  CHECK(cluster.common.redis.certs.ca == ca);
   for (const auto& f : {ca, cert, key}) std::remove(f.c_str());
   ::rmdir(dir.c_str());
 }
