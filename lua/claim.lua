@@ -11,7 +11,10 @@
 -- ARGV[1] owner token, ARGV[2] lease ms, ARGV[3] dedup window ms, ARGV[4] max attempts,
 -- ARGV[5] inbox maxlen, ARGV[6] inbox idle ttl ms, ARGV[7] new epoch (used when a user has
 -- none), ARGV[8] the oldest publish time (ms, the "ts" of the tails; 0 = unknown) in the
--- batch, then for message i: ARGV[7+2i] id (decimal), ARGV[8+2i] frame tail. The frame is
+-- batch, ARGV[9] publish mode: 'p' PUBLISH the frame on the user's channel; 'n' do not
+-- publish (the caller publishes each delivered frame later, e.g. after WAIT: it rebuilds
+-- the frame from the id, the offset of the reply and the tail), then for message i:
+-- ARGV[8+2i] id (decimal), ARGV[9+2i] frame tail. The frame is
 -- {"type":"message","id":"<id>","offset":<offset> .. tail. An empty tail takes a lease
 -- without delivering (the caller then dead-letters the message).
 --
@@ -33,6 +36,7 @@
 local owner, epoch = ARGV[1], ARGV[7]
 local lease, window, max_attempts = uint(ARGV[2]), uint(ARGV[3]), uint(ARGV[4])
 local maxlen, idle, oldest = uint(ARGV[5]), uint(ARGV[6]), uint(ARGV[8])
+local mode = ARGV[9]
 if owner == nil or owner == '' or epoch == nil or epoch == '' then
   return redis.error_reply('bad_request owner token and epoch must not be empty')
 end
@@ -41,7 +45,10 @@ if not lease or lease == 0 or not window or window == 0 or not max_attempts or n
   return redis.error_reply(
     'bad_request lease, window, attempts, maxlen, idle, oldest must be integers')
 end
-if #ARGV ~= 8 + 2 * #KEYS then
+if mode ~= 'p' and mode ~= 'n' then
+  return redis.error_reply('bad_request publish mode must be p or n')
+end
+if #ARGV ~= 9 + 2 * #KEYS then
   return redis.error_reply('bad_request expected an id and a tail per key')
 end
 
@@ -72,7 +79,7 @@ local function deliver(ck, id, tail, attempts)
     redis.call('SET', ck, lease_for(attempts), 'PX', window)
     return 'failed', added.err
   end
-  redis.call('PUBLISH', prefix .. 'ch', frame)
+  if mode == 'p' then redis.call('PUBLISH', prefix .. 'ch', frame) end
   redis.call('SET', ck, attempts > 1 and (off .. ':' .. attempts) or off, 'PX', window)
   redis.call('PEXPIRE', meta, idle)
   redis.call('PEXPIRE', inbox, idle)
@@ -92,7 +99,7 @@ end
 local records = redis.call('MGET', unpack(KEYS))
 local out = {}
 for i = 1, #KEYS do
-  local ck, id, tail = KEYS[i], ARGV[7 + 2 * i], ARGV[8 + 2 * i]
+  local ck, id, tail = KEYS[i], ARGV[8 + 2 * i], ARGV[9 + 2 * i]
   local state, value
   local v = records[i]
   local attempts = 1

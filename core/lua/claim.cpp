@@ -10,7 +10,7 @@ redis::command claim_command(const keys& k, const claim_settings& s,
                              const std::vector<bool>& lease_only) {
   const auto& script = redis::get_script("claim");
   redis::command cmd;
-  cmd.reserve(3 + 8 + 3 * batch.size());
+  cmd.reserve(3 + 9 + 3 * batch.size());
   cmd.emplace_back("EVALSHA");
   cmd.push_back(script.sha1);
   cmd.push_back(std::to_string(batch.size()));
@@ -26,6 +26,9 @@ redis::command claim_command(const keys& k, const claim_settings& s,
   for (const auto& m : batch)
     if (m.ts > 0 && (oldest == 0 || m.ts < oldest)) oldest = m.ts;
   cmd.push_back(std::to_string(oldest));
+  cmd.emplace_back(s.publish == publish_mode::none      ? "n"
+                   : s.publish == publish_mode::sharded ? "s"
+                                                        : "p");
   for (std::size_t i = 0; i < batch.size(); ++i) {
     cmd.push_back(batch[i].id);
     cmd.push_back(i < lease_only.size() && lease_only[i] ? std::string() : batch[i].tail);

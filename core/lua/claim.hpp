@@ -14,6 +14,11 @@
 
 namespace pushonce::lua {
 
+/// Where claim.lua sends a delivered frame (ARGV[9]): `classic` PUBLISH on the user's
+/// channel ('p'), `sharded` SPUBLISH ('s'), `none` not at all ('n': the caller publishes
+/// later, e.g. after WAIT, the frame render_frame() of core/message.hpp rebuilds).
+enum class publish_mode { classic, sharded, none };
+
 struct claim_settings {
   std::string owner;  // this call's lease token (worker id + sequence)
   std::chrono::milliseconds lease{5000};
@@ -22,6 +27,7 @@ struct claim_settings {
   long long inbox_maxlen = 1000;
   std::chrono::milliseconds inbox_idle{std::chrono::hours(24 * 7)};
   std::string epoch;  // used for a user who has none (a new inbox)
+  publish_mode publish = publish_mode::classic;
 };
 
 enum class claim_state {

@@ -227,8 +227,8 @@ check "publish: refused calls wrote nothing" "4 6" "$(rc XLEN "$BOUT") $(rc GET 
 
 # --- claim.lua (claims and delivers), release.lua, dead_letter.lua ---------------------
 # KEYS claim keys; ARGV owner, lease ms, window ms, max attempts, inbox maxlen, idle ms,
-# epoch, oldest publish time in the batch (0 = unknown; $OLDEST), then per message: id,
-# frame tail (empty: take a lease only).
+# epoch, oldest publish time in the batch (0 = unknown; $OLDEST), publish mode (p; $MODE),
+# then per message: id, frame tail (empty: take a lease only).
 C1="$U:c:4096"
 HEAD1='{"type":"message","id":"4096","offset":'
 TAIL1=',"kind":"message","data":{"a":[]},"ts":1}'
@@ -239,7 +239,7 @@ cl() {  # cl OWNER LEASE MAXATTEMPTS EPOCH KEY ID TAIL [KEY ID TAIL]...
   local keys=() rest=()
   while [ $# -ge 3 ]; do keys+=("$1"); rest+=("$2" "$3"); shift 3; done
   ev claim "${#keys[@]}" "${keys[@]}" "$owner" "$lease" 60000 "$max" 1000 600000 "$epoch" \
-    "${OLDEST:-0}" "${rest[@]}"
+    "${OLDEST:-0}" "${MODE:-p}" "${rest[@]}"
 }
 check "claim: lease only (empty tail) -> won 1" '1) "won" | 2) (integer) 1' "$(cl w1 300 5 E1 "$C1" 4096 '')"
 check_match "claim: the lease record" '^l:w1:[0-9]+:1$' "$(rc GET "$C1")"
@@ -318,10 +318,11 @@ check "release: nothing to release once delivered" "(integer) 0 1:2" "$(ev relea
 check_match "claim: bad lease -> bad_request" "^\(error\) bad_request " "$(cl w1 abc 5 E1 "$U:c:1" 1 '}')"
 check_match "claim: empty owner -> bad_request" "^\(error\) bad_request " "$(cl '' 5000 5 E1 "$U:c:1" 1 '}')"
 check_match "claim: no tail -> bad_request" "^\(error\) bad_request " "$(ev claim 1 "$U:c:1" w1 5000 60000 5 1000 600000 E1 1)"
+check_match "claim: bad publish mode -> bad_request" "^\(error\) bad_request " "$(MODE=x cl w1 5000 5 E1 "$U:c:1" 1 '}')"
 check "claim: refused calls stored nothing" "0" "$(rc EXISTS "$U:c:1")"
 
 # --- ack.lua / session.lua --------------------------------------------------------------
-check "session: existing epoch kept" '1) "E1" | 2) (integer) 2 | 3) (integer) 0' "$(ev session 1 "$META" E2)"
+check "session: existing epoch kept" '1) "E1" | 2) (integer) 2 | 3) (integer) 0 | 4) (integer) 0' "$(ev session 1 "$META" E2)"
 check "ack: 1" "(integer) 1" "$(ev ack 1 "$META" 1)"
 check "ack: 0 never decreases" "(integer) 1" "$(ev ack 1 "$META" 0)"
 check "ack: beyond the last offset is clamped" "(integer) 2" "$(ev ack 1 "$META" 99)"
@@ -332,17 +333,20 @@ check_match "ack: -1 -> bad_request" "^\(error\) bad_request " "$(ev ack 1 "$MET
 check_match "ack: 1.5 -> bad_request" "^\(error\) bad_request " "$(ev ack 1 "$META" 1.5)"
 check_match "ack: abc -> bad_request" "^\(error\) bad_request " "$(ev ack 1 "$META" abc)"
 check_match "ack: empty -> bad_request" "^\(error\) bad_request " "$(ev ack 1 "$META" '')"
-check "session: after acks" '1) "E1" | 2) (integer) 10 | 3) (integer) 10' "$(ev session 1 "$META" E2)"
+check "session: after acks" '1) "E1" | 2) (integer) 10 | 3) (integer) 10 | 4) (integer) 0' "$(ev session 1 "$META" E2)"
 check "ack: unknown user -> 0, creates nothing" "(integer) 0 0" "$(ev ack 1 "$NS:{u:nobody}:meta" 3) $(rc EXISTS "$NS:{u:nobody}:meta")"
-check "session: new user" '1) "E5" | 2) (integer) 0 | 3) (integer) 0' "$(ev session 1 "$NS:{u:bob}:meta" E5)"
-check "session: same user again keeps E5" '1) "E5" | 2) (integer) 0 | 3) (integer) 0' "$(ev session 1 "$NS:{u:bob}:meta" E6)"
+check "session: new user" '1) "E5" | 2) (integer) 0 | 3) (integer) 0 | 4) (integer) 0' "$(ev session 1 "$NS:{u:bob}:meta" E5)"
+check "session: same user again keeps E5" '1) "E5" | 2) (integer) 0 | 3) (integer) 0 | 4) (integer) 0' "$(ev session 1 "$NS:{u:bob}:meta" E6)"
 check "session: no ttl argument -> no expiry" "-1" "$(rc PTTL "$NS:{u:bob}:meta")"
-check "session: idle ttl given, new user" '1) "E7" | 2) (integer) 0 | 3) (integer) 0' "$(ev session 1 "$NS:{u:carol}:meta" E7 600000)"
+check "session: idle ttl given, new user" '1) "E7" | 2) (integer) 0 | 3) (integer) 0 | 4) (integer) 0' "$(ev session 1 "$NS:{u:carol}:meta" E7 600000)"
 check_match "session: ... gets the idle ttl" "^(5[0-9]{5}|600000)$" "$(rc PTTL "$NS:{u:carol}:meta")"
 rc PEXPIRE "$META" 1000000 >/dev/null
-check "session: existing expiry is not changed" '1) "E1" | 2) (integer) 10 | 3) (integer) 10' "$(ev session 1 "$META" E2 600000)"
+check "session: existing expiry is not changed" '1) "E1" | 2) (integer) 10 | 3) (integer) 10 | 4) (integer) 0' "$(ev session 1 "$META" E2 600000)"
 check_match "session: ... still the deliver ttl" "^(9[0-9]{5}|1000000)$" "$(rc PTTL "$META")"
 check_match "session: bad ttl -> bad_request" "^\(error\) bad_request " "$(ev session 1 "$META" E2 x)"
+check "session: since beyond the offset -> rotated" '1) "E3" | 2) (integer) 10 | 3) (integer) 10 | 4) (integer) 1' "$(ev session 1 "$META" E3 '' E1 11)"
+check "session: ... the old epoch again -> no second rotation" '1) "E3" | 2) (integer) 10 | 3) (integer) 10 | 4) (integer) 0' "$(ev session 1 "$META" E4 '' E1 11)"
+check_match "session: bad since offset -> bad_request" "^\(error\) bad_request " "$(ev session 1 "$META" E2 '' E3 x)"
 
 # --- what went over Pub/Sub -------------------------------------------------------------
 sleep 0.2

@@ -162,21 +162,29 @@ TEST_CASE("claim_command: the KEYS/ARGV layout of claim.lua's header") {
                                         "604800000",
                                         "E7",
                                         "1700000000001",  // the oldest publish time
+                                        "p",              // publish mode: PUBLISH
                                         "4096",
                                         R"(,"kind":"message","data":1,"ts":1700000000002})",
                                         "8192",
                                         R"(,"kind":"message","data":2,"ts":1700000000001})"};
   CHECK(cmd == expect);
-  // ARGV has 8 + 2 per key, as the script checks.
-  CHECK(cmd.size() - 3 - 2 == 8 + 2 * 2);
+  // ARGV has 9 + 2 per key, as the script checks.
+  CHECK(cmd.size() - 3 - 2 == 9 + 2 * 2);
 
   // lease_only: an empty tail for that message only.
   auto lo = lua::claim_command(k, s, batch, {false, true});
-  CHECK(lo[14] == batch[0].tail);
-  CHECK(lo[16].empty());
+  CHECK(lo[15] == batch[0].tail);
+  CHECK(lo[17].empty());
   auto lo1 = lua::claim_command(k, s, batch, {true});  // shorter than the batch
-  CHECK(lo1[14].empty());
-  CHECK(lo1[16] == batch[1].tail);
+  CHECK(lo1[15].empty());
+  CHECK(lo1[17] == batch[1].tail);
+
+  // The publish mode (ARGV[9]): 'n' leaves publishing to the caller; 's' is SPUBLISH.
+  s.publish = lua::publish_mode::none;
+  CHECK(lua::claim_command(k, s, batch)[12] == "n");
+  s.publish = lua::publish_mode::sharded;
+  CHECK(lua::claim_command(k, s, batch)[12] == "s");
+  s.publish = lua::publish_mode::classic;
 
   // Messages without a publish time (ts 0) are left out of the oldest; none known: 0.
   std::vector<bus_message> unknown{msg("4096", "alice", "", 0)};
