@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <functional>
 
 namespace pushonce::gateway {
 
@@ -57,23 +58,31 @@ bool offsets_went_back(std::string_view session_epoch, long long last_sent,
   return stored_epoch != session_epoch || stored_latest < last_sent;
 }
 
+namespace {
+std::size_t id_hash(std::string_view id) {
+  if (id.empty()) return 0;
+  auto h = std::hash<std::string_view>{}(id);
+  return h == 0 ? 1 : h;
+}
+}  // namespace
+
 bool resume_state::went_back(long long off, std::string_view id) {
-  const auto& [at, sent] = sent_ids_[static_cast<std::size_t>(off) % remembered_ids];
-  if (at != off || sent.empty() || id.empty() || sent == id) return false;
+  if (!sent_ids_ || id.empty()) return false;
+  const auto& [at, sent] = (*sent_ids_)[static_cast<std::size_t>(off) % remembered_ids];
+  if (at != off || sent == 0 || sent == id_hash(id)) return false;
   regressed_ = true;
   return true;
 }
 
 void resume_state::note_sent(long long off, std::string_view id) {
-  auto& slot = sent_ids_[static_cast<std::size_t>(off) % remembered_ids];
-  slot.first = off;
-  slot.second.assign(id);
+  if (!sent_ids_) sent_ids_ = std::make_unique<sent_ring>();
+  (*sent_ids_)[static_cast<std::size_t>(off) % remembered_ids] = {off, id_hash(id)};
 }
 
 void resume_state::begin(long long start) {
   last_sent_ = start;
   regressed_ = false;
-  for (auto& slot : sent_ids_) slot = {0, std::string{}};
+  sent_ids_.reset();
   catching_up_ = true;
   buffer_.clear();
   buffer_bytes_ = 0;

@@ -22,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace pushonce::gateway {
@@ -97,10 +98,13 @@ class resume_state {
   void note_sent(long long off, std::string_view id);
 
   static constexpr std::size_t remembered_ids = 64;  // offsets whose ids are kept
+  // (offset, hash of the id; 0: unknown) by offset % remembered_ids; allocated with the
+  // first message sent, so idle sessions pay nothing.
+  using sent_ring = std::array<std::pair<long long, std::size_t>, remembered_ids>;
 
   bool regressed_ = false;
   long long last_sent_ = 0;
-  std::array<std::pair<long long, std::string>, remembered_ids> sent_ids_{};
+  std::unique_ptr<sent_ring> sent_ids_;
   std::vector<frame_ptr> buffer_;
   std::size_t buffer_bytes_ = 0;
 };
