@@ -150,17 +150,10 @@ asio::awaitable<result> connection::exec(command cmd) {
 }
 
 asio::awaitable<result> connection::exec_at(std::string route_key, command cmd) {
-  if (!cluster_) {
-    auto r = co_await exec(std::move(cmd));
-    co_return r;
-  }
-  auto op = asio::async_initiate<decltype(use_tuple), void(std::error_code, reply)>(
-      [cl = cluster_, key = std::move(route_key)](auto handler, command c) {
-        cl->initiate_at(key, std::move(c), handler_type(std::move(handler)));
-      },
-      use_tuple, std::move(cmd));
-  auto [ec, r] = co_await std::move(op);
-  co_return result{ec, std::move(r)};
+  std::vector<std::string> keys{std::move(route_key)};
+  std::vector<command> cmds{std::move(cmd)};
+  auto rs = co_await exec_all_at(std::move(keys), std::move(cmds));
+  co_return std::move(rs.front());
 }
 
 // One handler for a pipeline: each command's slot is filled as its reply arrives; the

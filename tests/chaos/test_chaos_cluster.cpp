@@ -387,7 +387,7 @@ TEST_CASE(
   CHECK(stale == 0);
   CHECK(lost_after == 0);
   CHECK(lost_unexplained == 0);
-  CHECK(unaccepted == 0);
+  CHECK(unaccepted.load() == 0);
   CHECK(acc.size() > static_cast<std::size_t>(rate * 15));
   CHECK(first_frame_ms.size() == sessions.size());  // every user got traffic after it
   CHECK_MESSAGE(leader.running(), logs());
