@@ -181,9 +181,9 @@ TEST_CASE("claim_command: the KEYS/ARGV layout of claim.lua's header") {
 
   // The publish mode (ARGV[9]): 'n' leaves publishing to the caller; 's' is SPUBLISH.
   s.publish = lua::publish_mode::none;
-  CHECK(lua::claim_command(k, s, batch)[12] == "n");
+  CHECK(lua::claim_command(k, s, batch)[13] == "n");
   s.publish = lua::publish_mode::sharded;
-  CHECK(lua::claim_command(k, s, batch)[12] == "s");
+  CHECK(lua::claim_command(k, s, batch)[13] == "s");
   s.publish = lua::publish_mode::classic;
 
   // Messages without a publish time (ts 0) are left out of the oldest; none known: 0.
