@@ -225,7 +225,7 @@ TEST_CASE(
     for (const auto& u : users) publish_api(port, u, u + "-" + std::to_string(i));
   for (std::size_t j = 0; j < users.size(); ++j) {
     auto g = receive_messages(*clients[j], 5, 30s);
-    CHECK_MESSAGE(g.offsets == std::vector<long long>{1, 2, 3, 4, 5}, worker.stderr_text());
+    CHECK_MESSAGE((g.offsets == std::vector<long long>{1, 2, 3, 4, 5}), worker.stderr_text());
     CHECK(std::set<std::string>(g.ids.begin(), g.ids.end()).size() == g.ids.size());
     // nothing more: once each
     CHECK(receive_messages(*clients[j], 1, 1s).ids.empty());
@@ -245,7 +245,7 @@ TEST_CASE(
     auto w = hello(back, port2, users[j], R"({"epoch":")" + epochs[j] + R"(","offset":5})");
     CHECK(w.at("recovered") == true);
     auto g = receive_messages(back, 3, 30s);
-    CHECK_MESSAGE(g.offsets == std::vector<long long>{6, 7, 8}, worker.stderr_text());
+    CHECK_MESSAGE((g.offsets == std::vector<long long>{6, 7, 8}), worker.stderr_text());
     CHECK(receive_messages(back, 1, 1s).ids.empty());
   }
   // Every WAIT had its replica.
