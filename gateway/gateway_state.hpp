@@ -66,7 +66,7 @@ struct gateway_metrics {
   std::atomic<std::uint64_t> sessions_opened{0}, auth_failures{0}, frames_sent{0},
       slow_consumer_closes{0}, http_requests{0}, api_messages{0}, connections_refused{0},
       sessions_refused{0}, rate_limited_frames{0}, rate_limit_closes{0}, api_rate_limited{0},
-      close_deadline_drops{0};
+      close_deadline_drops{0}, epoch_rotations{0}, offset_regression_closes{0};
 };
 
 struct gateway_state {

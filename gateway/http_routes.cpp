@@ -134,6 +134,13 @@ asio::awaitable<http_response> metrics(http_request& req, gateway_state& st) {
          m.frames_sent.load());
   metric("pushonce_gateway_slow_consumer_closes_total", "counter",
          "Sessions closed 1013 because their send queue was full.", m.slow_consumer_closes.load());
+  metric("pushonce_gateway_epoch_rotations_total", "counter",
+         "Hellos whose since offset was beyond the user's offset counter (a failover lost "
+         "deliveries): a new epoch, recovered false.",
+         m.epoch_rotations.load());
+  metric("pushonce_gateway_offset_regression_closes_total", "counter",
+         "Sessions closed 1013 because the user's offsets went back (failover).",
+         m.offset_regression_closes.load());
   metric("pushonce_gateway_http_requests_total", "counter", "HTTP requests served.",
          m.http_requests.load());
   metric("pushonce_gateway_api_messages_total", "counter", "Messages received on /api/publish.",

@@ -19,8 +19,9 @@ inbox::inbox(std::shared_ptr<redis::connection> conn, keys k, std::chrono::milli
              std::size_t page_size)
     : conn_(std::move(conn)), keys_(std::move(k)), idle_ttl_(idle_ttl), page_size_(page_size) {}
 
-asio::awaitable<outcome<inbox_position>> inbox::open(std::string user, std::string new_epoch) {
-  std::vector<redis::command> cmds{lua::session_command(keys_, user, new_epoch, idle_ttl_)};
+asio::awaitable<outcome<inbox_position>> inbox::open(std::string user, std::string new_epoch,
+                                                     std::optional<lua::session_since> since) {
+  std::vector<redis::command> cmds{lua::session_command(keys_, user, new_epoch, idle_ttl_, since)};
   auto rs = co_await redis::eval_all(*conn_, redis::get_script("session"), std::move(cmds));
   const auto& r = rs.front();
   if (!r.ok()) co_return failure_of(r);
@@ -34,6 +35,15 @@ asio::awaitable<outcome<none>> inbox::ack(std::string user, std::string epoch, l
   auto rs = co_await redis::eval_all(*conn_, redis::get_script("ack"), std::move(cmds));
   if (!rs.front().ok()) co_return failure_of(rs.front());
   co_return none{};
+}
+
+asio::awaitable<std::optional<inbox_position>> inbox::position(std::string user) {
+  redis::command cmd{"HMGET", keys_.user(user, "meta"), "epoch", "offset"};
+  auto r = co_await conn_->exec(std::move(cmd));
+  if (!r.ok() || !r.value.is_array() || r.value.elements.size() != 2) co_return std::nullopt;
+  const auto& e = r.value.elements[0];
+  co_return inbox_position{e.is_string() ? e.str : std::string{},
+                           r.value.elements[1].as_int().value_or(0)};
 }
 
 asio::awaitable<std::optional<inbox_page>> inbox::read_page(std::string user, long long after) {
@@ -85,7 +95,8 @@ std::optional<inbox_page> inbox::parse_page(const redis::reply& r) {
 std::optional<inbox_position> inbox::parse_position(const redis::reply& r) {
   if (!r.is_array() || r.elements.size() < 3 || !r.elements[0].is_string()) return std::nullopt;
   return inbox_position{r.elements[0].str, r.elements[1].as_int().value_or(0),
-                        r.elements[2].as_int().value_or(0)};
+                        r.elements[2].as_int().value_or(0),
+                        r.elements.size() > 3 && r.elements[3].as_int().value_or(0) == 1};
 }
 
 }  // namespace pushonce::gateway

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/keys.hpp"
+#include "core/lua/session.hpp"
 #include "core/outcome.hpp"
 
 namespace pushonce::redis {
@@ -34,6 +35,7 @@ struct inbox_position {
   std::string epoch;
   long long latest = 0;
   long long acked = 0;
+  bool rotated = false;  // the stored epoch was replaced by the new one (offsets went back)
 };
 
 class inbox {
@@ -41,10 +43,15 @@ class inbox {
   inbox(std::shared_ptr<redis::connection> conn, keys k, std::chrono::milliseconds idle_ttl,
         std::size_t page_size);
 
-  /// session.lua: the user's epoch (created with `new_epoch` when missing) and offsets.
-  boost::asio::awaitable<outcome<inbox_position>> open(std::string user, std::string new_epoch);
+  /// session.lua: the user's epoch (created with `new_epoch` when missing, replaced by it
+  /// when `since` shows the offsets went back) and offsets.
+  boost::asio::awaitable<outcome<inbox_position>> open(
+      std::string user, std::string new_epoch, std::optional<lua::session_since> since = {});
   /// ack.lua: the user has seen everything up to `offset` of `epoch`.
   boost::asio::awaitable<outcome<none>> ack(std::string user, std::string epoch, long long offset);
+  /// The stored {epoch, latest offset} (HMGET, no change; acked 0); std::nullopt when Redis
+  /// failed. An epoch "" when the user has none.
+  boost::asio::awaitable<std::optional<inbox_position>> position(std::string user);
   /// The entries after `after`, at most page_size(); std::nullopt when Redis failed.
   boost::asio::awaitable<std::optional<inbox_page>> read_page(std::string user, long long after);
   /// PEXPIRE the meta hash and inbox of every user given (one pipeline per 256 users): a

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <functional>
 
 namespace pushonce::gateway {
 
@@ -40,8 +41,48 @@ std::optional<long long> frame_offset(std::string_view frame) {
   return v;
 }
 
+std::string_view frame_id(std::string_view frame) {
+  static constexpr std::string_view key = "\"id\":\"";
+  auto head = frame.substr(0, std::min<std::size_t>(frame.size(), 96));
+  if (head.find("\"type\":\"message\"") == std::string_view::npos) return {};
+  auto at = head.find(key);
+  if (at == std::string_view::npos) return {};
+  auto rest = frame.substr(at + key.size());
+  auto end = rest.find('"');
+  if (end == std::string_view::npos) return {};
+  return rest.substr(0, end);
+}
+
+bool offsets_went_back(std::string_view session_epoch, long long last_sent,
+                       std::string_view stored_epoch, long long stored_latest) {
+  return stored_epoch != session_epoch || stored_latest < last_sent;
+}
+
+namespace {
+std::size_t id_hash(std::string_view id) {
+  if (id.empty()) return 0;
+  auto h = std::hash<std::string_view>{}(id);
+  return h == 0 ? 1 : h;
+}
+}  // namespace
+
+bool resume_state::went_back(long long off, std::string_view id) {
+  if (!sent_ids_ || id.empty()) return false;
+  const auto& [at, sent] = (*sent_ids_)[static_cast<std::size_t>(off) % remembered_ids];
+  if (at != off || sent == 0 || sent == id_hash(id)) return false;
+  regressed_ = true;
+  return true;
+}
+
+void resume_state::note_sent(long long off, std::string_view id) {
+  if (!sent_ids_) sent_ids_ = std::make_unique<sent_ring>();
+  (*sent_ids_)[static_cast<std::size_t>(off) % remembered_ids] = {off, id_hash(id)};
+}
+
 void resume_state::begin(long long start) {
   last_sent_ = start;
+  regressed_ = false;
+  sent_ids_.reset();
   catching_up_ = true;
   buffer_.clear();
   buffer_bytes_ = 0;
@@ -50,16 +91,16 @@ void resume_state::begin(long long start) {
 resume_state::live_result resume_state::on_live(const frame_ptr& f) {
   auto off = frame_offset(*f);
   bool gap = false;
+  if (off && *off <= last_sent_)
+    return went_back(*off, frame_id(*f)) ? live_result::regressed : live_result::drop;
   if (!catching_up_) {
     if (!off) return live_result::send;
-    if (*off <= last_sent_) return live_result::drop;
     if (*off == last_sent_ + 1) {
       last_sent_ = *off;
+      note_sent(*off, frame_id(*f));
       return live_result::send;
     }
     gap = true;  // what is missing is in the inbox: catch up, keeping this frame
-  } else if (off && *off <= last_sent_) {
-    return live_result::drop;
   }
   if (buffer_.size() >= limits_.max_buffered_frames ||
       buffer_bytes_ + f->size() > limits_.max_buffered_bytes)
@@ -73,9 +114,13 @@ resume_state::live_result resume_state::on_live(const frame_ptr& f) {
   return live_result::buffered;
 }
 
-bool resume_state::on_replay(long long offset) {
-  if (offset <= last_sent_) return false;
+bool resume_state::on_replay(long long offset, std::string_view id) {
+  if (offset <= last_sent_) {
+    went_back(offset, id);
+    return false;
+  }
   last_sent_ = offset;
+  note_sent(offset, id);
   return true;
 }
 
@@ -88,7 +133,10 @@ std::vector<resume_state::frame_ptr> resume_state::finish_catch_up() {
       out.push_back(std::move(f));
     } else if (*off > last_sent_) {
       last_sent_ = *off;
+      note_sent(*off, frame_id(*f));
       out.push_back(std::move(f));
+    } else {
+      went_back(*off, frame_id(*f));
     }
   }
   buffer_.clear();

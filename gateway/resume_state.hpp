@@ -7,12 +7,22 @@
 // beyond the last offset sent. In the live phase a frame whose offset skips one (a message
 // lost by Pub/Sub) starts a new catch-up. Frames without an offset (state frames such as
 // position updates) always pass, in arrival order.
+//
+// Offsets going back (docs/operations.md "Failover semantics"): a promoted replica may lack
+// the user's last deliveries, so its offset counter hands out offsets this session already
+// sent, now for other messages. The ids of the last offsets sent are remembered; a frame
+// whose offset was already sent with another id means the offsets went back (regressed):
+// the session must end (1013) after the epoch is rotated, so the client re-syncs. A frame
+// with an offset already sent under the same id is a plain duplicate (e.g. the outbox
+// re-drove a delivery the failover lost, and it got its old offset again).
 
+#include <array>
 #include <cstddef>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace pushonce::gateway {
@@ -30,6 +40,14 @@ resume_plan plan_resume(const std::optional<std::pair<std::string, long long>>& 
 /// The "offset" of a message frame rendered by the worker
 /// ({"type":"message","id":"ID","offset":N,...}); std::nullopt for frames without one.
 std::optional<long long> frame_offset(std::string_view frame);
+/// The "id" of a message frame (the digits, without quotes); empty for frames without one.
+std::string_view frame_id(std::string_view frame);
+
+/// The user's meta hash read again during a session (a catch-up after a reconnect): true
+/// when the session cannot go on in its offsets: the epoch was rotated meanwhile, or the
+/// stored offset counter is behind what the session already sent.
+bool offsets_went_back(std::string_view session_epoch, long long last_sent,
+                       std::string_view stored_epoch, long long stored_latest);
 
 class resume_state {
  public:
@@ -41,11 +59,12 @@ class resume_state {
   };
 
   enum class live_result {
-    send,      // send it now
-    drop,      // already sent (offset <= last sent)
-    buffered,  // a catch-up runs: kept until finish_catch_up()
-    gap,       // offsets skipped: buffered, and a catch-up must be started
-    overflow,  // the buffer is over its limits: the session must be closed (1013)
+    send,       // send it now
+    drop,       // already sent (offset <= last sent)
+    buffered,   // a catch-up runs: kept until finish_catch_up()
+    gap,        // offsets skipped: buffered, and a catch-up must be started
+    overflow,   // the buffer is over its limits: the session must be closed (1013)
+    regressed,  // an offset already sent came with another id: offsets went back (1013)
   };
 
   resume_state() : resume_state(limits{}) {}
@@ -62,16 +81,30 @@ class resume_state {
 
   /// A frame from the user channel.
   live_result on_live(const frame_ptr& f);
-  /// A frame read from the inbox with its offset (in increasing order): true when it is
-  /// to be sent (and it then counts as sent).
-  bool on_replay(long long offset);
-  /// Ends the catch-up; returns the buffered frames to send, in order.
+  /// A frame read from the inbox with its offset (in increasing order) and id (frame_id;
+  /// empty: unknown): true when it is to be sent (and it then counts as sent).
+  bool on_replay(long long offset, std::string_view id = {});
+  /// Ends the catch-up; returns the buffered frames to send, in order. A buffered frame
+  /// that shows the offsets went back sets regressed().
   std::vector<frame_ptr> finish_catch_up();
+  /// Offsets went back (a live or buffered frame was `regressed`); stays set.
+  bool regressed() const { return regressed_; }
 
  private:
   limits limits_;
   bool catching_up_ = false;
+  /// `off` (<= last sent) came with `id`: true when that offset was sent with another id.
+  bool went_back(long long off, std::string_view id);
+  void note_sent(long long off, std::string_view id);
+
+  static constexpr std::size_t remembered_ids = 64;  // offsets whose ids are kept
+  // (offset, hash of the id; 0: unknown) by offset % remembered_ids; allocated with the
+  // first message sent, so idle sessions pay nothing.
+  using sent_ring = std::array<std::pair<long long, std::size_t>, remembered_ids>;
+
+  bool regressed_ = false;
   long long last_sent_ = 0;
+  std::unique_ptr<sent_ring> sent_ids_;
   std::vector<frame_ptr> buffer_;
   std::size_t buffer_bytes_ = 0;
 };

@@ -102,12 +102,20 @@ asio::awaitable<void> session_flow::on_hello(hello_op h) {
   std::string user = user_,
               new_epoch = random_hex(
                   16);  // named locals: GCC 12 destroys temporaries in a co_await operand twice
-  auto opened = co_await st_.inboxes->open(std::move(user), std::move(new_epoch));
+  std::optional<lua::session_since> checked;  // session.lua rotates the epoch when it went back
+  if (h.since) checked = lua::session_since{h.since->epoch, h.since->offset};
+  auto opened =
+      co_await st_.inboxes->open(std::move(user), std::move(new_epoch), std::move(checked));
   if (machine_.closing()) co_return;
   if (!opened) {
     log::warn("ws: {}: session.lua failed: {}", user_, opened.error().message);
     io_.close(close_try_again, "redis unavailable");
     co_return;
+  }
+  if (opened.value().rotated) {
+    ++st_.metrics.epoch_rotations;
+    log::info("ws: {}: since offset {} is beyond the offset counter {} (failover): new epoch",
+              user_, h.since->offset, opened.value().latest);
   }
   epoch_ = std::move(opened.value().epoch);
   const long long latest = opened.value().latest;
@@ -157,7 +165,7 @@ asio::awaitable<bool> session_flow::replay(inbox_page page) {
     for (auto& e : page) {
       co_await io_.wait_room();
       if (machine_.closing()) co_return false;
-      if (resume_.on_replay(e.offset))
+      if (resume_.on_replay(e.offset, frame_id(e.frame)))
         io_.send(std::make_shared<const std::string>(std::move(e.frame)));
     }
     if (page.size() < st_.inboxes->page_size()) co_return true;
@@ -171,6 +179,14 @@ asio::awaitable<bool> session_flow::replay(inbox_page page) {
 // One catch-up pass; the caller loops while session_machine::finish_catch_up() asks.
 asio::awaitable<void> session_flow::catch_up_passes() {
   resume_.begin_catch_up();
+  // After a reconnect (or a gap) the user's slot may have failed over: is the offset counter
+  // still at or beyond what this session sent, in the same epoch?
+  auto pos = co_await st_.inboxes->position(user_);
+  if (machine_.closing()) co_return;
+  if (pos && offsets_went_back(epoch_, resume_.last_sent(), pos->epoch, pos->latest)) {
+    on_offsets_went_back("the offset counter went back");
+    co_return;
+  }
   auto page = co_await st_.inboxes->read_page(user_, resume_.last_sent());
   if (machine_.closing()) co_return;
   if (page) co_await replay(std::move(*page));
@@ -180,6 +196,28 @@ asio::awaitable<void> session_flow::catch_up_passes() {
 
 void session_flow::flush_buffered() {
   for (auto& f : resume_.finish_catch_up()) io_.send(f);
+  if (resume_.regressed()) on_offsets_went_back("an offset came again with another id");
+}
+
+void session_flow::on_offsets_went_back(const char* why) {
+  if (went_back_ || machine_.closing()) return;
+  went_back_ = true;
+  ++st_.metrics.offset_regression_closes;
+  log::warn(log::fields{{"user", user_}, {"epoch", epoch_}},
+            "ws: {}: offsets went back after {} ({}): new epoch, closing 1013", user_,
+            resume_.last_sent(), why);
+  asio::co_spawn(
+      io_.executor(),
+      [self = io_.self(), this]() -> asio::awaitable<void> {
+        std::string user = user_, new_epoch = random_hex(16);
+        std::optional<lua::session_since> since =
+            lua::session_since{epoch_, resume_.last_sent(), true};
+        auto r =
+            co_await st_.inboxes->open(std::move(user), std::move(new_epoch), std::move(since));
+        if (!r) log::warn("ws: {}: epoch rotation failed: {}", user_, r.error().message);
+        io_.close(close_try_again, "offsets went back; resume again");
+      },
+      exit_on_exception("session epoch rotation"));
 }
 
 void session_flow::request_catch_up() {
@@ -209,6 +247,9 @@ void session_flow::on_live(const frame_ptr& f) {
       break;
     case resume_state::live_result::overflow:
       io_.close(close_try_again, "too far behind");
+      break;
+    case resume_state::live_result::regressed:
+      on_offsets_went_back("an offset came again with another id");
       break;
   }
 }

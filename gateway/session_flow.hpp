@@ -48,6 +48,10 @@ class session_flow {
   /// Catch-up passes while one is requested (session_machine::finish_catch_up).
   boost::asio::awaitable<void> catch_up_passes();
   void flush_buffered();
+  /// The user's offsets went back (resume_state regressed, or the offset counter is behind
+  /// what was sent): rotate the epoch (session.lua), then close 1013 so the client comes
+  /// back through hello and gets recovered:false. Once per session.
+  void on_offsets_went_back(const char* why);
   /// The frame rate limits (frame_limiter); false when the frame is not to be acted on.
   bool within_rate(const frame_decision& d);
 
@@ -58,6 +62,7 @@ class session_flow {
   frame_limiter limiter_;
   slot_counter::slot user_slot_;  // gateway_state::sessions_per_user, from hello on
   std::string user_, session_id_, epoch_;
+  bool went_back_ = false;  // on_offsets_went_back ran
 };
 
 }  // namespace pushonce::gateway

@@ -1,12 +1,20 @@
 -- session.lua: a session starts: the user's epoch (created when missing), latest offset
 -- and acked offset.
 -- KEYS[1] NS:{u:U}:meta
--- ARGV[1] new epoch (used only when none is stored)
+-- ARGV[1] new epoch (used when none is stored, and when the stored one is rotated)
 -- ARGV[2] optional: idle ttl ms; when given (> 0) and the meta hash has no expiry yet
 --         (e.g. it was just created here), it gets one, so users who connect but never
 --         receive a message leave nothing behind for ever. deliver.lua refreshes it.
--- Returns {epoch, offset, acked} (offset and acked integers, 0 when unset).
--- Error: bad_request (empty epoch, bad ttl).
+--         '' or 0: none.
+-- ARGV[3] optional: the client's since epoch; ARGV[4]: its since offset.
+-- ARGV[5] optional: 'r' = a live session saw this user's offsets go back (failover).
+--         When ARGV[3] is the stored epoch and either the since offset is beyond the
+--         stored offset (the client saw offsets this Redis no longer has: an async replica
+--         was promoted) or ARGV[5] is 'r', the epoch is replaced by ARGV[1] here, atomically:
+--         every client of the old epoch then gets recovered:false (docs/operations.md
+--         "Failover semantics"). Offsets, acked and the inbox stay as they are.
+-- Returns {epoch, offset, acked, rotated} (integers, 0 when unset; rotated 1 or 0).
+-- Error: bad_request (empty epoch, bad ttl, bad since offset, since offset without epoch).
 local epoch = ARGV[1]
 if epoch == nil or epoch == '' then
   return redis.error_reply('bad_request new epoch is empty')
@@ -18,9 +26,25 @@ if ARGV[2] ~= nil and ARGV[2] ~= '' then
   end
   idle = tonumber(ARGV[2])
 end
-redis.call('HSETNX', KEYS[1], 'epoch', epoch)
+local since_epoch = ARGV[3]
+local since_offset = nil
+if since_epoch ~= nil and since_epoch ~= '' then
+  since_offset = uint(ARGV[4])
+  if since_offset == nil then
+    return redis.error_reply('bad_request since offset must be a non-negative integer')
+  end
+end
+local force = ARGV[5] == 'r'
+local rotated = 0
+if redis.call('HSETNX', KEYS[1], 'epoch', epoch) == 0 and since_offset ~= nil then
+  local m = redis.call('HMGET', KEYS[1], 'epoch', 'offset')
+  if m[1] == since_epoch and (force or since_offset > (tonumber(m[2]) or 0)) then
+    redis.call('HSET', KEYS[1], 'epoch', epoch)
+    rotated = 1
+  end
+end
 if idle > 0 and redis.call('PTTL', KEYS[1]) == -1 then
   redis.call('PEXPIRE', KEYS[1], idle)
 end
 local m = redis.call('HMGET', KEYS[1], 'epoch', 'offset', 'acked')
-return {m[1], tonumber(m[2]) or 0, tonumber(m[3]) or 0}
+return {m[1], tonumber(m[2]) or 0, tonumber(m[3]) or 0, rotated}

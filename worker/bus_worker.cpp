@@ -219,6 +219,7 @@ asio::awaitable<void> bus_worker::dead_letter(const bus_message& m, const std::s
 }
 
 asio::awaitable<void> bus_worker::flush_stats() {
+  counters_.wait_replicas_timeout = claims_.wait_timeouts();
   auto now = counters_;
   auto stats = keys_.plain("stats");
   std::vector<redis::command> cmds;
@@ -230,6 +231,7 @@ asio::awaitable<void> bus_worker::flush_stats() {
   add("redelivered", now.redelivered, flushed_.redelivered);
   add("dead_lettered", now.dead_lettered, flushed_.dead_lettered);
   add("retention_exceeded", now.expired, flushed_.expired);
+  add("wait_replicas_timeout", now.wait_replicas_timeout, flushed_.wait_replicas_timeout);
   if (cmds.empty()) co_return;
   auto rs = co_await conn_->exec_all(std::move(cmds));
   // Counters are statistics: on failure the difference is added next time.

@@ -37,7 +37,8 @@ struct worker_options {
 struct worker_counters {
   std::uint64_t received = 0, won = 0, lost = 0, delivered = 0, fenced = 0, failed = 0, dropped = 0,
                 redelivered = 0, dead_lettered = 0,
-                expired = 0;  // heard too late to deliver safely (claim.lua: "expired")
+                expired = 0,      // heard too late to deliver safely (claim.lua: "expired")
+      wait_replicas_timeout = 0;  // --wait-replicas: WAITs short of N replicas
 };
 
 class bus_worker {

@@ -1,8 +1,11 @@
 #include "worker/claim_client.hpp"
 
+#include <algorithm>
 #include <random>
 
 #include "core/dead_letter_entry.hpp"
+#include "core/redis/connection.hpp"
+#include "core/redis/hash_slot.hpp"
 #include "core/redis/scripts.hpp"
 
 namespace pushonce::worker {
@@ -34,10 +37,12 @@ asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim_client::claim(
   // Redis Cluster: SPUBLISH, so a frame goes only to the master of the user's slot (where
   // the gateways SSUBSCRIBE), not over the cluster bus to every node.
   s.publish = conn_->is_cluster() ? lua::publish_mode::sharded : lua::publish_mode::classic;
+  if (opts_.wait_replicas > 0) s.publish = lua::publish_mode::none;
   const auto& script = redis::get_script("claim");
   if (conn_->is_cluster()) {
     auto op = claim_per_slot(batch, s);
     auto r = co_await std::move(op);
+    if (r && opts_.wait_replicas > 0) co_await confirm_and_publish(batch, r.value());
     co_return r;
   }
   std::vector<redis::command> cmds;
@@ -47,7 +52,48 @@ asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim_client::claim(
   if (!r.ok()) co_return failure_of(r);
   auto parsed = lua::parse_claim_reply(r.value, batch.size());
   if (!parsed) co_return failure{"internal", "unexpected reply from claim.lua"};
+  if (opts_.wait_replicas > 0) co_await confirm_and_publish(batch, *parsed);
   co_return std::move(*parsed);
+}
+
+// The deliveries are in the inbox (a session that resumes reads them at once); here they
+// become durable on N replicas before the live stream shows them. One WAIT per slot that
+// took a delivery (on the connection that carried the claim: WAIT covers every write sent
+// on it before), pipelined, so a node's second WAIT returns at once. A WAIT short of N
+// replicas still publishes: the message is delivered (the inbox has it) and withholding
+// the frame would only delay it until the next catch-up; it is counted instead.
+asio::awaitable<void> claim_client::confirm_and_publish(
+    std::span<const bus_message> batch, const std::vector<lua::claim_outcome>& out) {
+  std::vector<std::size_t> delivered;
+  for (std::size_t i = 0; i < out.size(); ++i)
+    if (out[i].state == lua::claim_state::delivered) delivered.push_back(i);
+  if (delivered.empty()) co_return;
+  std::vector<std::string> route_keys;
+  std::vector<redis::command> waits;
+  std::vector<unsigned> slots;
+  for (auto i : delivered) {
+    auto key = keys_.claim(batch[i].user, batch[i].id);
+    unsigned slot = conn_->is_cluster() ? redis::hash_slot(key) : 0;
+    if (std::find(slots.begin(), slots.end(), slot) != slots.end()) continue;
+    slots.push_back(slot);
+    route_keys.push_back(std::move(key));
+    waits.push_back(
+        {"WAIT", std::to_string(opts_.wait_replicas), std::to_string(opts_.wait_timeout.count())});
+  }
+  auto acks = co_await conn_->exec_all_at(std::move(route_keys), std::move(waits));
+  for (auto& a : acks)
+    if (!a.ok() || a.value.as_int().value_or(0) < opts_.wait_replicas) ++wait_timeouts_;
+  std::vector<redis::command> pubs;
+  pubs.reserve(delivered.size());
+  // On a cluster the gateways SSUBSCRIBE user channels: SPUBLISH, routed to the user's slot.
+  const char* publish = conn_->is_cluster() ? "SPUBLISH" : "PUBLISH";
+  for (auto i : delivered)
+    pubs.push_back(
+        {publish, keys_.user_channel(batch[i].user), render_frame(batch[i], out[i].number)});
+  auto rs = co_await conn_->exec_all(std::move(pubs));
+  // A frame not published is like one Pub/Sub lost: sessions read it from the inbox at
+  // their next gap or reconnect.
+  (void)rs;
 }
 
 // Redis Cluster: one claim.lua call per slot (users' keys of one call must share a slot),

@@ -5,6 +5,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -24,6 +25,11 @@ struct claim_options {
   long long max_attempts = 5;
   long long inbox_maxlen = 1000;
   std::chrono::milliseconds inbox_idle{std::chrono::hours(24 * 7)};
+  /// --wait-replicas: > 0: claim.lua does not publish; the deliveries of each call are
+  /// confirmed with WAIT N wait_timeout on the node that took them, then published (also
+  /// when WAIT times out: counted, see docs/operations.md "Failover semantics").
+  int wait_replicas = 0;
+  std::chrono::milliseconds wait_timeout{100};
 };
 
 class claim_client {
@@ -42,14 +48,21 @@ class claim_client {
                                                     std::string reason, long long attempts);
 
   const claim_options& options() const { return opts_; }
+  /// WAITs that returned fewer replicas than --wait-replicas (the frames were published).
+  std::uint64_t wait_timeouts() const { return wait_timeouts_; }
 
  private:
   boost::asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim_per_slot(
       std::span<const bus_message> batch, const lua::claim_settings& s);
+  /// --wait-replicas: WAIT on the node of each slot that took a delivery, then publish
+  /// the delivered frames.
+  boost::asio::awaitable<void> confirm_and_publish(std::span<const bus_message> batch,
+                                                   const std::vector<lua::claim_outcome>& out);
 
   std::shared_ptr<redis::connection> conn_;
   keys keys_;
   claim_options opts_;
+  std::uint64_t wait_timeouts_ = 0;
 };
 
 }  // namespace pushonce::worker

@@ -4,6 +4,8 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/program_options.hpp>
+#include <cstdlib>
+#include <optional>
 
 #include "core/defaults.hpp"
 #include "core/exit_on_exception.hpp"
@@ -32,7 +34,13 @@ int main(int argc, char** argv) {
       "messages claimed per claim.lua call (1-200)")(
       "inbox-maxlen", po::value<long long>()->default_value(1000), "messages kept per user inbox")(
       "inbox-idle-ms", po::value<long long>()->default_value(7LL * 24 * 3600 * 1000),
-      "an inbox untouched this long expires (ms)");
+      "an inbox untouched this long expires (ms)")(
+      "wait-replicas", po::value<int>(),
+      "0-16: confirm each delivery on N replicas (WAIT) before publishing it (env "
+      "PUSHONCE_WAIT_REPLICAS, default 0: no WAIT)")(
+      "wait-replicas-timeout-ms", po::value<long long>()->default_value(100),
+      "how long WAIT waits for the replicas (1-60000 ms); then the frames are published anyway "
+      "and counted as wait_replicas_timeout");
   program_info info{"pushonce-worker",
                     "usage: pushonce-worker [--id NAME] [--concurrency N] [--lease-ms MS] "
                     "[--bus-shards N] [--redis URL | --redis-cluster URL] [--namespace NS] "
@@ -67,14 +75,29 @@ int main(int argc, char** argv) {
     opts.claim.dedup_window = std::chrono::milliseconds(window);
     opts.claim.inbox_maxlen = maxlen;
     opts.claim.inbox_idle = std::chrono::milliseconds(idle);
+    {
+      std::optional<long long> n;
+      if (cl.vm.count("wait-replicas")) {
+        n = cl.vm["wait-replicas"].as<int>();
+      } else if (const char* env = std::getenv("PUSHONCE_WAIT_REPLICAS"); env && *env) {
+        char* end = nullptr;
+        n = std::strtoll(env, &end, 10);
+        if (*end != '\0') n = -1;
+      }
+      if (n && (*n < 0 || *n > 16)) throw usage_error("--wait-replicas: expected 0-16");
+      auto t = cl.vm["wait-replicas-timeout-ms"].as<long long>();
+      if (t < 1 || t > 60000) throw usage_error("--wait-replicas-timeout-ms: expected 1-60000");
+      opts.claim.wait_replicas = static_cast<int>(n.value_or(0));
+      opts.claim.wait_timeout = std::chrono::milliseconds(t);
+    }
     log::set_identity("worker", opts.id);
 
     asio::io_context io;
     worker::bus_worker w(io.get_executor(), redis_options(cl.common, "pushonce-worker:" + opts.id),
                          keys(cl.common.ns), opts);
     w.start();
-    log::info("started (concurrency {}, lease {} ms, redis {}{}, namespace {}, {} bus shards)",
-              opts.concurrency, lease, cl.common.redis.display(),
+    log::info("started (concurrency {}, lease {} ms, wait replicas {}, redis {}{}, namespace {}, {} bus shards)",
+              opts.concurrency, lease, opts.claim.wait_replicas, cl.common.redis.display(),
               cl.common.redis_cluster.empty() ? "" : " (cluster)", cl.common.ns, opts.bus_shards);
 
     asio::signal_set signals(io, SIGTERM, SIGINT);

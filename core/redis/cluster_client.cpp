@@ -22,6 +22,7 @@
 #include "core/redis/complete.hpp"
 #include "core/redis/connection.hpp"
 #include "core/redis/error.hpp"
+#include "core/redis/hash_slot.hpp"
 #include "core/redis/slot_map.hpp"
 
 namespace pushonce::redis {
@@ -56,6 +57,7 @@ struct cluster_client::state : std::enable_shared_from_this<state> {
     handler_type handler;
     clock_type::time_point deadline;
     cluster_retry retry;
+    std::optional<unsigned> at_slot;  // initiate_at: this slot, not the command's keys'
   };
 
   state(asio::any_io_executor e, connection_options o)
@@ -106,7 +108,7 @@ struct cluster_client::state : std::enable_shared_from_this<state> {
       want_refresh();
       return;
     }
-    auto where = route_of(r.cmd);
+    auto where = r.at_slot ? command_route{command_route::kind::slot, *r.at_slot} : route_of(r.cmd);
     if (where.where == command_route::kind::all) return broadcast(std::move(r));
     std::shared_ptr<connection> c;
     if (where.where == command_route::kind::any) {
@@ -339,6 +341,16 @@ void cluster_client::initiate(command cmd, handler_type handler) {
              [st = state_, c = std::move(cmd), h = std::move(handler), deadline]() mutable {
                st->route(state::request(std::move(c), std::move(h), deadline));
              });
+}
+
+void cluster_client::initiate_at(std::string_view route_key, command cmd, handler_type handler) {
+  auto deadline = clock_type::now() + state_->opts.command_timeout;
+  asio::post(state_->strand, [st = state_, c = std::move(cmd), h = std::move(handler), deadline,
+                              slot = hash_slot(route_key)]() mutable {
+    state::request r(std::move(c), std::move(h), deadline);
+    r.at_slot = slot;
+    st->route(std::move(r));
+  });
 }
 
 }  // namespace pushonce::redis

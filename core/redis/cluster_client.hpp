@@ -16,6 +16,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <functional>
 #include <memory>
+#include <string_view>
 #include <system_error>
 
 #include "core/redis/endpoint.hpp"
@@ -45,6 +46,9 @@ class cluster_client : public std::enable_shared_from_this<cluster_client> {
 
   /// Routes one command; thread-safe; the handler runs on its own executor.
   void initiate(command cmd, handler_type handler);
+  /// Sends a command to the master of `route_key`'s slot, whatever its own keys (WAIT
+  /// after writes to that slot). Thread-safe.
+  void initiate_at(std::string_view route_key, command cmd, handler_type handler);
 
  private:
   struct state;

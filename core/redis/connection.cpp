@@ -149,12 +149,20 @@ asio::awaitable<result> connection::exec(command cmd) {
   co_return result{ec, std::move(r)};
 }
 
+asio::awaitable<result> connection::exec_at(std::string route_key, command cmd) {
+  std::vector<std::string> keys{std::move(route_key)};
+  std::vector<command> cmds{std::move(cmd)};
+  auto rs = co_await exec_all_at(std::move(keys), std::move(cmds));
+  co_return std::move(rs.front());
+}
+
 // One handler for a pipeline: each command's slot is filled as its reply arrives; the
 // last one completes the caller.
 struct connection::batch_initiation {
   std::shared_ptr<state> st;
   std::shared_ptr<cluster_client> cluster;
   std::shared_ptr<std::vector<command>> cmds;
+  std::shared_ptr<std::vector<std::string>> route_keys = {};  // exec_all_at (a cluster)
   void operator()(asio::any_completion_handler<void(std::vector<result>)> handler) const;
 };
 
@@ -171,6 +179,21 @@ asio::awaitable<std::vector<result>> connection::exec_all(std::vector<command> c
   // No temporaries with destructors inside the co_await operand (GCC 12 destroys them
   // twice): the initiation and the awaitable are named locals.
   batch_initiation init{state_, cluster_, std::make_shared<std::vector<command>>(std::move(cmds))};
+  auto op = asio::async_initiate<decltype(asio::use_awaitable), void(std::vector<result>)>(
+      std::move(init), asio::use_awaitable);
+  std::vector<result> out = co_await std::move(op);
+  co_return out;
+}
+
+asio::awaitable<std::vector<result>> connection::exec_all_at(std::vector<std::string> route_keys,
+                                                             std::vector<command> cmds) {
+  if (!cluster_ || route_keys.size() != cmds.size()) {
+    auto rs = co_await exec_all(std::move(cmds));
+    co_return rs;
+  }
+  if (cmds.empty()) co_return std::vector<result>{};
+  batch_initiation init{state_, cluster_, std::make_shared<std::vector<command>>(std::move(cmds)),
+                        std::make_shared<std::vector<std::string>>(std::move(route_keys))};
   auto op = asio::async_initiate<decltype(asio::use_awaitable), void(std::vector<result>)>(
       std::move(init), asio::use_awaitable);
   std::vector<result> out = co_await std::move(op);
@@ -194,7 +217,11 @@ void connection::batch_initiation::operator()(
           detail::complete(std::move(h), asio::system_executor(), std::move(g->results));
         }
       };
-      cluster->initiate(std::move((*cmds)[i]), handler_type(std::move(slot)));
+      if (route_keys)
+        cluster->initiate_at((*route_keys)[i], std::move((*cmds)[i]),
+                             handler_type(std::move(slot)));
+      else
+        cluster->initiate(std::move((*cmds)[i]), handler_type(std::move(slot)));
     }
     return;
   }

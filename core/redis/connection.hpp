@@ -67,6 +67,13 @@ class connection : public std::enable_shared_from_this<connection> {
 
   /// Coroutine form of async_exec.
   boost::asio::awaitable<result> exec(command cmd);
+  /// A command without keys (WAIT) sent where `route_key` lives: on a cluster, the master
+  /// of that key's slot (the connection that carried the writes to it); on a single Redis,
+  /// the same as exec.
+  boost::asio::awaitable<result> exec_at(std::string route_key, command cmd);
+  /// exec_at for several commands at once (one pipeline per node); results in order.
+  boost::asio::awaitable<std::vector<result>> exec_all_at(std::vector<std::string> route_keys,
+                                                          std::vector<command> cmds);
   /// Sends several commands back to back (one pipeline); results in the same order.
   boost::asio::awaitable<std::vector<result>> exec_all(std::vector<command> cmds);
 

@@ -498,3 +498,95 @@ TEST_CASE("gateway: replay and live overlap under load, across a Redis restart")
   }
   (void)go;
 }
+
+namespace {
+
+// What a promoted replica that missed the last deliveries holds: the user's inbox and
+// offset counter as they were at offset `keep` (one slot: a consistent prefix).
+void lose_deliveries_after(std::uint16_t redis_port, const std::string& user, long long keep) {
+  keys k(ns);
+  sync_redis r(redis_port);
+  const auto inbox = k.user(user, "inbox");
+  auto entries = r.inbox(inbox);
+  r.cmd({"DEL", inbox});  // a stream's last id never goes back: write the prefix again
+  for (auto& [id, f] : entries)
+    if (std::stoll(id) <= keep) r.cmd({"XADD", inbox, id, "f", f});
+  r.cmd({"HSET", k.user(user, "meta"), "offset", std::to_string(keep)});
+}
+
+std::string metric_of(std::uint16_t port, const std::string& name) {
+  auto r = http_request("127.0.0.1", port, "GET", "/metrics");
+  auto at = r.body.find("\n" + name + "{");
+  if (at == std::string::npos) return "missing";
+  auto from = r.body.find("} ", at) + 2;
+  return r.body.substr(from, r.body.find('\n', from) - from);
+}
+
+}  // namespace
+
+TEST_CASE("gateway: offsets that go back (failover) give a new epoch and recovered:false") {
+  redis_server redis;
+  gateway_proc gw(redis, {"--dev-auth"}, with_key());
+  auto rp = redis.port();
+  keys k(ns);
+
+  // A live session sees 1..5.
+  ws_client live;
+  auto w = hello(live, gw.port, "alice");
+  const auto epoch = str(w, "epoch");
+  for (int i = 1; i <= 5; ++i) CHECK(deliver(rp, "alice", std::to_string(4096 * i), "{}") == i);
+  CHECK(offsets_of(live.drain()) == std::vector<long long>{1, 2, 3, 4, 5});
+
+  // The failover lost 4 and 5; the next delivery gets offset 4 again, for another message.
+  lose_deliveries_after(rp, "alice", 3);
+  CHECK(deliver(rp, "alice", std::to_string(4096 * 100), "{}") == 4);
+  // The live session does not drop it as a duplicate: it is closed 1013 and the epoch moves.
+  CHECK(live.drain().empty());
+  REQUIRE(live.wait_closed(5s));
+  CHECK(live.close_code() == 1013);
+  sync_redis r(rp);
+  REQUIRE(wait_until(
+      [&] {
+        return r.text({"HGET", k.user("alice", "meta"), "epoch"}) != epoch;
+      },
+      5s));
+  const auto epoch2 = r.text({"HGET", k.user("alice", "meta"), "epoch"});
+  CHECK(metric_of(gw.port, "pushonce_gateway_offset_regression_closes_total") == "1");
+
+  // The client comes back with what it saw: recovered false, the new epoch, and the inbox
+  // from the acked offset (0), where offset 4 is the new message.
+  ws_client back;
+  auto w2 = hello(back, gw.port, "alice", R"({"epoch":")" + epoch + R"(","offset":5})");
+  CHECK(w2.at("recovered") == false);
+  CHECK(str(w2, "epoch") == epoch2);
+  CHECK(num(w2, "offset") == 4);
+  auto frames = back.drain();
+  CHECK(offsets_of(frames) == std::vector<long long>{1, 2, 3, 4});
+  REQUIRE(frames.size() == 4);
+  CHECK(str(json::parse(frames[3]).as_object(), "id") == std::to_string(4096 * 100));
+
+  // Hello path: a client offline during the failover, at offset 6 of epoch2, while the new
+  // master only got to 4: the hello rotates the epoch (recovered false) ...
+  back.close();
+  ws_client away;
+  auto w3 = hello(away, gw.port, "alice", R"({"epoch":")" + epoch2 + R"(","offset":6})");
+  CHECK(w3.at("recovered") == false);
+  const auto epoch3 = str(w3, "epoch");
+  CHECK(epoch3 != epoch2);
+  CHECK(metric_of(gw.port, "pushonce_gateway_epoch_rotations_total") == "1");
+  away.drain();
+  // ... so another tab at offset 6 of epoch2 that comes back after deliveries 5..7 is not
+  // resumed silently past 5 and 6 (messages it never saw): recovered false too.
+  for (int i = 5; i <= 7; ++i)
+    CHECK(deliver(rp, "alice", std::to_string(4096 * (100 + i)), "{}") == i);
+  ws_client tab;
+  auto w4 = hello(tab, gw.port, "alice", R"({"epoch":")" + epoch2 + R"(","offset":6})");
+  CHECK(w4.at("recovered") == false);
+  CHECK(str(w4, "epoch") == epoch3);
+  CHECK(offsets_of(tab.drain()) == std::vector<long long>{1, 2, 3, 4, 5, 6, 7});
+  // and a client of the current epoch resumes as before
+  ws_client cur;
+  auto w5 = hello(cur, gw.port, "alice", R"({"epoch":")" + epoch3 + R"(","offset":6})");
+  CHECK(w5.at("recovered") == true);
+  CHECK(offsets_of(cur.drain()) == std::vector<long long>{7});
+}

@@ -121,13 +121,14 @@ inline boost::asio::awaitable<redis::result> ack(redis::connection& c, keys k, s
   co_return r;
 }
 
-/// session.lua (lua::session_command); idle_ms < 0: no idle ttl.
-inline boost::asio::awaitable<redis::result> session(redis::connection& c, keys k, std::string user,
-                                                     std::string epoch, long long idle_ms = -1) {
+/// session.lua (lua::session_command); idle_ms < 0: no idle ttl; since: the client's.
+inline boost::asio::awaitable<redis::result> session(
+    redis::connection& c, keys k, std::string user, std::string epoch, long long idle_ms = -1,
+    std::optional<lua::session_since> since = std::nullopt) {
   auto idle = idle_ms < 0
                   ? std::nullopt
                   : std::optional<std::chrono::milliseconds>(std::chrono::milliseconds(idle_ms));
-  auto cmd = lua::session_command(k, user, epoch, idle);
+  auto cmd = lua::session_command(k, user, epoch, idle, since);
   CO_LET(auto r, run_built(c, "session", std::move(cmd)));
   co_return r;
 }

@@ -324,7 +324,7 @@ check_match "claim: bad publish mode -> bad_request" "^\(error\) bad_request " "
 check "claim: refused calls stored nothing" "0" "$(rc EXISTS "$U:c:1")"
 
 # --- ack.lua / session.lua --------------------------------------------------------------
-check "session: existing epoch kept" '1) "E1" | 2) (integer) 2 | 3) (integer) 0' "$(ev session 1 "$META" E2)"
+check "session: existing epoch kept" '1) "E1" | 2) (integer) 2 | 3) (integer) 0 | 4) (integer) 0' "$(ev session 1 "$META" E2)"
 check "ack: 1" "(integer) 1" "$(ev ack 1 "$META" 1)"
 check "ack: 0 never decreases" "(integer) 1" "$(ev ack 1 "$META" 0)"
 check "ack: beyond the last offset is clamped" "(integer) 2" "$(ev ack 1 "$META" 99)"
@@ -335,17 +335,20 @@ check_match "ack: -1 -> bad_request" "^\(error\) bad_request " "$(ev ack 1 "$MET
 check_match "ack: 1.5 -> bad_request" "^\(error\) bad_request " "$(ev ack 1 "$META" 1.5)"
 check_match "ack: abc -> bad_request" "^\(error\) bad_request " "$(ev ack 1 "$META" abc)"
 check_match "ack: empty -> bad_request" "^\(error\) bad_request " "$(ev ack 1 "$META" '')"
-check "session: after acks" '1) "E1" | 2) (integer) 10 | 3) (integer) 10' "$(ev session 1 "$META" E2)"
+check "session: after acks" '1) "E1" | 2) (integer) 10 | 3) (integer) 10 | 4) (integer) 0' "$(ev session 1 "$META" E2)"
 check "ack: unknown user -> 0, creates nothing" "(integer) 0 0" "$(ev ack 1 "$NS:{u:nobody}:meta" 3) $(rc EXISTS "$NS:{u:nobody}:meta")"
-check "session: new user" '1) "E5" | 2) (integer) 0 | 3) (integer) 0' "$(ev session 1 "$NS:{u:bob}:meta" E5)"
-check "session: same user again keeps E5" '1) "E5" | 2) (integer) 0 | 3) (integer) 0' "$(ev session 1 "$NS:{u:bob}:meta" E6)"
+check "session: new user" '1) "E5" | 2) (integer) 0 | 3) (integer) 0 | 4) (integer) 0' "$(ev session 1 "$NS:{u:bob}:meta" E5)"
+check "session: same user again keeps E5" '1) "E5" | 2) (integer) 0 | 3) (integer) 0 | 4) (integer) 0' "$(ev session 1 "$NS:{u:bob}:meta" E6)"
 check "session: no ttl argument -> no expiry" "-1" "$(rc PTTL "$NS:{u:bob}:meta")"
-check "session: idle ttl given, new user" '1) "E7" | 2) (integer) 0 | 3) (integer) 0' "$(ev session 1 "$NS:{u:carol}:meta" E7 600000)"
+check "session: idle ttl given, new user" '1) "E7" | 2) (integer) 0 | 3) (integer) 0 | 4) (integer) 0' "$(ev session 1 "$NS:{u:carol}:meta" E7 600000)"
 check_match "session: ... gets the idle ttl" "^(5[0-9]{5}|600000)$" "$(rc PTTL "$NS:{u:carol}:meta")"
 rc PEXPIRE "$META" 1000000 >/dev/null
-check "session: existing expiry is not changed" '1) "E1" | 2) (integer) 10 | 3) (integer) 10' "$(ev session 1 "$META" E2 600000)"
+check "session: existing expiry is not changed" '1) "E1" | 2) (integer) 10 | 3) (integer) 10 | 4) (integer) 0' "$(ev session 1 "$META" E2 600000)"
 check_match "session: ... still the deliver ttl" "^(9[0-9]{5}|1000000)$" "$(rc PTTL "$META")"
 check_match "session: bad ttl -> bad_request" "^\(error\) bad_request " "$(ev session 1 "$META" E2 x)"
+check "session: since beyond the offset -> rotated" '1) "E3" | 2) (integer) 10 | 3) (integer) 10 | 4) (integer) 1' "$(ev session 1 "$META" E3 '' E1 11)"
+check "session: ... the old epoch again -> no second rotation" '1) "E3" | 2) (integer) 10 | 3) (integer) 10 | 4) (integer) 0' "$(ev session 1 "$META" E4 '' E1 11)"
+check_match "session: bad since offset -> bad_request" "^\(error\) bad_request " "$(ev session 1 "$META" E2 '' E3 x)"
 
 # --- what went over Pub/Sub -------------------------------------------------------------
 sleep 0.2

@@ -19,11 +19,11 @@ using pushonce::test::redis_fixture;
 
 namespace {
 
-// {epoch, offset, acked} as "E1 0 0".
+// {epoch, offset, acked, rotated} as "E1 0 0" ("E2 3 0 rotated" when the epoch was replaced).
 std::string session_of(const result& r) {
-  if (!r.ok() || r.value.elements.size() != 3) return "bad reply: " + r.value.str;
+  if (!r.ok() || r.value.elements.size() != 4) return "bad reply: " + r.value.str;
   return r.value.at(0).str + " " + std::to_string(r.value.at(1).integer) + " " +
-         std::to_string(r.value.at(2).integer);
+         std::to_string(r.value.at(2).integer) + (r.value.at(3).integer == 1 ? " rotated" : "");
 }
 
 long long acked_of(const result& r) {
@@ -133,5 +133,73 @@ TEST_CASE("ack: never decreases, never beyond the offset, numeric, epoch-checked
     }
     CO_LET(auto h3, fx.conn->exec(acked));
     CHECK(h3.value.str == "12");
+  });
+}
+
+TEST_CASE("session: a since offset beyond the counter (failover) rotates the epoch, once") {
+  redis_fixture fx;
+  const std::string u = "dave";
+  using since = pushonce::lua::session_since;
+  fx.run([&]() -> asio::awaitable<void> {
+    CO_LET(auto s0, pushonce::test::session(*fx.conn, fx.k, u, "E1"));
+    CHECK(session_of(s0) == "E1 0 0");
+    CO_DO(deliver_n(fx, u, 1, 5));
+    CO_LET(auto a, pushonce::test::ack(*fx.conn, fx.k, u, 2));
+    CHECK(acked_of(a) == 2);
+
+    // A client at or behind the counter resumes in the same epoch.
+    CO_LET(auto s1, pushonce::test::session(*fx.conn, fx.k, u, "E2", -1, since{"E1", 5}));
+    CHECK(session_of(s1) == "E1 5 2");
+    CO_LET(auto s2, pushonce::test::session(*fx.conn, fx.k, u, "E2", -1, since{"E1", 0}));
+    CHECK(session_of(s2) == "E1 5 2");
+    // Another epoch's offset says nothing: no rotation.
+    CO_LET(auto s3, pushonce::test::session(*fx.conn, fx.k, u, "E2", -1, since{"E0", 99}));
+    CHECK(session_of(s3) == "E1 5 2");
+
+    // The failover: the promoted replica's counter is behind what the client saw.
+    // (the claim records of 4 and 5 are in the same slot: gone with them)
+    auto lower = cmd({"HSET", fx.k.user(u, "meta"), "offset", "3"});
+    CO_DO(fx.conn->exec(lower));
+    auto forget = cmd({"DEL", fx.k.claim(u, "16384"), fx.k.claim(u, "20480")});
+    CO_DO(fx.conn->exec(forget));
+    // the replica's inbox ends at 3-0 (a stream's last id never goes back: rewrite it)
+    auto drop = cmd({"DEL", fx.k.user(u, "inbox")});
+    CO_DO(fx.conn->exec(drop));
+    for (int i = 1; i <= 3; ++i) {
+      auto add = cmd({"XADD", fx.k.user(u, "inbox"), std::to_string(i) + "-0", "f", "x"});
+      CO_DO(fx.conn->exec(add));
+    }
+    CO_LET(auto s4, pushonce::test::session(*fx.conn, fx.k, u, "E2", 600000, since{"E1", 5}));
+    CHECK(session_of(s4) == "E2 3 2 rotated");  // offsets and acked kept, new epoch
+    auto pttl = cmd({"PTTL", fx.k.user(u, "meta")});
+    CO_LET(auto t, fx.conn->exec(pttl));
+    CHECK(t.value.integer > 0);  // the idle ttl still applies
+    // A second client of the old epoch (another tab): no second rotation.
+    CO_LET(auto s5, pushonce::test::session(*fx.conn, fx.k, u, "E3", -1, since{"E1", 5}));
+    CHECK(session_of(s5) == "E2 3 2");
+    // Deliveries continue the counter in the new epoch.
+    CO_DO(deliver_n(fx, u, 4, 4));
+    CO_LET(auto s6, pushonce::test::session(*fx.conn, fx.k, u, "E3", -1, since{"E2", 4}));
+    CHECK(session_of(s6) == "E2 4 2");
+
+    // A live session that saw an offset again with another id asks for a rotation ('r').
+    CO_LET(auto s7, pushonce::test::session(*fx.conn, fx.k, u, "E4", -1, since{"E2", 4, true}));
+    CHECK(session_of(s7) == "E4 4 2 rotated");
+    CO_LET(auto s8, pushonce::test::session(*fx.conn, fx.k, u, "E5", -1, since{"E2", 4, true}));
+    CHECK(session_of(s8) == "E4 4 2");  // already rotated by someone else: compare-and-set
+
+    // A user with no meta yet: the since is of nothing stored; the new epoch is created.
+    CO_LET(auto s9, pushonce::test::session(*fx.conn, fx.k, "erin", "E6", -1, since{"E1", 9}));
+    CHECK(session_of(s9) == "E6 0 0");
+
+    for (const char* bad : {"-1", "x", "", "1234567890123456"}) {
+      CAPTURE(bad);
+      std::vector<std::string> ks{fx.k.user(u, "meta")};
+      std::vector<std::string> as{"E7", "", "E4", bad};
+      CO_LET(auto r, pushonce::test::run_script(*fx.conn, "session", std::move(ks), std::move(as)));
+      CHECK(r.value.error_code() == "bad_request");
+    }
+    CO_LET(auto s10, pushonce::test::session(*fx.conn, fx.k, u, "E8"));
+    CHECK(session_of(s10) == "E4 4 2");  // the bad calls changed nothing
   });
 }

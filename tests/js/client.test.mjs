@@ -130,6 +130,29 @@ test('recovered:false emits resync and takes the replay from the new basis', asy
   client.close();
 });
 
+test('failover: 1013 after offsets went back, then recovered:false: only the new message reaches the app', async () => {
+  const { client, seen } = makeClient();
+  client.connect();
+  const s1 = FakeWebSocket.last();
+  s1.open();
+  s1.deliver(welcome());
+  for (let i = 1; i <= 5; i++) s1.deliver(message(String(100 + i), i));
+  // The promoted replica had only 1..3; the gateway sees offset 4 again with another id,
+  // rotates the epoch and closes 1013.
+  s1.serverClose(1013);
+  await waitFor(() => FakeWebSocket.sockets.length === 2);
+  const s2 = FakeWebSocket.last();
+  s2.open();
+  assert.deepEqual(s2.sent[0], { op: 'hello', user: 'alice', since: { epoch: 'E1', offset: 5 } });
+  s2.deliver(welcome({ epoch: 'E2', offset: 4, recovered: false }));
+  for (const [id, off] of [['101', 1], ['102', 2], ['103', 3], ['200', 4]]) s2.deliver(message(id, off));
+  s2.deliver(message('201', 5));
+  await waitFor(() => seen.messages.length === 7);
+  assert.equal(seen.resyncs, 1);
+  assert.deepEqual(seen.messages.slice(5), [['200', 4], ['201', 5]]);
+  client.close();
+});
+
 test('ops: replies resolve in order, error frames reject the op they name', async () => {
   const { client, seen } = makeClient();
   await assert.rejects(client.join(), { code: 'not_connected' });

@@ -205,6 +205,14 @@ TEST_CASE("release, dead_letter, session, ack: the KEYS/ARGV layout of each scri
                                  "ns:{u:alice}:meta", "E1"});
   CHECK(lua::session_command(k, "alice", "E1", std::chrono::milliseconds(600000)).back() ==
         "600000");
+  // the client's since: ARGV[3..4] (an empty idle ttl keeps the places), ARGV[5] 'r'
+  CHECK(lua::session_command(k, "alice", "E2", std::nullopt, lua::session_since{"E1", 7}) ==
+        std::vector<std::string>{"EVALSHA", redis::get_script("session").sha1, "1",
+                                 "ns:{u:alice}:meta", "E2", "", "E1", "7"});
+  CHECK(lua::session_command(k, "alice", "E2", std::chrono::milliseconds(5),
+                             lua::session_since{"E1", 7, true}) ==
+        std::vector<std::string>{"EVALSHA", redis::get_script("session").sha1, "1",
+                                 "ns:{u:alice}:meta", "E2", "5", "E1", "7", "r"});
   CHECK(lua::ack_command(k, "alice", 12, std::nullopt) ==
         std::vector<std::string>{"EVALSHA", redis::get_script("ack").sha1, "1", "ns:{u:alice}:meta",
                                  "12"});

@@ -36,6 +36,10 @@ TEST_CASE("inbox: parse_position reads session.lua's {epoch, offset, acked}") {
   CHECK(p->epoch == "ep");
   CHECK(p->latest == 12);
   CHECK(p->acked == 9);
+  CHECK_FALSE(p->rotated);
+  p = inbox::parse_position(arr({str("ep2"), integer(12), integer(9), integer(1)}));
+  REQUIRE(p);
+  CHECK(p->rotated);  // the epoch was replaced (the client's offset went back)
   CHECK_FALSE(inbox::parse_position(arr({str("ep"), integer(1)})));
   CHECK_FALSE(inbox::parse_position(str("ep")));
 }

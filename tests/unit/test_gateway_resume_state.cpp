@@ -150,3 +150,79 @@ TEST_CASE("resume: the live buffer is bounded") {
   CHECK(b.on_live(msg(1)) == live::buffered);
   CHECK(b.on_live(msg(2)) == live::overflow);  // two frames are over 150 bytes
 }
+
+TEST_CASE("resume: frame_id reads the worker's frame head") {
+  CHECK(frame_id(*msg(3, 77)) == "77");
+  CHECK(frame_id(*position_frame()).empty());
+  CHECK(frame_id(R"({"type":"message","id":"12)").empty());  // cut short
+  CHECK(frame_id("").empty());
+}
+
+TEST_CASE("resume: offsets_went_back compares the stored counter and epoch") {
+  CHECK_FALSE(offsets_went_back("E", 10, "E", 10));
+  CHECK_FALSE(offsets_went_back("E", 10, "E", 12));
+  CHECK(offsets_went_back("E", 10, "E", 9));    // the counter is behind what was sent
+  CHECK(offsets_went_back("E", 10, "E2", 12));  // another session rotated the epoch
+  CHECK(offsets_went_back("E", 0, "", 0));      // the meta hash is gone
+}
+
+TEST_CASE("resume: an offset sent again with another id means the offsets went back") {
+  resume_state r;
+  r.begin(0);
+  CHECK(r.finish_catch_up().empty());
+  CHECK(r.on_live(msg(1, 101)) == live::send);
+  CHECK(r.on_live(msg(2, 102)) == live::send);
+  CHECK(r.on_live(msg(3, 103)) == live::send);
+  // the same frame again (Pub/Sub after a catch-up, or the outbox re-drove it to its old
+  // offset): a plain duplicate
+  CHECK(r.on_live(msg(3, 103)) == live::drop);
+  CHECK_FALSE(r.regressed());
+  // a promoted replica had only 1: it hands out 2 again, to another message
+  CHECK(r.on_live(msg(2, 202)) == live::regressed);
+  CHECK(r.regressed());
+}
+
+TEST_CASE("resume: offsets going back are seen in a catch-up and in the buffer") {
+  resume_state r;
+  r.begin(0);
+  CHECK(r.on_replay(1, "11"));
+  CHECK(r.on_replay(2, "12"));
+  CHECK(r.finish_catch_up().empty());
+  r.begin_catch_up();                          // a subscriber reconnect
+  CHECK(r.on_live(msg(2, 12)) == live::drop);  // buffered duplicate: same id
+  CHECK(r.on_live(msg(3, 13)) == live::buffered);
+  CHECK_FALSE(r.on_replay(1, "11"));
+  CHECK_FALSE(r.regressed());
+  CHECK_FALSE(r.on_replay(2, "99"));  // the inbox now holds another message at 2
+  CHECK(r.regressed());
+  CHECK(offsets(r.finish_catch_up()) == std::vector<long long>{3});
+}
+
+TEST_CASE("resume: a buffered frame at an offset sent with another id sets regressed") {
+  resume_state r;
+  r.begin(0);
+  CHECK(r.on_live(msg(1, 50)) == live::buffered);
+  CHECK(r.on_replay(1, "50"));
+  CHECK(r.on_replay(2, "51"));
+  // buffered: both at an offset <= last sent; the second has another id
+  resume_state q;
+  q.begin(0);
+  CHECK(q.on_live(msg(2, 52)) == live::buffered);
+  CHECK(q.on_replay(1, "60"));
+  CHECK(q.on_replay(2, "61"));
+  CHECK(q.finish_catch_up().empty());
+  CHECK(q.regressed());
+  CHECK(r.finish_catch_up().empty());
+  CHECK_FALSE(r.regressed());
+}
+
+TEST_CASE("resume: offsets older than the remembered ids are plain duplicates") {
+  resume_state r;
+  r.begin(0);
+  r.finish_catch_up();
+  for (long long o = 1; o <= 200; ++o) REQUIRE(r.on_live(msg(o, 1000 + o)) == live::send);
+  CHECK(r.on_live(msg(10, 7)) == live::drop);  // its id is no longer known
+  CHECK(r.on_live(msg(190, 7)) == live::regressed);
+  r.begin(0);  // a new session forgets it all
+  CHECK_FALSE(r.regressed());
+}

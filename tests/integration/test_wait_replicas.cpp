@@ -1,0 +1,153 @@
+// --wait-replicas, the pieces the worker uses: claim.lua in publish mode 'n' writes the inbox
+// and publishes nothing (the frame render_frame rebuilds is the inbox's); WAIT routed to the
+// node of the user's slot (connection::exec_at / exec_all_at) counts the replica acks on a
+// Redis Cluster and times out on a single Redis without replicas.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/lua/claim.hpp"
+#include "core/message.hpp"
+#include "core/redis/hash_slot.hpp"
+#include "tests/integration/cluster_fixture.hpp"
+#include "tests/integration/lua_calls.hpp"
+#include "tests/integration/redis_fixture.hpp"
+#include "tests/support/sync_redis.hpp"
+
+namespace asio = boost::asio;
+namespace lua = pushonce::lua;
+namespace redis = pushonce::redis;
+using pushonce::bus_message;
+using pushonce::test::bus_msg;
+using pushonce::test::claim_opts;
+using pushonce::test::cluster_fixture;
+using pushonce::test::cmd;
+using pushonce::test::outcomes_of;
+using pushonce::test::received;
+using pushonce::test::redis_fixture;
+using pushonce::test::sync_redis;
+
+namespace {
+
+long long wait_calls(std::uint16_t port) {
+  sync_redis r(port);
+  auto info = r.text({"INFO", "commandstats"});
+  auto at = info.find("cmdstat_wait:calls=");
+  if (at == std::string::npos) return 0;
+  return std::stoll(info.substr(at + 19));
+}
+
+}  // namespace
+
+TEST_CASE(
+    "wait replicas: claim.lua 'n' delivers without publishing; WAIT without replicas times out") {
+  redis_fixture fx;
+  received frames;
+  auto sub = fx.subscriber(frames);
+  const std::string user = "wendy";
+  const std::string channel = fx.k.user_channel(user);
+  const auto m1 = bus_msg("4096", user, R"({"n":1})");
+  const auto m2 = bus_msg("8192", user, R"({"n":2})");
+  fx.run([&]() -> asio::awaitable<void> {
+    std::string ch = channel;
+    CO_LET(auto sec, sub->subscribe(std::move(ch)));
+    REQUIRE_FALSE(sec);
+
+    auto s = claim_opts("w1");
+    s.publish = lua::publish_mode::none;
+    std::vector<bus_message> batch{m1};
+    CO_LET(auto r, pushonce::test::claim(*fx.conn, fx.k, s, batch));
+    CHECK(outcomes_of(r, 1) == std::vector<std::string>{"delivered 1"});
+    // the inbox has the frame the caller will publish
+    auto range = cmd({"XRANGE", fx.k.user(user, "inbox"), "-", "+"});
+    CO_LET(auto inbox, fx.conn->exec(std::move(range)));
+    REQUIRE(inbox.value.elements.size() == 1);
+    CHECK(inbox.value.elements[0].at(1).at(1).str == pushonce::render_frame(m1, 1));
+
+    // No replica: WAIT 1 answers 0 after its timeout (the worker counts it, then publishes).
+    auto t0 = std::chrono::steady_clock::now();
+    auto wait = cmd({"WAIT", "1", "150"});
+    CO_LET(auto w, fx.conn->exec_at(fx.k.claim(user, m1.id), std::move(wait)));
+    auto took = std::chrono::steady_clock::now() - t0;
+    REQUIRE(w.ok());
+    CHECK(w.value.integer == 0);
+    CHECK(took >= std::chrono::milliseconds(140));
+    // WAIT 0: no replica wanted, answered at once
+    std::vector<std::string> rk{fx.k.claim(user, m1.id)};
+    std::vector<redis::command> w0{cmd({"WAIT", "0", "1000"})};
+    CO_LET(auto ws, fx.conn->exec_all_at(std::move(rk), std::move(w0)));
+    REQUIRE(ws.size() == 1);
+    CHECK(ws[0].ok());
+
+    // Mode 'p' (today's) publishes in the script.
+    s.publish = lua::publish_mode::classic;
+    std::vector<bus_message> batch2{m2};
+    CO_LET(auto r2, pushonce::test::claim(*fx.conn, fx.k, s, batch2));
+    CHECK(outcomes_of(r2, 1) == std::vector<std::string>{"delivered 2"});
+    CO_DO(pushonce::test::sleep_for(std::chrono::milliseconds(200)));
+    CHECK(frames.payloads(channel) == std::vector<std::string>{pushonce::render_frame(m2, 2)});
+  });
+}
+
+TEST_CASE("wait replicas: on a cluster, WAIT goes to the user's master and counts its replica") {
+  cluster_fixture fx;
+  // one user per master
+  std::vector<std::string> users;
+  std::vector<std::uint16_t> owners;
+  for (auto port : fx.cluster.masters()) {
+    for (int i = 0;; ++i) {
+      std::string u = "wu" + std::to_string(port) + "-" + std::to_string(i);
+      if (fx.cluster.master_of(redis::hash_slot(fx.k.user(u, ""))) == port) {
+        users.push_back(u);
+        owners.push_back(port);
+        break;
+      }
+    }
+  }
+  REQUIRE(users.size() == 3);
+  std::vector<long long> before;
+  for (auto p : owners) before.push_back(wait_calls(p));
+
+  fx.run([&]() -> asio::awaitable<void> {
+    auto s = claim_opts("w1");
+    s.publish = lua::publish_mode::none;
+    // The first user's delivery, then WAIT on its master only.
+    std::vector<bus_message> one{bus_msg("4096", users[0])};
+    CO_LET(auto r, pushonce::test::claim(*fx.conn, fx.k, s, one));
+    CHECK(outcomes_of(r, 1) == std::vector<std::string>{"delivered 1"});
+    auto wait = cmd({"WAIT", "1", "5000"});
+    CO_LET(auto w, fx.conn->exec_at(fx.k.claim(users[0], "4096"), std::move(wait)));
+    REQUIRE(w.ok());
+    CHECK(w.value.integer == 1);  // the replica acknowledged the delivery
+  });
+  CHECK(wait_calls(owners[0]) == before[0] + 1);
+  CHECK(wait_calls(owners[1]) == before[1]);
+  CHECK(wait_calls(owners[2]) == before[2]);
+
+  fx.run([&]() -> asio::awaitable<void> {
+    // Every master at once (what the worker does for a batch that spans slots).
+    auto s = claim_opts("w2");
+    s.publish = lua::publish_mode::none;
+    std::vector<std::string> route_keys;
+    std::vector<redis::command> waits;
+    for (std::size_t i = 0; i < users.size(); ++i) {
+      std::vector<bus_message> one{bus_msg("8192", users[i])};
+      CO_LET(auto r, pushonce::test::claim(*fx.conn, fx.k, s, one));
+      CHECK(outcomes_of(r, 1).front().starts_with("delivered"));
+      route_keys.push_back(fx.k.claim(users[i], "8192"));
+      waits.push_back(cmd({"WAIT", "1", "5000"}));
+    }
+    CO_LET(auto ws, fx.conn->exec_all_at(std::move(route_keys), std::move(waits)));
+    REQUIRE(ws.size() == 3);
+    for (auto& a : ws) {
+      REQUIRE(a.ok());
+      CHECK(a.value.integer == 1);
+    }
+  });
+  CHECK(wait_calls(owners[0]) == before[0] + 2);
+  CHECK(wait_calls(owners[1]) == before[1] + 1);
+  CHECK(wait_calls(owners[2]) == before[2] + 1);
+}
