@@ -96,9 +96,11 @@ int main(int argc, char** argv) {
     worker::bus_worker w(io.get_executor(), redis_options(cl.common, "pushonce-worker:" + opts.id),
                          keys(cl.common.ns), opts);
     w.start();
-    log::info("started (concurrency {}, lease {} ms, wait replicas {}, redis {}{}, namespace {}, {} bus shards)",
-              opts.concurrency, lease, opts.claim.wait_replicas, cl.common.redis.display(),
-              cl.common.redis_cluster.empty() ? "" : " (cluster)", cl.common.ns, opts.bus_shards);
+    log::info(
+        "started (concurrency {}, lease {} ms, wait replicas {}, redis {}{}, namespace {}, {} bus "
+        "shards)",
+        opts.concurrency, lease, opts.claim.wait_replicas, cl.common.redis.display(),
+        cl.common.redis_cluster.empty() ? "" : " (cluster)", cl.common.ns, opts.bus_shards);
 
     asio::signal_set signals(io, SIGTERM, SIGINT);
     signals.async_wait([&](auto ec, int sig) {
