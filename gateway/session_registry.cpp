@@ -10,6 +10,15 @@ namespace pushonce::gateway {
 
 namespace asio = boost::asio;
 
+namespace {
+// The sessions of one route that are still alive, appended to `out` (under the mutex).
+template <typename Sessions>
+void append_live(const Sessions& sessions, std::vector<std::shared_ptr<session>>& out) {
+  for (auto& w : sessions)
+    if (auto p = w.lock()) out.push_back(std::move(p));
+}
+}  // namespace
+
 void session_registry::set_subscriber(std::shared_ptr<redis::subscriber> sub) {
   sub_ = std::move(sub);
 }
@@ -95,8 +104,7 @@ void session_registry::on_message(const std::string& channel, std::string payloa
     std::lock_guard lock(mutex_);
     auto it = routes_.find(channel);
     if (it == routes_.end()) return;
-    for (auto& w : it->second.sessions)
-      if (auto p = w.lock()) targets.push_back(std::move(p));
+    append_live(it->second.sessions, targets);
   }
   if (targets.empty()) return;
   auto frame = std::make_shared<const std::string>(std::move(payload));
@@ -107,9 +115,7 @@ void session_registry::on_subscriber_connect() {
   std::vector<std::shared_ptr<session>> targets;
   {
     std::lock_guard lock(mutex_);
-    for (auto& [ch, r] : routes_)
-      for (auto& w : r.sessions)
-        if (auto p = w.lock()) targets.push_back(std::move(p));
+    for (auto& [ch, r] : routes_) append_live(r.sessions, targets);
   }
   for (auto& t : targets) t->request_catch_up();
 }
@@ -120,8 +126,7 @@ void session_registry::on_channel_resubscribed(const std::string& channel) {
     std::lock_guard lock(mutex_);
     auto it = routes_.find(channel);
     if (it == routes_.end()) return;
-    for (auto& w : it->second.sessions)
-      if (auto p = w.lock()) targets.push_back(std::move(p));
+    append_live(it->second.sessions, targets);
   }
   for (auto& t : targets) t->request_catch_up();
 }
