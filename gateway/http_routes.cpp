@@ -44,11 +44,15 @@ asio::awaitable<http_response> healthz(http_request& req, gateway_state& st) {
   co_return text_response(503, "unavailable", "text/plain", req.version());
 }
 
-// GET /readyz: Redis answers, the subscriber is connected, and not draining.
+// GET /readyz: Redis answers, the subscribers are connected, and not draining.
 asio::awaitable<http_response> readyz(http_request& req, gateway_state& st) {
   redis::command ping{"PING"};
   auto r = co_await st.health_conn->exec(std::move(ping));
-  readiness_inputs in{r.ok(), st.sub && st.sub->connected(), st.draining.load()};
+  readiness_inputs in;
+  in.redis_ok = r.ok();
+  in.subscribed = st.sub && st.sub->connected();
+  in.draining = st.draining.load();
+  if (st.sharded) in.sharded = st.sharded->connected();
   auto a = judge_readiness(in);
   co_return json_response(a.status, std::move(a.body), req.version());
 }

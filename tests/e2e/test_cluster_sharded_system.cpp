@@ -111,6 +111,9 @@ TEST_CASE(
   REQUIRE_MESSAGE(listening, worker.stderr_text());
   REQUIRE(wait_until(
       [&] { return http_request("127.0.0.1", port, "GET", "/readyz").status == 200; }, 30s, 100ms));
+  // On a cluster readiness also follows the sharded subscriber (user channels).
+  CHECK(http_request("127.0.0.1", port, "GET", "/readyz").body.find(R"("sharded":true)") !=
+        std::string::npos);
 
   const std::string user = "alice";
   ws_client c;

@@ -58,6 +58,7 @@ TEST_CASE("gateway: /readyz turns 503 first on SIGTERM, sessions close 1001 afte
   CHECK(ready.at("redis") == true);
   CHECK(ready.at("subscribed") == true);
   CHECK(ready.at("draining") == false);
+  CHECK_FALSE(ready.contains("sharded"));  // a single Redis: no sharded subscriber
 
   ws_client alice;
   alice.connect("127.0.0.1", port);

@@ -8,13 +8,23 @@
 using pushonce::gateway::judge_readiness;
 using pushonce::gateway::readiness_inputs;
 
+namespace {
+readiness_inputs inputs(bool redis_ok, bool subscribed, bool draining) {
+  readiness_inputs in;
+  in.redis_ok = redis_ok;
+  in.subscribed = subscribed;
+  in.draining = draining;
+  return in;
+}
+}  // namespace
+
 TEST_CASE("readiness: ready only with Redis, the subscription and no drain") {
-  auto ok = judge_readiness({true, true, false});
+  auto ok = judge_readiness(inputs(true, true, false));
   CHECK(ok.status == 200);
   CHECK(ok.body == R"({"ready":true,"redis":true,"subscribed":true,"draining":false})");
 
-  for (auto in : {readiness_inputs{false, true, false}, readiness_inputs{true, false, false},
-                  readiness_inputs{true, true, true}, readiness_inputs{false, false, true}}) {
+  for (auto in : {inputs(false, true, false), inputs(true, false, false), inputs(true, true, true),
+                  inputs(false, false, true)}) {
     auto a = judge_readiness(in);
     CHECK(a.status == 503);
     auto v = boost::json::parse(a.body).as_object();
@@ -26,5 +36,26 @@ TEST_CASE("readiness: ready only with Redis, the subscription and no drain") {
 }
 
 TEST_CASE("readiness: draining wins even when everything else is fine") {
-  CHECK(judge_readiness({true, true, true}).status == 503);
+  CHECK(judge_readiness(inputs(true, true, true)).status == 503);
+}
+
+TEST_CASE("readiness: on a Redis Cluster the sharded subscriber must hold its channels too") {
+  auto in = inputs(true, true, false);
+  in.sharded = true;
+  auto ok = judge_readiness(in);
+  CHECK(ok.status == 200);
+  CHECK(ok.body ==
+        R"({"ready":true,"redis":true,"subscribed":true,"draining":false,"sharded":true})");
+
+  in.sharded = false;  // a channel's node is down, or the slot map was not read yet
+  auto down = judge_readiness(in);
+  CHECK(down.status == 503);
+  auto v = boost::json::parse(down.body).as_object();
+  CHECK(v.at("ready") == false);
+  CHECK(v.at("sharded") == false);
+
+  // On a single Redis the field is absent, not false.
+  CHECK_FALSE(boost::json::parse(judge_readiness(inputs(true, true, false)).body)
+                  .as_object()
+                  .contains("sharded"));
 }
