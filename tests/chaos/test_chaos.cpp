@@ -71,6 +71,7 @@
 namespace asio = boost::asio;
 namespace json = boost::json;
 using namespace std::chrono_literals;
+using pushonce::test::hello_frame;
 using pushonce::test::int_field;
 using pushonce::test::parse_or_null;
 using pushonce::test::process;
@@ -319,11 +320,8 @@ void run_session(session_state& s, const std::vector<std::uint16_t>& ports,
       retry_later();
       continue;
     }
-    std::string hello = R"({"op":"hello","user":")" + s.user + "\"";
-    if (!s.epoch.empty())
-      hello +=
-          fmt::format(R"(,"since":{{"epoch":"{}","offset":{}}})", s.epoch, s.last_offset.load());
-    hello += "}";
+    std::string hello =
+        s.epoch.empty() ? hello_frame(s.user) : hello_frame(s.user, s.epoch, s.last_offset.load());
     if (!ws.send(hello, 2s)) {
       retry_later();
       continue;

@@ -107,10 +107,7 @@ struct user_session {
         std::this_thread::sleep_for(100ms);
         continue;
       }
-      std::string hello = R"({"op":"hello","user":")" + user + "\"";
-      if (!epoch.empty())
-        hello += fmt::format(R"(,"since":{{"epoch":"{}","offset":{}}})", epoch, last);
-      hello += "}";
+      std::string hello = epoch.empty() ? hello_frame(user) : hello_frame(user, epoch, last);
       std::optional<std::string> w;
       if (ws.send(hello, 2s)) w = ws.receive(8s);
       auto v = w ? parse_or_null(*w) : boost::json::value();

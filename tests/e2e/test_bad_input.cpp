@@ -122,7 +122,7 @@ std::unique_ptr<ws_client> session(std::uint16_t port, const std::string& user,
                                    const headers& extra = {}) {
   auto c = std::make_unique<ws_client>();
   c->connect("127.0.0.1", port, "/ws", extra);
-  REQUIRE(c->send(R"({"op":"hello","user":")" + user + "\"}"));
+  REQUIRE(c->send(hello_frame(user)));
   REQUIRE(next_of(*c, "welcome"));
   return c;
 }

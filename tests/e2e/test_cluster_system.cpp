@@ -103,10 +103,7 @@ got receive_messages(ws_client& c, std::size_t n, std::chrono::milliseconds time
 boost::json::object hello(ws_client& c, std::uint16_t port, const std::string& user,
                           const std::string& since = {}) {
   c.connect("127.0.0.1", port);
-  std::string h = R"({"op":"hello","user":")" + user + "\"";
-  if (!since.empty()) h += R"(,"since":)" + since;
-  h += "}";
-  REQUIRE(c.send(h));
+  REQUIRE(c.send(hello_frame(user, since)));
   auto w = c.receive(10s);
   REQUIRE(w);
   auto v = parse_or_null(*w);

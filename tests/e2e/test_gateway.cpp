@@ -109,10 +109,7 @@ environment without_key() {
 json::object hello(ws_client& c, std::uint16_t port, const std::string& user,
                    const std::string& since = {}) {
   c.connect("127.0.0.1", port);
-  std::string h = R"({"op":"hello","user":")" + user + "\"";
-  if (!since.empty()) h += R"(,"since":)" + since;
-  h += "}";
-  REQUIRE(c.send(h));
+  REQUIRE(c.send(hello_frame(user, since)));
   auto w = parse(c.receive());
   REQUIRE(str(w, "type") == "welcome");
   return w;

@@ -14,6 +14,7 @@
 #include "tests/support/ws_client.hpp"
 
 using namespace std::chrono_literals;
+using pushonce::test::hello_frame;
 using pushonce::test::http_request;
 using pushonce::test::wait_until;
 using pushonce::test::ws_client;
@@ -32,7 +33,7 @@ boost::json::object readyz(std::uint16_t port, int& status) {
 }
 
 std::string hello_of(ws_client& ws, const std::string& user) {
-  ws.send(R"({"op":"hello","user":")" + user + "\"}");
+  ws.send(hello_frame(user));
   return ws.receive(5s).value_or("");
 }
 

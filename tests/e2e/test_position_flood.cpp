@@ -42,7 +42,7 @@ std::optional<json::object> next_of(ws_client& c, std::string_view type,
 std::unique_ptr<ws_client> session(std::uint16_t port, const std::string& user) {
   auto c = std::make_unique<ws_client>();
   c->connect("127.0.0.1", port, "/ws");
-  REQUIRE(c->send(R"({"op":"hello","user":")" + user + "\"}"));
+  REQUIRE(c->send(hello_frame(user)));
   REQUIRE(next_of(*c, "welcome"));
   return c;
 }

@@ -44,6 +44,7 @@ namespace asio = boost::asio;
 namespace json = boost::json;
 using namespace std::chrono_literals;
 using pushonce::test::counter;
+using pushonce::test::hello_frame;
 using pushonce::test::http_request;
 using pushonce::test::int_field;
 using pushonce::test::process;
@@ -250,9 +251,7 @@ std::unique_ptr<session> connect(deployment& d, int gw, const std::string& user,
   s->user = user;
   s->gw = gw;
   s->ws.connect("127.0.0.1", d.gw_port(gw));
-  std::string hello = R"({"op":"hello","user":")" + user + "\"";
-  if (!since.empty()) hello += R"(,"since":)" + since;
-  hello += "}";
+  std::string hello = hello_frame(user, since);
   REQUIRE(s->ws.send(hello));
   auto first = s->ws.receive(5s);
   INFO("hello of ", user, " on gw", gw, ": close ", s->ws.close_code().value_or(-1), " ",

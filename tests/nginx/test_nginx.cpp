@@ -22,6 +22,7 @@
 
 namespace json = boost::json;
 using namespace std::chrono_literals;
+using pushonce::test::hello_frame;
 using pushonce::test::http_request;
 using pushonce::test::int_field;
 using pushonce::test::str_field;
@@ -68,10 +69,7 @@ struct client {
 
   json::object hello(std::uint16_t port, long long since_offset = -1) {
     ws.connect("127.0.0.1", port);
-    std::string h = R"({"op":"hello","user":")" + user + "\"";
-    if (since_offset >= 0)
-      h += R"(,"since":{"epoch":")" + epoch + R"(","offset":)" + std::to_string(since_offset) + "}";
-    h += "}";
+    std::string h = since_offset >= 0 ? hello_frame(user, epoch, since_offset) : hello_frame(user);
     REQUIRE(ws.send(h));
     auto first = ws.receive(5s);
     REQUIRE(first.has_value());

@@ -161,6 +161,17 @@ void ws_client::close() {
   d.is_closed = true;
 }
 
+std::string hello_frame(const std::string& user, const std::string& since) {
+  std::string h = R"({"op":"hello","user":")" + user + "\"";
+  if (!since.empty()) h += R"(,"since":)" + since;
+  return h + "}";
+}
+
+std::string hello_frame(const std::string& user, const std::string& epoch, long long offset) {
+  return hello_frame(user,
+                     R"({"epoch":")" + epoch + R"(","offset":)" + std::to_string(offset) + "}");
+}
+
 http_reply http_request(const std::string& host, std::uint16_t port, const std::string& method,
                         const std::string& target, const std::string& body, const headers& extra,
                         std::chrono::milliseconds timeout) {

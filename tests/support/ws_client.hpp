@@ -54,6 +54,11 @@ struct http_reply {
   std::string error;  // transport error, if any
 };
 
+/// The hello frame: {"op":"hello","user":USER}, with ,"since":SINCE (raw JSON) when given.
+std::string hello_frame(const std::string& user, const std::string& since = {});
+/// The hello frame of a session resuming after OFFSET of EPOCH.
+std::string hello_frame(const std::string& user, const std::string& epoch, long long offset);
+
 /// One HTTP/1.1 request on a fresh connection.
 http_reply http_request(const std::string& host, std::uint16_t port, const std::string& method,
                         const std::string& target, const std::string& body = {},
