@@ -1,7 +1,7 @@
 // Chaos on a Redis Cluster (issue 11, docs/operations.md "Failover semantics"): steady
 // publish traffic to many users, each holding a WebSocket session, while one master is
-// killed with kill -9 (its replica is promoted) and then several slots that hold active
-// users are moved to another master. At the end, per user:
+// killed with kill -9 (its replica is promoted) and then `redis-cli --cluster reshard` moves
+// slots that hold active users to another master. At the end, per user:
 //   - duplicates: an id received twice within one epoch (a session resumed with
 //     recovered:true must never see an id again): must be 0;
 //   - losses: accepted publishes whose id no session of the user ever received. Those
@@ -26,6 +26,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -280,20 +281,31 @@ TEST_CASE(
   MESSAGE("failover: master ", victim, " killed, replica ", promoted, " promoted in ",
           ms_between(failover_start, failover_done), " ms");
 
-  // Move the slots of 6 active users from one live master to another.
+  // Reshard with redis-cli, as an operator would: it moves the lowest-numbered slots of the
+  // source, so ask for as many as it takes to include the slots of 6 active users.
   std::this_thread::sleep_for(3s);
   auto masters = cluster.masters();
   REQUIRE(masters.size() >= 2);
   const auto from = masters[0], to = masters[1];
-  std::set<unsigned> moved;
+  const auto from_slots = cluster.slots_of(from);
+  std::set<unsigned> active;  // slots of active users that `from` serves
   for (auto& s : sessions) {
     auto slot = cluster.slot_of(k.user(s->user, ""));
-    if (cluster.master_of(slot) == from && moved.size() < 6) moved.insert(slot);
+    if (std::binary_search(from_slots.begin(), from_slots.end(), slot)) active.insert(slot);
   }
+  REQUIRE(!active.empty());
+  auto last = active.begin();
+  std::advance(last, std::min<std::size_t>(active.size(), 6) - 1);
+  const auto count = static_cast<unsigned>(
+      std::lower_bound(from_slots.begin(), from_slots.end(), *last) - from_slots.begin() + 1);
   const auto move_start = steady::now();
-  for (auto slot : moved) cluster.move_slot(slot, to);
+  cluster.reshard_with_cli(from, to, count);
   const auto move_done = steady::now();
-  MESSAGE("moved ", moved.size(), " slots of active users from ", from, " to ", to, " in ",
+  std::size_t moved = 0;
+  for (auto slot : active) moved += cluster.master_of(slot) == to ? 1 : 0;
+  CHECK(moved == static_cast<std::size_t>(std::distance(active.begin(), last)) + 1);
+  MESSAGE("redis-cli --cluster reshard: ", count, " slots (", moved,
+          " of them with active users) from ", from, " to ", to, " in ",
           ms_between(move_start, move_done), " ms");
 
   std::this_thread::sleep_for(12s);

@@ -208,6 +208,32 @@ void redis_cluster::move_slot(unsigned slot, std::uint16_t to) {
   if (!wait_ok(options_.ready_timeout)) throw std::runtime_error("move_slot: cluster not ok");
 }
 
+std::vector<unsigned> redis_cluster::slots_of(std::uint16_t port) {
+  sync_redis r(any_running_port());
+  auto slots = r.cmd({"CLUSTER", "SLOTS"});
+  std::vector<unsigned> out;
+  for (std::size_t i = 0; i < slots->elements; ++i) {
+    auto range = slots->element[i];
+    if (range->element[2]->element[1]->integer != port) continue;
+    for (auto s = range->element[0]->integer; s <= range->element[1]->integer; ++s)
+      out.push_back(static_cast<unsigned>(s));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void redis_cluster::reshard_with_cli(std::uint16_t from, std::uint16_t to, unsigned count) {
+  std::vector<std::string> args = {
+      "--cluster",      "reshard",         "127.0.0.1:" + std::to_string(from),
+      "--cluster-from", node_id(from),     "--cluster-to",
+      node_id(to),      "--cluster-slots", std::to_string(count),
+      "--cluster-yes"};
+  auto done = run_capture("redis-cli", args, {}, 120s);
+  if (done.exit_code != 0)
+    throw std::runtime_error("redis-cli --cluster reshard failed: " + done.out + done.err);
+  if (!wait_ok(options_.ready_timeout)) throw std::runtime_error("reshard: cluster not ok");
+}
+
 std::uint16_t redis_cluster::fail_master_of(unsigned slot) {
   std::uint16_t old = master_of(slot);
   node_on(old).kill();

@@ -58,6 +58,12 @@ class redis_cluster {
   /// Moves `slot` with its keys to the master on port `to` (SETSLOT IMPORTING/MIGRATING,
   /// MIGRATE in batches, SETSLOT NODE on every master).
   void move_slot(unsigned slot, std::uint16_t to);
+  /// `redis-cli --cluster reshard` of `count` slots from the master on port `from` to the
+  /// one on port `to` (redis-cli moves the lowest-numbered slots `from` serves); waits until
+  /// the cluster is ok. Throws with redis-cli's output when it fails.
+  void reshard_with_cli(std::uint16_t from, std::uint16_t to, unsigned count);
+  /// The slots the master on port `port` serves, lowest first.
+  std::vector<unsigned> slots_of(std::uint16_t port);
   /// Only the first half of a move: `slot` is MIGRATING on its owner and IMPORTING on
   /// `to`, and the keys named are migrated already (the window in which owners answer ASK).
   void begin_move(unsigned slot, std::uint16_t to, const std::vector<std::string>& keys);
