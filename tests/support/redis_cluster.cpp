@@ -228,6 +228,17 @@ void redis_cluster::reshard_with_cli(std::uint16_t from, std::uint16_t to, unsig
       "--cluster-from", node_id(from),     "--cluster-to",
       node_id(to),      "--cluster-slots", std::to_string(count),
       "--cluster-yes"};
+  // redis-cli refuses to reshard while the nodes disagree about the configuration (as they
+  // may for a moment after a failover); wait until its own check passes.
+  const std::string entry = "127.0.0.1:" + std::to_string(from);
+  run_result check;
+  for (int i = 0; i < 60; ++i) {
+    check = run_capture("redis-cli", {"--cluster", "check", entry}, {}, 30s);
+    if (check.exit_code == 0) break;
+    std::this_thread::sleep_for(500ms);
+  }
+  if (check.exit_code != 0)
+    throw std::runtime_error("redis-cli --cluster check failed: " + check.out + check.err);
   auto done = run_capture("redis-cli", args, {}, 120s);
   if (done.exit_code != 0)
     throw std::runtime_error("redis-cli --cluster reshard failed: " + done.out + done.err);
