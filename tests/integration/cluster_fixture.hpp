@@ -17,6 +17,14 @@
 
 namespace pushonce::test {
 
+// Commands as values: GCC 12 cannot take a braced list inside a co_await operand.
+inline redis::command set_cmd(const std::string& k, const std::string& v) {
+  return {"SET", k, v};
+}
+inline redis::command get_cmd(const std::string& k) {
+  return {"GET", k};
+}
+
 class cluster_fixture {
  public:
   explicit cluster_fixture(redis_cluster_options o = {}) : cluster(o), k("t") { conn = connect(); }

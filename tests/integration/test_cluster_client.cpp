@@ -14,17 +14,13 @@
 #include "tests/support/sync_redis.hpp"
 
 using pushonce::test::cluster_fixture;
+using pushonce::test::get_cmd;
+using pushonce::test::set_cmd;
 using pushonce::test::sync_redis;
 namespace redis = pushonce::redis;
 using namespace std::chrono_literals;
 
 namespace {
-redis::command set_cmd(const std::string& k, const std::string& v) {
-  return {"SET", k, v};
-}
-redis::command get_cmd(const std::string& k) {
-  return {"GET", k};
-}
 redis::command words(std::initializer_list<std::string> w) {
   return redis::command(w);
 }

@@ -17,20 +17,15 @@
 #include "tests/support/tls_certs.hpp"
 
 using pushonce::test::cluster_fixture;
+using pushonce::test::get_cmd;
 using pushonce::test::redis_cluster_options;
+using pushonce::test::set_cmd;
 using pushonce::test::sync_redis;
 using pushonce::test::tls_certs;
 namespace redis = pushonce::redis;
 using namespace std::chrono_literals;
 
 namespace {
-
-redis::command set_cmd(const std::string& k, const std::string& v) {
-  return {"SET", k, v};
-}
-redis::command get_cmd(const std::string& k) {
-  return {"GET", k};
-}
 
 redis::connection_options tls_options(cluster_fixture& fx, const tls_certs& certs,
                                       const std::string& ca) {
