@@ -51,11 +51,11 @@ printf '%s\n' "${ports[@]}" >"$dir/ports"
 
 for p in "${ports[@]}"; do
   mkdir -p "$dir/$p"
-  rm -f "$dir/$p/nodes.conf" "$dir/$p"/*.rdb "$dir/$p"/appendonly*
+  rm -rf "$dir/$p/nodes.conf" "$dir/$p"/*.rdb "$dir/$p"/appendonly*  # appendonlydir/ too
   redis-server --port "$p" --bind 127.0.0.1 --dir "$dir/$p" --daemonize yes \
     --logfile "$dir/$p/redis.log" --pidfile "$dir/$p/redis.pid" \
     --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 2000 \
-    --appendonly yes --appendfsync everysec --save ''
+    --appendonly yes --appendfsync everysec --save '' --active-expire-effort 10
 done
 for p in "${ports[@]}"; do
   for _ in $(seq 50); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.1; done

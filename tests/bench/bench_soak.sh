@@ -6,11 +6,15 @@
 # user inboxes: (used_memory - inbox bytes - empty-server baseline) / (RATE × dedup window).
 #   tests/bench/bench_soak.sh [BIN_DIR]        (default build/bin)
 # Settings by environment [default]: RATE [4000] DURATION_S [300] WINDOW_S [120, the
-# default dedup window] BENCH [../shared/peer/load/bench.sh]
+# default dedup window] BENCH [../shared/peer/load/bench.sh] EXPIRE_EFFORT [10: Redis's
+# active-expire-effort, set on the bench's Redis with CONFIG SET as docs/operations.md
+# recommends; 0 = leave Redis's default (1), under which its active expiry lags the claim
+# records' cohorts and the keyspace overshoots]
 set -euo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 bin="$(cd "${1:-$here/build/bin}" && pwd)"
 RATE=${RATE:-4000} DURATION_S=${DURATION_S:-300} WINDOW_S=${WINDOW_S:-120}
+EXPIRE_EFFORT=${EXPIRE_EFFORT:-10}
 BENCH=${BENCH:-$here/../shared/peer/load/bench.sh}
 out="$(mktemp -d /tmp/pushonce-soak-XXXXXX)"
 messages=$((RATE * DURATION_S))
@@ -24,8 +28,13 @@ for _ in $(seq 1 300); do
   sleep 0.1
 done
 [[ -n "$port" ]] || { echo "error: bench did not start" >&2; cat "$out/bench.err" >&2; exit 1; }
+if [[ "$EXPIRE_EFFORT" != 0 ]]; then
+  redis-cli -p "$port" CONFIG SET active-expire-effort "$EXPIRE_EFFORT" >/dev/null
+fi
+effort="$(redis-cli -p "$port" CONFIG GET active-expire-effort | tail -n 1)"
 baseline="$(redis-cli -p "$port" INFO memory | grep '^used_memory:' | tr -dc 0-9)"
-echo "soak: $RATE msgs/s for ${DURATION_S}s on redis :$port (baseline used_memory $baseline)" >&2
+echo "soak: $RATE msgs/s for ${DURATION_S}s on redis :$port (baseline used_memory $baseline, active-expire-effort $effort)" >&2
+echo "redis active-expire-effort: $effort"
 : >"$out/samples.txt"
 set +e  # the bench may stop Redis between two reads below: the last sample is then skipped
 while kill -0 "$bench" 2>/dev/null; do
@@ -44,8 +53,8 @@ done
 set -e
 wait "$bench" || true
 tail -n 1 "$out/bench.out"
-python3 - "$out/samples.txt" "$baseline" "$RATE" "$WINDOW_S" <<'PY'
-import sys
+python3 - "$out/samples.txt" "$baseline" "$RATE" "$WINDOW_S" "$out/bench/runs.jsonl" <<'PY'
+import json, os, sys
 rows = [list(map(int, l.split())) for l in open(sys.argv[1]) if l.strip()]
 base, rate, window = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 rows = rows[:-1] if len(rows) > 3 else rows   # the last sample may fall after the load
@@ -59,5 +68,10 @@ per_msg = (m - inbox - base) / (rate * window)
 print(f"used_memory: middle third {avg(mid)/1e6:.1f} MB, last third {avg(last)/1e6:.1f} MB, growth {growth:+.1f} %")
 print(f"at the end: used_memory {m/1e6:.1f} MB, inboxes {inbox/1e6:.1f} MB, keys {rows[-1][3]}; "
       f"retained beyond inboxes {per_msg:.0f} bytes/message (rate x {window} s window)")
+if os.path.exists(sys.argv[5]):
+    runs = [json.loads(l) for l in open(sys.argv[5]) if l.strip()]
+    if runs and runs[-1].get("messages_delivered"):
+        r = runs[-1]
+        print(f"redis-server CPU over the run: {r['cpu_ms']['redis'] * 1000 / r['messages_delivered']:.1f} us/message")
 sys.exit(0 if growth < 10 and per_msg <= 250 else 1)
 PY
