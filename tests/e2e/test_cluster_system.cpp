@@ -161,10 +161,7 @@ TEST_CASE("cluster system: leader and worker on a cluster deliver once, across a
 
   // Fail over the master of users[0]'s slot; wait for the replica; then a second round.
   // The replica has the first round (WAIT on the master first: replication is async).
-  {
-    sync_redis r(cluster.master_of(cluster.slot_of(k.user(users[0], ""))));
-    CHECK(r.integer({"WAIT", "1", "2000"}) == 1);
-  }
+  CHECK(cluster.wait_replicated(k.user(users[0], "")) == 1);
   cluster.fail_master_of(cluster.slot_of(k.user(users[0], "")));
   // Publishing may fail while the programs learn the new map: retried by this test as a
   // client would, with an idempotency key (a failed publish may have been made).

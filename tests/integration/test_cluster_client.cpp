@@ -128,10 +128,7 @@ TEST_CASE("cluster client: a master fails over to its replica") {
     CHECK(set.ok());
   });
   // The write must be on the replica before the master dies (replication is asynchronous).
-  {
-    sync_redis r(masters[1]);
-    CHECK(r.integer({"WAIT", "1", "2000"}) == 1);
-  }
+  CHECK(fx.cluster.wait_replicated(key) == 1);
   auto promoted = fx.cluster.fail_master_of(fx.cluster.slot_of(key));
   CHECK(promoted != masters[1]);
   // Commands may fail while the client learns the new map (a dead connection, a timeout);

@@ -44,6 +44,8 @@ TEST_CASE("redis_cluster: 3 masters with replicas; a slot moves with its keys; a
     REQUIRE(moved->type == REDIS_REPLY_ERROR);
     CHECK(std::string(moved->str).rfind("MOVED 12739 127.0.0.1:" + std::to_string(to), 0) == 0);
   }
+  // Replication is asynchronous: the migrated key may not have reached the replica yet.
+  CHECK(cluster.wait_replicated(key) == 1);
 
   // kill -9 the owner: its replica is promoted and still has the key.
   std::uint16_t promoted = cluster.fail_master_of(slot);

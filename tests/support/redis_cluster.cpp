@@ -245,6 +245,18 @@ void redis_cluster::reshard_with_cli(std::uint16_t from, std::uint16_t to, unsig
   if (!wait_ok(options_.ready_timeout)) throw std::runtime_error("reshard: cluster not ok");
 }
 
+long long redis_cluster::wait_replicated(const std::string& key,
+                                        std::chrono::milliseconds timeout) {
+  // The marker keeps `key`'s hash tag; a key without one becomes the marker's tag.
+  const unsigned slot = slot_of(key);
+  std::string marker = key + ":wait-marker";
+  if (slot_of(marker) != slot) marker = "{" + key + "}:wait-marker";
+  sync_redis r(master_of(slot));
+  if (r.text({"SET", marker, "1", "PX", "60000"}) != "OK")
+    throw std::runtime_error("wait_replicated: SET " + marker + " failed");
+  return r.integer({"WAIT", "1", std::to_string(timeout.count())});
+}
+
 std::uint16_t redis_cluster::fail_master_of(unsigned slot) {
   std::uint16_t old = master_of(slot);
   node_on(old).kill();

@@ -68,6 +68,13 @@ class redis_cluster {
   /// `to`, and the keys named are migrated already (the window in which owners answer ASK).
   void begin_move(unsigned slot, std::uint16_t to, const std::vector<std::string>& keys);
 
+  /// Waits until a replica of the master of `key`'s slot holds every write made there so
+  /// far (replication is asynchronous; kill -9 a master before this and its replica may
+  /// miss them). WAIT counts from the calling client's last write, so this writes a marker
+  /// key in the same slot first. Returns WAIT's count of replicas (0 on timeout).
+  long long wait_replicated(const std::string& key,
+                            std::chrono::milliseconds timeout = std::chrono::seconds(5));
+
   /// kill -9 of the master serving `slot`; waits until a replica was promoted and the
   /// cluster is ok again; the new master's port.
   std::uint16_t fail_master_of(unsigned slot);
