@@ -246,7 +246,7 @@ void redis_cluster::reshard_with_cli(std::uint16_t from, std::uint16_t to, unsig
 }
 
 long long redis_cluster::wait_replicated(const std::string& key,
-                                        std::chrono::milliseconds timeout) {
+                                         std::chrono::milliseconds timeout) {
   // The marker keeps `key`'s hash tag; a key without one becomes the marker's tag.
   const unsigned slot = slot_of(key);
   std::string marker = key + ":wait-marker";
