@@ -134,12 +134,16 @@ asio::awaitable<bool> sweeper::sweep_page(const outbox_ref& o, long long now_ms,
   plan.take(std::move(page));
   if (plan.looked_at() == 0) co_return false;
 
-  std::vector<redis::command> gets;
-  for (const auto* m : plan.to_check()) gets.push_back({"GET", keys_.claim(m->user, m->id)});
+  std::vector<std::string> claim_keys;
+  for (const auto* m : plan.to_check()) claim_keys.push_back(keys_.claim(m->user, m->id));
   std::vector<std::optional<lua::claim_record>> records;
-  if (!gets.empty()) {
-    auto rs = co_await conn_->exec_all(std::move(gets));
-    for (auto& r : rs) records.push_back(r.ok() ? lua::parse_claim_record(r.value) : std::nullopt);
+  if (!claim_keys.empty()) {
+    auto reads = lua::claim_record_reads(claim_keys, conn_->is_cluster());
+    auto rs = co_await conn_->exec_all(reads);
+    std::vector<std::optional<redis::reply>> replies;
+    replies.reserve(rs.size());
+    for (auto& r : rs) replies.push_back(r.ok() ? std::optional(std::move(r.value)) : std::nullopt);
+    records = lua::parse_claim_records(reads, replies);
   }
   plan.on_records(records);
   auto redrive = plan.to_redrive();

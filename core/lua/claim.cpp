@@ -1,5 +1,7 @@
 #include "core/lua/claim.hpp"
 
+#include <algorithm>
+
 #include "core/redis/hash_slot.hpp"
 #include "core/redis/scripts.hpp"
 
@@ -170,6 +172,44 @@ std::optional<claim_record> parse_claim_record(const redis::reply& value) {
     r.attempts = *attempts;
   }
   return r;
+}
+
+std::vector<redis::command> claim_record_reads(std::span<const std::string> keys, bool cluster,
+                                               std::size_t chunk) {
+  std::vector<redis::command> reads;
+  if (cluster || chunk == 0) {
+    reads.reserve(keys.size());
+    for (const auto& k : keys) reads.push_back({"GET", k});
+    return reads;
+  }
+  for (std::size_t at = 0; at < keys.size(); at += chunk) {
+    auto part = keys.subspan(at, std::min(chunk, keys.size() - at));
+    redis::command mget;
+    mget.reserve(part.size() + 1);
+    mget.emplace_back("MGET");
+    mget.insert(mget.end(), part.begin(), part.end());
+    reads.push_back(std::move(mget));
+  }
+  return reads;
+}
+
+std::vector<std::optional<claim_record>> parse_claim_records(
+    const std::vector<redis::command>& reads,
+    std::span<const std::optional<redis::reply>> replies) {
+  std::vector<std::optional<claim_record>> out;
+  for (std::size_t i = 0; i < reads.size(); ++i) {
+    const std::size_t n = reads[i].empty() ? 0 : reads[i].size() - 1;
+    const redis::reply* r = i < replies.size() && replies[i] ? &*replies[i] : nullptr;
+    const bool multi = !reads[i].empty() && reads[i][0] == "MGET";
+    if (r && !multi) {
+      out.push_back(parse_claim_record(*r));
+    } else if (r && r->is_array() && r->elements.size() == n) {
+      for (const auto& e : r->elements) out.push_back(parse_claim_record(e));
+    } else {
+      out.insert(out.end(), n, std::nullopt);
+    }
+  }
+  return out;
 }
 
 }  // namespace pushonce::lua

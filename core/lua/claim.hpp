@@ -94,4 +94,17 @@ struct claim_record {
 /// Parses a claim record; a nil reply is `none`; std::nullopt when it is not one.
 std::optional<claim_record> parse_claim_record(const redis::reply& value);
 
+/// The reads of the claim records named by `keys`, in order. On a single Redis this is one
+/// `MGET` per `chunk` keys: one command instead of one per key (the sweeper reads a record
+/// per message it checks). On a cluster it is one `GET` per key, because the keys belong to
+/// different users' slots. Each command reads `size() - 1` of the keys.
+std::vector<redis::command> claim_record_reads(std::span<const std::string> keys, bool cluster,
+                                               std::size_t chunk = 500);
+
+/// The record each key of `reads` holds, in key order, from each read's reply (`GET`: one
+/// value; `MGET`: an array with one value per key). A failed read, or a reply of the wrong
+/// shape, gives std::nullopt for each of its keys.
+std::vector<std::optional<claim_record>> parse_claim_records(
+    const std::vector<redis::command>& reads, std::span<const std::optional<redis::reply>> replies);
+
 }  // namespace pushonce::lua

@@ -102,6 +102,58 @@ TEST_CASE("claim record: garbage is refused") {
   CHECK_FALSE(lua::parse_claim_record(redis::reply::make_error("ERR x")));
 }
 
+TEST_CASE(
+    "claim_record_reads: one MGET per chunk on a single Redis, one GET per key on a cluster") {
+  const std::vector<std::string> keys{"a", "b", "c", "d", "e"};
+  auto single = lua::claim_record_reads(keys, false, 2);
+  CHECK(single ==
+        std::vector<redis::command>{{"MGET", "a", "b"}, {"MGET", "c", "d"}, {"MGET", "e"}});
+  CHECK(lua::claim_record_reads(keys, false) ==
+        std::vector<redis::command>{{"MGET", "a", "b", "c", "d", "e"}});
+  auto cluster = lua::claim_record_reads(keys, true, 2);
+  CHECK(cluster == std::vector<redis::command>{
+                       {"GET", "a"}, {"GET", "b"}, {"GET", "c"}, {"GET", "d"}, {"GET", "e"}});
+  CHECK(lua::claim_record_reads({}, false).empty());
+}
+
+TEST_CASE("parse_claim_records: one record per key, in order; a failed read is unknown") {
+  const std::vector<std::string> keys{"a", "b", "c", "d", "e"};
+  auto reads = lua::claim_record_reads(keys, false, 2);
+  std::vector<std::optional<redis::reply>> replies{
+      array({str("7"), redis::reply{}}),  // delivered at 7; no record (nil)
+      std::nullopt,                       // the MGET failed: c and d unknown
+      array({str("x:3:bad")})};
+  auto records = lua::parse_claim_records(reads, replies);
+  REQUIRE(records.size() == 5);
+  REQUIRE(records[0]);
+  CHECK(records[0]->state == kind::delivered);
+  CHECK(records[0]->offset == 7);
+  REQUIRE(records[1]);
+  CHECK(records[1]->state == kind::none);
+  CHECK_FALSE(records[2]);
+  CHECK_FALSE(records[3]);
+  REQUIRE(records[4]);
+  CHECK(records[4]->state == kind::dead);
+
+  // A reply of the wrong shape (an array of another length, an error) reads as unknown.
+  std::vector<std::optional<redis::reply>> short_reply{array({str("1")}), integer(1),
+                                                       redis::reply::make_error("ERR x")};
+  auto bad = lua::parse_claim_records(reads, short_reply);
+  REQUIRE(bad.size() == 5);
+  for (const auto& r : bad) CHECK_FALSE(r);
+
+  // GETs on a cluster: one value each; fewer replies than reads leave the rest unknown.
+  auto gets = lua::claim_record_reads(keys, true);
+  std::vector<std::optional<redis::reply>> two{str("l:w1:99:1"), redis::reply{}};
+  auto got = lua::parse_claim_records(gets, two);
+  REQUIRE(got.size() == 5);
+  REQUIRE(got[0]);
+  CHECK(got[0]->state == kind::leased);
+  REQUIRE(got[1]);
+  CHECK(got[1]->state == kind::none);
+  CHECK_FALSE(got[2]);
+}
+
 TEST_CASE("parse_claim_reply: two items per message, every state") {
   auto r = array({str("delivered"), integer(7), str("done"), integer(3), str("taken"), integer(0),
                   str("dead"), integer(0), str("won"), integer(4), str("failed"),
