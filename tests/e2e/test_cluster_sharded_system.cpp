@@ -3,16 +3,20 @@
 // shard's channel, claimed by the worker, SPUBLISHed on the user's channel and sent to a
 // WebSocket client — every message once, in offset order — also across a move of the user's
 // slot to another master (the gateway resubscribes on the new owner and catches up from the
-// inbox). CTest label `cluster` (test case names hold "cluster").
+// inbox), and across a failover of the master that serves a user's channel, during which
+// /readyz answers 503 with "sharded":false. CTest label `cluster` (test case names hold
+// "cluster").
 #include "tests/support/redis_cluster.hpp"
 // (the header under test first: it is self-contained)
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <boost/json.hpp>
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "core/keys.hpp"
@@ -166,5 +170,92 @@ TEST_CASE(
     CHECK(got.offsets[i] == static_cast<long long>(i) + 1);
   CHECK(leader.running());
   CHECK(worker.running());
+  CHECK(gateway.running());
+}
+
+TEST_CASE(
+    "cluster sharded system: /readyz says sharded:false while the master of a user's channel "
+    "is down, true again after its replica took over; the session gets every message once") {
+  redis_cluster cluster;
+  const std::string ns = unique_namespace("e2e", "sharded-ready");
+  pushonce::keys k(ns);
+  environment env = {{"PUSHONCE_REDIS_CLUSTER", cluster.url()},
+                     {"PUSHONCE_REDIS", std::nullopt},
+                     {"PUSHONCE_NAMESPACE", ns},
+                     {"PUSHONCE_API_KEY", api_key},
+                     {"PUSHONCE_LOG_LEVEL", "info"}};
+  process leader(program_path("pushonce-leader"), {"run", "--id", "l1"}, env);
+  process worker(program_path("pushonce-worker"), {"--id", "w1"}, env);
+  auto port = free_port();
+  process gateway(program_path("pushonce-gateway"),
+                  {"--id", "g1", "--dev-auth", "--listen", "127.0.0.1:" + std::to_string(port)},
+                  env);
+  auto ready_sharded = [&] {
+    auto r = http_request("127.0.0.1", port, "GET", "/readyz", {}, {}, 1s);
+    return r.status == 200 && r.body.find(R"("sharded":true)") != std::string::npos;
+  };
+  REQUIRE_MESSAGE(wait_until(ready_sharded, 30s, 100ms), gateway.stderr_text());
+
+  const std::string user = "alice";
+  ws_client c;
+  c.connect("127.0.0.1", port);
+  REQUIRE(c.send(hello_frame(user)));
+  auto welcome = c.receive(10s);
+  REQUIRE_MESSAGE(welcome, gateway.stderr_text());
+  REQUIRE(json::parse(*welcome).as_object().at("type").as_string() == "welcome");
+  std::set<std::string> want;
+  received got;
+  for (auto& id : post(port, user, 0, 5)) want.insert(id);
+  receive_until(c, want, got, 20s);
+  REQUIRE_MESSAGE(got.ids.size() == 5, (gateway.stderr_text() + worker.stderr_text()));
+
+  // The replica must hold the user's offsets before its master dies (replication is
+  // asynchronous), or the session would rightly be closed with 1013 (offsets went back).
+  const auto ch = k.user_channel(user);
+  REQUIRE(cluster.wait_replicated(ch) == 1);
+
+  // Poll /readyz through the failover: the gateway's subscription to alice's channel sits on
+  // a dead node until the slot map names the promoted replica (at least the node timeout).
+  std::atomic<bool> stop{false}, saw_down{false};
+  std::string down_body;
+  std::thread poller([&] {
+    while (!stop) {
+      auto r = http_request("127.0.0.1", port, "GET", "/readyz", {}, {}, 1s);
+      if (r.status == 503 && r.body.find(R"("sharded":false)") != std::string::npos &&
+          !saw_down.exchange(true))
+        down_body = r.body;
+      std::this_thread::sleep_for(25ms);
+    }
+  });
+  cluster.fail_master_of(cluster.slot_of(ch));
+  const bool back = wait_until(ready_sharded, 30s, 100ms);
+  stop = true;
+  poller.join();
+  CHECK_MESSAGE(saw_down, "no 503 with \"sharded\":false during the failover");
+  CHECK(down_body.find(R"("ready":false)") != std::string::npos);
+  REQUIRE_MESSAGE(back, gateway.stderr_text());
+
+  // The same session gets what is published after the failover, once each, offsets on.
+  for (int i = 5; i < 10; ++i) {
+    const std::string key = "after-" + std::to_string(i);
+    const std::string body =
+        R"({"user":"alice","data":{"n":)" + std::to_string(i) + R"(},"id":")" + key + "\"}";
+    bool ok = wait_until(
+        [&] {
+          auto r = http_request("127.0.0.1", port, "POST", "/api/publish", body,
+                                {{"Authorization", std::string("Bearer ") + api_key}});
+          if (r.status != 200) return false;
+          want.insert(std::string(json::parse(r.body).as_object().at("id").as_string()));
+          return true;
+        },
+        30s, 200ms);
+    REQUIRE_MESSAGE(ok, "publish " << key);
+  }
+  receive_until(c, want, got, 30s);
+  for (auto& f : c.drain(1s)) got.take(f);
+  CHECK_MESSAGE(got.ids.size() == 10, (gateway.stderr_text() + worker.stderr_text()));
+  for (auto& [id, n] : got.ids)
+    CHECK_MESSAGE(n == 1, "message " << id << " sent " << n << " times");
+  CHECK(got.offsets == std::vector<long long>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
   CHECK(gateway.running());
 }
