@@ -14,6 +14,7 @@
 #include <atomic>
 #include <boost/json.hpp>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -33,6 +34,18 @@ namespace json = boost::json;
 namespace {
 
 constexpr const char* api_key = "sharded-api-key-1";
+
+// The programs' environment: `cluster`, namespace `ns`, the API key; `bus_shards` when given
+// (else each program's default).
+environment cluster_env(const redis_cluster& cluster, const std::string& ns,
+                        std::optional<std::string> bus_shards = std::nullopt) {
+  return {{"PUSHONCE_REDIS_CLUSTER", cluster.url()},
+          {"PUSHONCE_REDIS", std::nullopt},
+          {"PUSHONCE_NAMESPACE", ns},
+          {"PUSHONCE_BUS_SHARDS", std::move(bus_shards)},
+          {"PUSHONCE_API_KEY", api_key},
+          {"PUSHONCE_LOG_LEVEL", "info"}};
+}
 
 // POST /api/publish of `n` messages to `user`, data {"n":first..first+n-1}; the ids.
 std::vector<std::string> post(std::uint16_t port, const std::string& user, int first, int n) {
@@ -88,12 +101,7 @@ TEST_CASE(
   redis_cluster cluster;
   const std::string ns = unique_namespace("e2e", "sharded");
   pushonce::keys k(ns);
-  environment env = {{"PUSHONCE_REDIS_CLUSTER", cluster.url()},
-                     {"PUSHONCE_REDIS", std::nullopt},
-                     {"PUSHONCE_NAMESPACE", ns},
-                     {"PUSHONCE_BUS_SHARDS", "4"},
-                     {"PUSHONCE_API_KEY", api_key},
-                     {"PUSHONCE_LOG_LEVEL", "info"}};
+  environment env = cluster_env(cluster, ns, "4");
   process leader(program_path("pushonce-leader"), {"run", "--id", "l1"}, env);
   process worker(program_path("pushonce-worker"), {"--id", "w1"}, env);
   auto port = free_port();
@@ -179,11 +187,7 @@ TEST_CASE(
   redis_cluster cluster;
   const std::string ns = unique_namespace("e2e", "sharded-ready");
   pushonce::keys k(ns);
-  environment env = {{"PUSHONCE_REDIS_CLUSTER", cluster.url()},
-                     {"PUSHONCE_REDIS", std::nullopt},
-                     {"PUSHONCE_NAMESPACE", ns},
-                     {"PUSHONCE_API_KEY", api_key},
-                     {"PUSHONCE_LOG_LEVEL", "info"}};
+  environment env = cluster_env(cluster, ns);
   process leader(program_path("pushonce-leader"), {"run", "--id", "l1"}, env);
   process worker(program_path("pushonce-worker"), {"--id", "w1"}, env);
   auto port = free_port();
