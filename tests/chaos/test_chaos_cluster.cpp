@@ -185,13 +185,10 @@ TEST_CASE(
   redis_cluster cluster;
   const std::string ns = unique_namespace("chaos", "cluster");
   pushonce::keys k(ns);
-  environment env = {{"PUSHONCE_REDIS_CLUSTER", cluster.url()},
-                     {"PUSHONCE_REDIS", std::nullopt},
-                     {"PUSHONCE_NAMESPACE", ns},
-                     {"PUSHONCE_API_KEY", api_key},
-                     {"PUSHONCE_DEDUP_WINDOW_MS", "600000"},
-                     {"PUSHONCE_OUTBOX_RETENTION_MS", "600000"},
-                     {"PUSHONCE_LOG_LEVEL", "warn"}};
+  environment env = cluster.program_env(ns, {{"PUSHONCE_API_KEY", api_key},
+                                             {"PUSHONCE_DEDUP_WINDOW_MS", "600000"},
+                                             {"PUSHONCE_OUTBOX_RETENTION_MS", "600000"},
+                                             {"PUSHONCE_LOG_LEVEL", "warn"}});
   process leader(program_path("pushonce-leader"), {"run", "--id", "l1"}, env);
   process w1(program_path("pushonce-worker"), {"--id", "w1", "--lease-ms", "1000"}, env);
   process w2(program_path("pushonce-worker"), {"--id", "w2", "--lease-ms", "1000"}, env);

@@ -14,7 +14,6 @@
 #include <atomic>
 #include <boost/json.hpp>
 #include <map>
-#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -34,18 +33,6 @@ namespace json = boost::json;
 namespace {
 
 constexpr const char* api_key = "sharded-api-key-1";
-
-// The programs' environment: `cluster`, namespace `ns`, the API key; `bus_shards` when given
-// (else each program's default).
-environment cluster_env(const redis_cluster& cluster, const std::string& ns,
-                        std::optional<std::string> bus_shards = std::nullopt) {
-  return {{"PUSHONCE_REDIS_CLUSTER", cluster.url()},
-          {"PUSHONCE_REDIS", std::nullopt},
-          {"PUSHONCE_NAMESPACE", ns},
-          {"PUSHONCE_BUS_SHARDS", std::move(bus_shards)},
-          {"PUSHONCE_API_KEY", api_key},
-          {"PUSHONCE_LOG_LEVEL", "info"}};
-}
 
 // POST /api/publish of `n` messages to `user`, data {"n":first..first+n-1}; the ids.
 std::vector<std::string> post(std::uint16_t port, const std::string& user, int first, int n) {
@@ -101,7 +88,8 @@ TEST_CASE(
   redis_cluster cluster;
   const std::string ns = unique_namespace("e2e", "sharded");
   pushonce::keys k(ns);
-  environment env = cluster_env(cluster, ns, "4");
+  environment env =
+      cluster.program_env(ns, {{"PUSHONCE_BUS_SHARDS", "4"}, {"PUSHONCE_API_KEY", api_key}});
   process leader(program_path("pushonce-leader"), {"run", "--id", "l1"}, env);
   process worker(program_path("pushonce-worker"), {"--id", "w1"}, env);
   auto port = free_port();
@@ -187,7 +175,7 @@ TEST_CASE(
   redis_cluster cluster;
   const std::string ns = unique_namespace("e2e", "sharded-ready");
   pushonce::keys k(ns);
-  environment env = cluster_env(cluster, ns);
+  environment env = cluster.program_env(ns, {{"PUSHONCE_API_KEY", api_key}});
   process leader(program_path("pushonce-leader"), {"run", "--id", "l1"}, env);
   process worker(program_path("pushonce-worker"), {"--id", "w1"}, env);
   auto port = free_port();

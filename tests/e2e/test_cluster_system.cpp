@@ -117,10 +117,7 @@ TEST_CASE("cluster system: leader and worker on a cluster deliver once, across a
   redis_cluster cluster;
   const std::string ns = unique_namespace("e2e", "cluster");
   pushonce::keys k(ns);
-  environment env = {{"PUSHONCE_REDIS_CLUSTER", cluster.url()},
-                     {"PUSHONCE_REDIS", std::nullopt},
-                     {"PUSHONCE_NAMESPACE", ns},
-                     {"PUSHONCE_LOG_LEVEL", "info"}};
+  environment env = cluster.program_env(ns);
   process leader(program_path("pushonce-leader"), {"run", "--id", "l1"}, env);
   process worker(program_path("pushonce-worker"), {"--id", "w1"}, env);
 
@@ -196,11 +193,7 @@ TEST_CASE(
   redis_cluster cluster;
   const std::string ns = unique_namespace("e2e", "cluster-gw");
   pushonce::keys k(ns);
-  environment env = {{"PUSHONCE_REDIS_CLUSTER", cluster.url()},
-                     {"PUSHONCE_REDIS", std::nullopt},
-                     {"PUSHONCE_NAMESPACE", ns},
-                     {"PUSHONCE_API_KEY", "cluster-key"},
-                     {"PUSHONCE_LOG_LEVEL", "info"}};
+  environment env = cluster.program_env(ns, {{"PUSHONCE_API_KEY", "cluster-key"}});
   process leader(program_path("pushonce-leader"), {"run", "--id", "l1"}, env);
   process worker(program_path("pushonce-worker"), {"--id", "w1", "--wait-replicas", "1"}, env);
   const auto port = free_port();

@@ -245,6 +245,22 @@ void redis_cluster::reshard_with_cli(std::uint16_t from, std::uint16_t to, unsig
   if (!wait_ok(options_.ready_timeout)) throw std::runtime_error("reshard: cluster not ok");
 }
 
+environment redis_cluster::program_env(const std::string& ns, const environment& more) const {
+  environment env{{"PUSHONCE_REDIS_CLUSTER", url()},
+                  {"PUSHONCE_REDIS", std::nullopt},
+                  {"PUSHONCE_NAMESPACE", ns},
+                  {"PUSHONCE_LOG_LEVEL", "info"}};
+  for (const auto& [name, value] : more) {
+    auto same =
+        std::find_if(env.begin(), env.end(), [&](const auto& e) { return e.first == name; });
+    if (same != env.end())
+      same->second = value;
+    else
+      env.emplace_back(name, value);
+  }
+  return env;
+}
+
 long long redis_cluster::wait_replicated(const std::string& key,
                                          std::chrono::milliseconds timeout) {
   // The marker keeps `key`'s hash tag; a key without one becomes the marker's tag.

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/process.hpp"
 #include "tests/support/redis_server.hpp"
 
 namespace pushonce::test {
@@ -67,6 +68,11 @@ class redis_cluster {
   /// Only the first half of a move: `slot` is MIGRATING on its owner and IMPORTING on
   /// `to`, and the keys named are migrated already (the window in which owners answer ASK).
   void begin_move(unsigned slot, std::uint16_t to, const std::vector<std::string>& keys);
+
+  /// The environment of a program under test on this cluster: PUSHONCE_REDIS_CLUSTER (and
+  /// PUSHONCE_REDIS unset), namespace `ns`, log level info; then `more`, each entry
+  /// replacing one of these or added.
+  environment program_env(const std::string& ns, const environment& more = {}) const;
 
   /// Waits until a replica of the master of `key`'s slot holds every write made there so
   /// far (replication is asynchronous; kill -9 a master before this and its replica may
