@@ -42,6 +42,12 @@ std::string keys::user(std::string_view u, std::string_view suffix) const {
   return tagged(ns_, "u", u, suffix);
 }
 
+std::string keys::batch(std::string_view first_id) const {
+  std::string suffix = "b:";
+  suffix += first_id;
+  return plain(suffix);
+}
+
 std::string keys::claim(std::string_view u, std::string_view id) const {
   std::string suffix = "c:";
   suffix += id;

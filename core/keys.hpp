@@ -16,7 +16,9 @@ class keys {
   // {u:U}: per-user claims, meta, inbox, channel.
   std::string user(std::string_view u, std::string_view suffix) const;
   std::string claim(std::string_view u, std::string_view id) const;  // NS:{u:U}:c:ID
-  std::string user_channel(std::string_view u) const;                // NS:{u:U}:ch
+  // NS:b:ID: the race for the bus payload whose first message is ID (claim_batch.lua).
+  std::string batch(std::string_view first_id) const;
+  std::string user_channel(std::string_view u) const;  // NS:{u:U}:ch
   // {bus:N}: custom-publish shard.
   std::string bus(unsigned shard, std::string_view suffix) const;
   std::string idem(unsigned shard, std::string_view user, std::string_view key) const;

@@ -140,6 +140,24 @@ asio::awaitable<bus_worker::outcomes> bus_worker::claim_all(std::vector<bus_mess
   for (std::size_t at = 0; at < all.size(); at += opts_.max_batch) {
     auto part = all.subspan(at, std::min(opts_.max_batch, all.size() - at));
     auto owner = next_owner();
+    // Heard on the bus, every worker races for the batch first; only the winner sends the
+    // messages to claim.lua. A race that fails to run leaves the decision to claim.lua. The
+    // sweeper's re-drives skip the race: it looks only at outbox entries older than a lease
+    // (their race key has expired), and claim.lua alone keeps them from being delivered twice.
+    if (!redrive) {
+      auto won = co_await claims_.claim_batch(part, owner);
+      if (won && !won.value()) {
+        lua::claim_outcome lost;  // another worker holds the batch: "taken"
+        for (const auto& m : part) {
+          co_await on_outcome(m, lost, owner, redrive);
+          out.push_back(lost);
+        }
+        continue;
+      }
+      if (!won)
+        log::warn("race for a batch of {} messages failed: {} {}; claiming them anyway",
+                  part.size(), won.error().code, won.error().message);
+    }
     auto claimed = co_await claims_.claim(part, owner);
     if (!claimed) {
       counters_.failed += part.size();

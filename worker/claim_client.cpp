@@ -29,6 +29,16 @@ std::string random_epoch() {
 claim_client::claim_client(std::shared_ptr<redis::connection> conn, keys k, claim_options opts)
     : conn_(std::move(conn)), keys_(std::move(k)), opts_(opts) {}
 
+asio::awaitable<outcome<bool>> claim_client::claim_batch(std::span<const bus_message> batch,
+                                                         const std::string& owner) {
+  std::vector<redis::command> cmds{lua::claim_batch_command(keys_, batch, owner, opts_.lease)};
+  auto rs = co_await redis::eval_all(*conn_, redis::get_script("claim_batch"), std::move(cmds));
+  if (!rs.front().ok()) co_return failure_of(rs.front());
+  auto won = lua::parse_claim_batch_reply(rs.front().value);
+  if (!won) co_return failure{"internal", "unexpected reply from claim_batch.lua"};
+  co_return *won;
+}
+
 asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim_client::claim(
     std::span<const bus_message> batch, std::string owner) {
   lua::claim_settings s{std::move(owner),   opts_.lease,        opts_.dedup_window,

@@ -48,6 +48,19 @@ redis::command claim_command(const keys& k, const claim_settings& s,
   return cmd;
 }
 
+redis::command claim_batch_command(const keys& k, std::span<const bus_message> batch,
+                                   const std::string& owner, std::chrono::milliseconds lease) {
+  std::vector<std::string> ks{k.batch(batch.front().id)};
+  std::vector<std::string> as{owner, std::to_string(lease.count())};
+  return redis::evalsha_command(redis::get_script("claim_batch"), ks, as);
+}
+
+std::optional<bool> parse_claim_batch_reply(const redis::reply& r) {
+  if (r.kind != redis::reply::type::integer || (r.integer != 0 && r.integer != 1))
+    return std::nullopt;
+  return r.integer == 1;
+}
+
 std::vector<std::vector<std::size_t>> claim_groups(const keys& k,
                                                    std::span<const bus_message> batch) {
   std::vector<std::vector<std::size_t>> groups;

@@ -53,6 +53,14 @@ struct claim_outcome {
   std::string error;
 };
 
+/// claim_batch.lua: `owner` races for `batch` (a bus payload, or one max-batch part of it,
+/// named by its first message's id); the key lives `lease`. `batch` must not be empty.
+redis::command claim_batch_command(const keys& k, std::span<const bus_message> batch,
+                                   const std::string& owner, std::chrono::milliseconds lease);
+/// true: the caller won the batch (it goes on to claim.lua); false: another worker did;
+/// std::nullopt when the reply is not claim_batch.lua's.
+std::optional<bool> parse_claim_batch_reply(const redis::reply& r);
+
 /// `lease_only[i]` (optional) takes the lease on message i without delivering it.
 redis::command claim_command(const keys& k, const claim_settings& s,
                              std::span<const bus_message> batch,

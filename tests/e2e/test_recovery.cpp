@@ -74,6 +74,40 @@ TEST_CASE("recovery: messages published while no worker runs are delivered once 
   CHECK(d.counter("delivered") == 5);
 }
 
+TEST_CASE(
+    "recovery: a batch won by a worker that died before claiming it is delivered once by the "
+    "sweeper") {
+  deployment d("batchrace");
+  for (int i = 0; i < 3; ++i) d.start_worker({"--lease-ms", "1000", "--sweep-interval-ms", "200"});
+  REQUIRE(d.wait_subscribers(d.k().bus_channel(), 3));
+  // The next publish on bus shard 0 gets id (seq + 1) * 4096. A worker that won the race for
+  // that batch and was killed at once leaves exactly this key behind (claim_batch.lua).
+  auto seq = d.redis().text({"GET", d.k().bus(0, "seq")});
+  auto next = std::to_string(((seq.empty() ? 0 : std::stoll(seq)) + 1) * 4096);
+  d.redis().cmd({"SET", d.k().batch(next), "dead-worker:1", "PX", "60000"});
+
+  auto id = id_of(d.admin_json({"publish", "alice", R"({"n":1})"}));
+  REQUIRE(id == next);
+  auto inbox = d.k().user("alice", "inbox");
+  // Every worker heard it and lost the race: nothing on the live path. The sweeper looks at
+  // outbox entries only once they are a lease (1 s) old.
+  REQUIRE(wait_until([&] { return d.counter("duplicates_suppressed") == 3; }, 5s));
+  std::this_thread::sleep_for(300ms);
+  CHECK(d.redis().inbox(inbox).empty());
+  REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 1; }, 10s));
+  CHECK(json::parse(d.redis().inbox(inbox).front().second).at("id").as_string() == id);
+  REQUIRE(wait_until([&] { return d.counter("redelivered") == 1; }, 5s));
+
+  // The next batch is raced for as usual: one worker wins and delivers it at once.
+  id_of(d.admin_json({"publish", "alice", R"({"n":2})"}));
+  REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 2; }, 900ms));
+  REQUIRE(wait_until([&] { return d.counter("duplicates_suppressed") == 5; }, 5s));
+  std::this_thread::sleep_for(1500ms);  // more than a lease and a sweep: nothing arrives twice
+  CHECK(d.redis().inbox(inbox).size() == 2);
+  CHECK(d.counter("delivered") == 2);
+  CHECK(d.counter("redelivered") == 1);
+}
+
 TEST_CASE("recovery: a bus message with a bad number kills neither the bus loop nor the sweeper") {
   deployment d("badnumber");
   auto& w = d.start_worker({"--lease-ms", "1000", "--sweep-interval-ms", "200"});

@@ -317,6 +317,18 @@ check_match "release: the window is kept" "^(5[0-9]{4}|60000)$" "$(rc PTTL "$CR"
 check "release: claimable at once, attempt 2" '1) "delivered" | 2) (integer) 1' "$(cl w2 60000 5 E1 "$CR" 4096 '}')"
 check "release: nothing to release once delivered" "(integer) 0 1:2" "$(ev release 1 "$CR" w2) $(rc GET "$CR")"
 
+# claim_batch.lua: the race for a bus payload; the first caller wins, for one lease
+B="$NS:b:8192"
+check "claim_batch: the first caller wins" "(integer) 1" "$(ev claim_batch 1 "$B" w1:1 200)"
+check "claim_batch: every later caller loses" "(integer) 0 (integer) 0" "$(ev claim_batch 1 "$B" w2:1 200) $(ev claim_batch 1 "$B" w3:1 200)"
+check "claim_batch: the key holds the winner" "w1:1" "$(rc GET "$B")"
+check_match "claim_batch: for one lease" "^(1[0-9]{2}|200)$" "$(rc PTTL "$B")"
+sleep 0.25
+check "claim_batch: after the lease a caller wins again" "(integer) 1" "$(ev claim_batch 1 "$B" w2:2 60000)"
+check_match "claim_batch: empty owner -> bad_request" "^\(error\) bad_request " "$(ev claim_batch 1 "$NS:b:1" '' 200)"
+check_match "claim_batch: bad lease -> bad_request" "^\(error\) bad_request " "$(ev claim_batch 1 "$NS:b:1" w1 0) $(ev claim_batch 1 "$NS:b:1" w1 abc)"
+check "claim_batch: refused calls stored nothing" "0" "$(rc EXISTS "$NS:b:1")"
+
 check_match "claim: bad lease -> bad_request" "^\(error\) bad_request " "$(cl w1 abc 5 E1 "$U:c:1" 1 '}')"
 check_match "claim: empty owner -> bad_request" "^\(error\) bad_request " "$(cl '' 5000 5 E1 "$U:c:1" 1 '}')"
 check_match "claim: no tail -> bad_request" "^\(error\) bad_request " "$(ev claim 1 "$U:c:1" w1 5000 60000 5 1000 600000 E1 1 p)"

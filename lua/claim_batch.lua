@@ -1,0 +1,18 @@
+-- claim_batch.lua: the race for one bus payload (a batch of messages that every worker
+-- hears). The first worker to call it for the batch wins it and claims the messages with
+-- claim.lua; for every other worker the claim ends here: one key, no message text, so a
+-- loser's claim costs next to nothing. claim.lua, not this key, keeps each message
+-- delivered at most once (the sweeper calls it without racing here first).
+-- The key lives one lease. A winner that dies before its claim.lua call leaves the batch
+-- undelivered until the recovery sweeper re-drives its outbox entry (entries older than a
+-- lease), as when Pub/Sub drops a message.
+-- KEYS[1] NS:b:<id of the batch's first message>
+-- ARGV[1] owner token, ARGV[2] lease ms
+-- Returns 1 when the caller won the batch, 0 when another worker did.
+-- Error: bad_request (empty owner, bad lease).
+local owner, lease = ARGV[1], uint(ARGV[2])
+if owner == nil or owner == '' or not lease or lease == 0 then
+  return redis.error_reply('bad_request owner must not be empty, lease a positive integer')
+end
+if redis.call('SET', KEYS[1], owner, 'NX', 'PX', ARGV[2]) then return 1 end
+return 0
