@@ -166,6 +166,14 @@ asio::awaitable<bus_worker::outcomes> bus_worker::claim_all(std::vector<bus_mess
       out.resize(out.size() + part.size());
       continue;
     }
+    // A whole payload with every message finished: the sweeper passes its outbox entry on
+    // one key (lua::batch_done_command). A lost mark only costs the sweeper the records.
+    // Not on a cluster: there the mark and the claim records are on different masters, and
+    // a failover could keep the mark and lose the deliveries it stands for.
+    if (!redrive && !conn_->is_cluster() && part.size() == all.size() &&
+        lua::batch_finished(claimed.value()))
+      conn_->async_exec(lua::batch_done_command(keys_, part, opts_.claim.dedup_window),
+                        asio::detached);
     for (std::size_t i = 0; i < part.size(); ++i) {
       const auto& o = claimed.value()[i];
       co_await on_outcome(part[i], o, owner, redrive);

@@ -39,10 +39,40 @@ void sweep_plan::take(std::vector<outbox_entry> page) {
   }
 }
 
+std::vector<const bus_message*> sweep_plan::to_check_batches() const {
+  std::vector<const bus_message*> out;
+  for (std::size_t i = 0; i < items_.size(); ++i)
+    if ((i == 0 || items_[i - 1].entry_id != items_[i].entry_id) && items_[i].m)
+      out.push_back(&*items_[i].m);
+  return out;
+}
+
+void sweep_plan::on_batch_marks(const std::vector<std::optional<lua::batch_mark>>& marks) {
+  std::size_t j = 0;
+  for (std::size_t first = 0; first < items_.size();) {
+    std::size_t end = first + 1;
+    while (end < items_.size() && items_[end].entry_id == items_[first].entry_id) ++end;
+    if (items_[first].m) {
+      const auto& mark = j < marks.size() ? marks[j] : std::nullopt;
+      ++j;
+      bool all_parsed = std::all_of(items_.begin() + static_cast<std::ptrdiff_t>(first),
+                                    items_.begin() + static_cast<std::ptrdiff_t>(end),
+                                    [](const item& it) { return it.m.has_value(); });
+      if (mark && mark->messages == end - first && all_parsed) {
+        std::vector<std::string_view> lines;
+        for (std::size_t i = first; i < end; ++i) lines.emplace_back(items_[i].line);
+        if (lua::batch_digest(lines) == mark->digest)
+          for (std::size_t i = first; i < end; ++i) items_[i].f = fate::finished;
+      }
+    }
+    first = end;
+  }
+}
+
 std::vector<const bus_message*> sweep_plan::to_check() const {
   std::vector<const bus_message*> out;
   for (const auto& it : items_)
-    if (it.m) out.push_back(&*it.m);
+    if (it.m && it.f == fate::unknown) out.push_back(&*it.m);
   return out;
 }
 
@@ -50,7 +80,7 @@ void sweep_plan::on_records(const std::vector<std::optional<lua::claim_record>>&
   using kind = lua::claim_record::kind;
   std::size_t j = 0;
   for (auto& it : items_) {
-    if (!it.m) continue;
+    if (!it.m || it.f != fate::unknown) continue;  // malformed, or finished by a batch mark
     const auto& r = j < records.size() ? records[j] : std::nullopt;
     ++j;
     if (!r) {

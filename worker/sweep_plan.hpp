@@ -11,7 +11,9 @@
 //   delivered: younger than the dedup window minus two leases; an older entry that was
 //   never delivered is counted as `expired` (retention exceeded) and never re-driven;
 // - the cursor moves over the leading run of finished entries only (every message of the
-//   entry delivered, dead, malformed or expired), so nothing unfinished is ever skipped.
+//   entry delivered, dead, malformed or expired), so nothing unfinished is ever skipped;
+// - a batch mark finishes an entry only when it counts every line of the entry and its
+//   digest is the entry's.
 
 #include <chrono>
 #include <cstddef>
@@ -48,6 +50,14 @@ class sweep_plan {
 
   /// Step 1: the page read after the cursor, in stream order.
   void take(std::vector<outbox_entry> page);
+  /// Step 2a (optional): the first message of each entry whose first line is one, in
+  /// order: NS:b:<its id> may hold the mark of a worker that claimed the entry's whole
+  /// payload with every message finished (lua::batch_done_command).
+  std::vector<const bus_message*> to_check_batches() const;
+  /// One mark per to_check_batches() message (lua::parse_batch_done; std::nullopt: none,
+  /// or unreadable). An entry whose lines are all bus messages, as many as the mark counts
+  /// and with its digest (lua::batch_digest), is finished: its records are not read.
+  void on_batch_marks(const std::vector<std::optional<lua::batch_mark>>& marks);
   /// The messages whose claim records step 2 needs, in order.
   std::vector<const bus_message*> to_check() const;
   /// Step 2: one record per to_check() message (std::nullopt: it could not be read).

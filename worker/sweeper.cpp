@@ -118,6 +118,17 @@ asio::awaitable<void> sweeper::check_trimmed(const outbox_ref& o, sweep_stats& s
   co_await conn_->exec_all(std::move(after));
 }
 
+asio::awaitable<std::vector<std::optional<redis::reply>>> sweeper::values(
+    std::vector<std::string> keys) {
+  if (keys.empty()) co_return std::vector<std::optional<redis::reply>>{};
+  auto reads = lua::claim_record_reads(keys, conn_->is_cluster());
+  auto rs = co_await conn_->exec_all(reads);
+  std::vector<std::optional<redis::reply>> replies;
+  replies.reserve(rs.size());
+  for (auto& r : rs) replies.push_back(r.ok() ? std::optional(std::move(r.value)) : std::nullopt);
+  co_return lua::read_values(reads, replies);
+}
+
 asio::awaitable<bool> sweeper::sweep_page(const outbox_ref& o, long long now_ms, sweep_stats& st) {
   redis::command get_cursor{"GET", o.cursor};
   auto cur = co_await conn_->exec(std::move(get_cursor));
@@ -134,17 +145,22 @@ asio::awaitable<bool> sweeper::sweep_page(const outbox_ref& o, long long now_ms,
   plan.take(std::move(page));
   if (plan.looked_at() == 0) co_return false;
 
+  // Entries whose whole payload a worker claimed with every message finished carry its
+  // mark: one key per entry instead of one claim record per message (a single Redis only,
+  // see bus_worker::claim_all).
+  std::vector<std::string> batch_keys;
+  if (!conn_->is_cluster())
+    for (const auto* m : plan.to_check_batches()) batch_keys.push_back(keys_.batch(m->id));
+  std::vector<std::optional<lua::batch_mark>> marks;
+  for (const auto& v : co_await values(std::move(batch_keys)))
+    marks.push_back(v ? lua::parse_batch_done(*v) : std::nullopt);
+  plan.on_batch_marks(marks);
+
   std::vector<std::string> claim_keys;
   for (const auto* m : plan.to_check()) claim_keys.push_back(keys_.claim(m->user, m->id));
   std::vector<std::optional<lua::claim_record>> records;
-  if (!claim_keys.empty()) {
-    auto reads = lua::claim_record_reads(claim_keys, conn_->is_cluster());
-    auto rs = co_await conn_->exec_all(reads);
-    std::vector<std::optional<redis::reply>> replies;
-    replies.reserve(rs.size());
-    for (auto& r : rs) replies.push_back(r.ok() ? std::optional(std::move(r.value)) : std::nullopt);
-    records = lua::parse_claim_records(reads, replies);
-  }
+  for (const auto& v : co_await values(std::move(claim_keys)))
+    records.push_back(v ? lua::parse_claim_record(*v) : std::nullopt);
   plan.on_records(records);
   auto redrive = plan.to_redrive();
   if (!redrive.empty()) plan.on_redriven(co_await redrive_(std::move(redrive)));

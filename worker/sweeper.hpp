@@ -61,6 +61,10 @@ class sweeper {
   boost::asio::awaitable<void> check_trimmed(const outbox_ref& o, sweep_stats& st);
   /// One page; false when there is nothing more to do now.
   boost::asio::awaitable<bool> sweep_page(const outbox_ref& o, long long now_ms, sweep_stats& st);
+  /// The value of each key, in order: one MGET per 500 keys on a single Redis, a GET per key
+  /// on a cluster (lua::claim_record_reads); std::nullopt where a read failed.
+  boost::asio::awaitable<std::vector<std::optional<redis::reply>>> values(
+      std::vector<std::string> keys);
 
   std::shared_ptr<redis::connection> conn_;
   keys keys_;

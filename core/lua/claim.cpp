@@ -1,6 +1,8 @@
 #include "core/lua/claim.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <string_view>
 
 #include "core/redis/hash_slot.hpp"
 #include "core/redis/scripts.hpp"
@@ -206,23 +208,81 @@ std::vector<redis::command> claim_record_reads(std::span<const std::string> keys
   return reads;
 }
 
-std::vector<std::optional<claim_record>> parse_claim_records(
+std::vector<std::optional<redis::reply>> read_values(
     const std::vector<redis::command>& reads,
     std::span<const std::optional<redis::reply>> replies) {
-  std::vector<std::optional<claim_record>> out;
+  std::vector<std::optional<redis::reply>> out;
   for (std::size_t i = 0; i < reads.size(); ++i) {
     const std::size_t n = reads[i].empty() ? 0 : reads[i].size() - 1;
     const redis::reply* r = i < replies.size() && replies[i] ? &*replies[i] : nullptr;
     const bool multi = !reads[i].empty() && reads[i][0] == "MGET";
     if (r && !multi) {
-      out.push_back(parse_claim_record(*r));
+      out.emplace_back(*r);
     } else if (r && r->is_array() && r->elements.size() == n) {
-      for (const auto& e : r->elements) out.push_back(parse_claim_record(e));
+      for (const auto& e : r->elements) out.emplace_back(e);
     } else {
       out.insert(out.end(), n, std::nullopt);
     }
   }
   return out;
+}
+
+std::vector<std::optional<claim_record>> parse_claim_records(
+    const std::vector<redis::command>& reads,
+    std::span<const std::optional<redis::reply>> replies) {
+  std::vector<std::optional<claim_record>> out;
+  for (const auto& v : read_values(reads, replies))
+    out.push_back(v ? parse_claim_record(*v) : std::nullopt);
+  return out;
+}
+
+std::string batch_digest(std::span<const std::string_view> lines) {
+  // FNV-1a, 64 bits, over the lines joined by '\n': the payload as published.
+  std::uint64_t h = 14695981039346656037ull;
+  auto mix = [&h](unsigned char c) {
+    h ^= c;
+    h *= 1099511628211ull;
+  };
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (i > 0) mix('\n');
+    for (unsigned char c : lines[i]) mix(c);
+  }
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out(16, '0');
+  for (std::size_t i = 16; i-- > 0; h >>= 4) out[i] = hex[h & 15];
+  return out;
+}
+
+std::string batch_digest(std::span<const bus_message> batch) {
+  std::vector<std::string_view> lines;
+  lines.reserve(batch.size());
+  for (const auto& m : batch) lines.emplace_back(m.raw);
+  return batch_digest(lines);
+}
+
+redis::command batch_done_command(const keys& k, std::span<const bus_message> batch,
+                                  std::chrono::milliseconds window) {
+  return {"SET", k.batch(batch.front().id),
+          "d:" + std::to_string(batch.size()) + ":" + batch_digest(batch), "PX",
+          std::to_string(window.count())};
+}
+
+bool batch_finished(std::span<const claim_outcome> outcomes) {
+  return std::all_of(outcomes.begin(), outcomes.end(), [](const claim_outcome& o) {
+    return o.state == claim_state::delivered || o.state == claim_state::done ||
+           o.state == claim_state::dead;
+  });
+}
+
+std::optional<batch_mark> parse_batch_done(const redis::reply& r) {
+  if (!r.is_string() || !r.str.starts_with("d:")) return std::nullopt;
+  std::string_view v = std::string_view(r.str).substr(2);
+  auto colon = v.find(':');
+  if (colon == std::string_view::npos) return std::nullopt;
+  auto n = number(v.substr(0, colon));
+  auto digest = v.substr(colon + 1);
+  if (!n || *n == 0 || digest.size() != 16) return std::nullopt;
+  return batch_mark{static_cast<std::size_t>(*n), std::string(digest)};
 }
 
 }  // namespace pushonce::lua

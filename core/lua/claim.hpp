@@ -6,6 +6,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/keys.hpp"
@@ -109,10 +110,35 @@ std::optional<claim_record> parse_claim_record(const redis::reply& value);
 std::vector<redis::command> claim_record_reads(std::span<const std::string> keys, bool cluster,
                                                std::size_t chunk = 500);
 
+/// The value each key of `reads` holds, in key order (see parse_claim_records).
+std::vector<std::optional<redis::reply>> read_values(
+    const std::vector<redis::command>& reads, std::span<const std::optional<redis::reply>> replies);
+
 /// The record each key of `reads` holds, in key order, from each read's reply (`GET`: one
 /// value; `MGET`: an array with one value per key). A failed read, or a reply of the wrong
 /// shape, gives std::nullopt for each of its keys.
 std::vector<std::optional<claim_record>> parse_claim_records(
     const std::vector<redis::command>& reads, std::span<const std::optional<redis::reply>> replies);
+
+/// The mark a worker leaves on a batch (a whole bus payload) that it won the race for and
+/// claimed with every message finished (lua::batch_finished), on a single Redis: its race
+/// key NS:b:<first id> becomes "d:<n>:<digest>" (n messages, batch_digest) for the dedup
+/// window. The sweeper then passes the payload's outbox entry, when the entry holds exactly
+/// those lines, without reading n claim records.
+redis::command batch_done_command(const keys& k, std::span<const bus_message> batch,
+                                  std::chrono::milliseconds window);
+/// 16 hex digits of FNV-1a 64 over the messages' text joined by '\n' (the payload as
+/// published): binds a mark to one payload, so an outbox entry that merely starts with the
+/// same id (a dead letter's replay) is not taken for it.
+std::string batch_digest(std::span<const bus_message> batch);
+std::string batch_digest(std::span<const std::string_view> lines);
+/// Every outcome final: delivered, done or dead (nothing for the sweeper to re-drive).
+bool batch_finished(std::span<const claim_outcome> outcomes);
+struct batch_mark {
+  std::size_t messages = 0;
+  std::string digest;
+};
+/// A "d:<n>:<digest>" mark (n > 0); std::nullopt for anything else (nil, a race's owner).
+std::optional<batch_mark> parse_batch_done(const redis::reply& r);
 
 }  // namespace pushonce::lua

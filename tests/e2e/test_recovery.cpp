@@ -98,9 +98,16 @@ TEST_CASE(
   CHECK(json::parse(d.redis().inbox(inbox).front().second).at("id").as_string() == id);
   REQUIRE(wait_until([&] { return d.counter("redelivered") == 1; }, 5s));
 
-  // The next batch is raced for as usual: one worker wins and delivers it at once.
-  id_of(d.admin_json({"publish", "alice", R"({"n":2})"}));
+  // The next batch is raced for as usual: one worker wins and delivers it at once, then
+  // marks it finished for the dedup window (the sweeper reads this key, not the records).
+  auto second = id_of(d.admin_json({"publish", "alice", R"({"n":2})"}));
   REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 2; }, 900ms));
+  REQUIRE(wait_until(
+      [&] {
+        return d.redis().text({"GET", d.k().batch(second)}).starts_with("d:1:");
+      },
+      2s));
+  CHECK(d.redis().integer({"PTTL", d.k().batch(second)}) > 60000);
   REQUIRE(wait_until([&] { return d.counter("duplicates_suppressed") == 5; }, 5s));
   std::this_thread::sleep_for(1500ms);  // more than a lease and a sweep: nothing arrives twice
   CHECK(d.redis().inbox(inbox).size() == 2);
@@ -213,6 +220,34 @@ TEST_CASE("recovery: a dead letter older than the dedup window is delivered when
   CHECK(frame.at("data").at("old") == true);
   CHECK(frame.at("ts").as_int64() > 1700000000000);
   CHECK(d.counter("retention_exceeded") <= 0);
+}
+
+TEST_CASE(
+    "recovery: a replayed dead letter is delivered although its payload was marked finished") {
+  // A message that began a payload marked finished ("d:1:<digest>" on its race key) and is
+  // then replayed: the new outbox entry has the same first id and one line. Every worker
+  // loses the race to the mark, so only the sweeper can deliver it, and it must not take
+  // the mark for this entry's: the digest of the replayed text differs (a new ts).
+  deployment d("replaymark");
+  d.start_worker({"--lease-ms", "1000", "--sweep-interval-ms", "200"});
+  REQUIRE(d.wait_subscribers(d.k().bus_channel(), 1));
+  auto id = id_of(d.admin_json({"publish", "alice", R"({"n":1})"}));
+  auto inbox = d.k().user("alice", "inbox");
+  REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 1; }, 10s));
+  REQUIRE(wait_until(
+      [&] {
+        return d.redis().text({"GET", d.k().batch(id)}).starts_with("d:1:");
+      },
+      2s));
+  auto line = std::string(json::parse(d.redis().inbox(inbox)[0].second).at("id").as_string());
+  REQUIRE(line == id);
+  const std::string m = R"({"id":")" + id +
+                        R"(","user":"alice","src":"bus:0","kind":"message","data":{"n":1},"ts":1})";
+  d.redis().cmd({"XADD", d.key("dead-letters"), "*", "id", id, "user", "alice", "src", "bus:0",
+                 "reason", "test", "attempts", "5", "m", m});
+  CHECK(d.admin_json({"dead-letters", "replay", id}).at("replayed") == true);
+  REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 2; }, 10s));
+  CHECK(json::parse(d.redis().inbox(inbox)[1].second).at("id").as_string() == id);
 }
 
 TEST_CASE("recovery: a message past --max-attempts is dead-lettered; list, trace, replay, purge") {

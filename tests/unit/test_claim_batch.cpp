@@ -50,3 +50,67 @@ TEST_CASE("parse_claim_batch_reply: 1 won, 0 lost, anything else is not the scri
   CHECK_FALSE(parse_claim_batch_reply(text).has_value());
   CHECK_FALSE(parse_claim_batch_reply(nil).has_value());
 }
+
+TEST_CASE("batch_done_command: the race key becomes d:<n>:<digest> for the dedup window") {
+  keys k("ns");
+  std::vector<bus_message> batch = {msg("8192", "alice"), msg("12288", "bob")};
+  batch[0].raw = "line one";
+  batch[1].raw = "line two";
+  auto cmd = pushonce::lua::batch_done_command(k, batch, std::chrono::milliseconds(120000));
+  const std::string digest = pushonce::lua::batch_digest(batch);
+  const std::vector<std::string> want{"SET", "ns:b:8192", "d:2:" + digest, "PX", "120000"};
+  CHECK(std::vector<std::string>(cmd.begin(), cmd.end()) == want);
+  // FNV-1a 64 of the payload text: "" is the offset basis; a known value; lines joined by \n.
+  CHECK(pushonce::lua::batch_digest(std::vector<std::string_view>{""}) == "cbf29ce484222325");
+  CHECK(pushonce::lua::batch_digest(std::vector<std::string_view>{"a"}) == "af63dc4c8601ec8c");
+  CHECK(digest == pushonce::lua::batch_digest(std::vector<std::string_view>{"line one\nline two"}));
+  CHECK(digest != pushonce::lua::batch_digest(std::vector<std::string_view>{"line one"}));
+}
+
+TEST_CASE("batch_finished: only delivered, done and dead are final") {
+  using pushonce::lua::claim_outcome;
+  using st = pushonce::lua::claim_state;
+  auto of = [](std::initializer_list<st> states) {
+    std::vector<claim_outcome> v;
+    for (auto s : states) v.push_back(claim_outcome{s, 0, {}});
+    return v;
+  };
+  CHECK(pushonce::lua::batch_finished(of({st::delivered, st::done, st::dead})));
+  for (auto open : {st::taken, st::won, st::failed, st::expired})
+    CHECK_FALSE(pushonce::lua::batch_finished(of({st::delivered, open})));
+}
+
+TEST_CASE("parse_batch_done: d:<n>:<digest> with n > 0; a race's owner token or nil is none") {
+  auto str = [](std::string s) {
+    reply r;
+    r.kind = reply::type::string;
+    r.str = std::move(s);
+    return r;
+  };
+  auto m = pushonce::lua::parse_batch_done(str("d:3:0123456789abcdef"));
+  REQUIRE(m.has_value());
+  CHECK(m->messages == 3);
+  CHECK(m->digest == "0123456789abcdef");
+  for (auto bad : {"d:0:0123456789abcdef", "d:3", "d:3:", "d:3:0123", "d::0123456789abcdef",
+                   "d:x:0123456789abcdef", "w1:1", "worker-1:7", ""})
+    CHECK_FALSE(pushonce::lua::parse_batch_done(str(bad)).has_value());
+  CHECK_FALSE(pushonce::lua::parse_batch_done(reply{}).has_value());
+}
+
+TEST_CASE("read_values: the value of each key of MGET and GET reads, nullopt for failed reads") {
+  std::vector<std::string> ks{"a", "b", "c"};
+  auto reads = pushonce::lua::claim_record_reads(ks, false, 2);  // MGET a b, MGET c
+  REQUIRE(reads.size() == 2);
+  reply two;
+  two.kind = reply::type::array;
+  two.elements.resize(2);
+  two.elements[1].kind = reply::type::string;
+  two.elements[1].str = "d:1";
+  std::vector<std::optional<reply>> replies{two, std::nullopt};
+  auto v = pushonce::lua::read_values(reads, replies);
+  REQUIRE(v.size() == 3);
+  CHECK(v[0].has_value());
+  CHECK(v[0]->is_nil());
+  CHECK(v[1]->str == "d:1");
+  CHECK_FALSE(v[2].has_value());
+}

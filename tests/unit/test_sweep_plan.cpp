@@ -284,3 +284,45 @@ TEST_CASE("trimmed_unseen: outbox entries trimmed before the cursor passed them"
   CHECK(t.passed == 263);
   CHECK(t.rescan);
 }
+
+TEST_CASE("sweep_plan: a batch mark with the entry's line count and digest finishes it") {
+  auto mark = [](std::vector<std::string> lines, std::size_t n = 0) {
+    std::vector<std::string_view> v(lines.begin(), lines.end());
+    return std::optional<lua::batch_mark>(
+        lua::batch_mark{n ? n : lines.size(), lua::batch_digest(v)});
+  };
+  sweep_plan p(lease, window, now);
+  auto e1 = entry(10000, {line(1), line(2), line(3)}, 1);
+  auto e2 = entry(9000, {line(4), line(5)}, 2);     // the mark counts 1 of its 2 lines
+  auto e3 = entry(8000, {"not json", line(6)}, 3);  // first line malformed: no mark read
+  auto e4 = entry(7000, {line(7), "not json"}, 4);  // a line that is not a message
+  auto e5 = entry(6500, {line(8)}, 5);              // no mark
+  auto e6 = entry(6000, {line(9)}, 6);              // a mark of another payload (a replay)
+  p.take({e1, e2, e3, e4, e5, e6});
+  // One candidate per entry that starts with a bus message.
+  CHECK(ids(p.to_check_batches()) == std::vector<std::string>{"1", "4", "7", "8", "9"});
+  p.on_batch_marks({mark({line(1), line(2), line(3)}), mark({line(4)}), mark({line(7), "not json"}),
+                    std::nullopt, mark({line(9, "bob")})});
+  // Only e1 is finished by its mark.
+  CHECK(ids(p.to_check()) == std::vector<std::string>{"4", "5", "6", "7", "8", "9"});
+  p.on_records({rec(kind::delivered), rec(kind::delivered), rec(kind::delivered),
+                rec(kind::delivered), rec(kind::none), rec(kind::none)});
+  CHECK(ids(p.to_redrive()) == std::vector<std::string>{"8", "9"});
+  p.on_redriven({out(st::delivered), out(st::delivered)});
+  CHECK(p.cursor() == e6.id);
+  CHECK(p.passed() == 6);
+  CHECK(p.redriven() == 2);
+  CHECK(p.malformed().size() == 2);
+}
+
+TEST_CASE("sweep_plan: without marks (a cluster, or unreadable) every record is read") {
+  sweep_plan p(lease, window, now);
+  auto e1 = entry(10000, {line(1), line(2)});
+  p.take({e1});
+  p.on_batch_marks({});  // nothing read
+  CHECK(p.to_check_batches().size() == 1);
+  CHECK(ids(p.to_check()) == std::vector<std::string>{"1", "2"});
+  p.on_records({rec(kind::delivered), rec(kind::none)});
+  CHECK(ids(p.to_redrive()) == std::vector<std::string>{"2"});
+  CHECK(p.cursor().empty());
+}
