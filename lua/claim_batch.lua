@@ -5,7 +5,9 @@
 -- delivered at most once (the sweeper calls it without racing here first).
 -- The key lives one lease. A winner that dies before its claim.lua call leaves the batch
 -- undelivered until the recovery sweeper re-drives its outbox entry (entries older than a
--- lease), as when Pub/Sub drops a message.
+-- lease), as when Pub/Sub drops a message. A winner that finished the whole batch may turn
+-- the key into the sweeper's mark "d:<n>:<digest>" for the dedup window (a plain SET, see
+-- core/lua/claim.hpp batch_done_command): a worker that hears the batch later loses to it.
 -- KEYS[1] NS:b:<id of the batch's first message>
 -- ARGV[1] owner token, ARGV[2] lease ms
 -- Returns 1 when the caller won the batch, 0 when another worker did.
