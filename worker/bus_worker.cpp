@@ -140,11 +140,11 @@ asio::awaitable<bus_worker::outcomes> bus_worker::claim_all(std::vector<bus_mess
   for (std::size_t at = 0; at < all.size(); at += opts_.max_batch) {
     auto part = all.subspan(at, std::min(opts_.max_batch, all.size() - at));
     auto owner = next_owner();
-    // Heard on the bus, every worker races for the batch first; only the winner sends the
-    // messages to claim.lua. A race that fails to run leaves the decision to claim.lua. The
-    // sweeper's re-drives skip the race: it looks only at outbox entries older than a lease
+    // Heard on the bus, every worker races for a batch of 2 or more messages first; only the
+    // winner sends them to claim.lua. A race that fails to run leaves the decision to claim.lua.
+    // The sweeper's re-drives skip the race: it looks only at outbox entries older than a lease
     // (their race key has expired), and claim.lua alone keeps them from being delivered twice.
-    if (!redrive) {
+    if (!redrive && part.size() >= lua::race_min_messages) {
       auto won = co_await claims_.claim_batch(part, owner);
       if (won && !won.value()) {
         lua::claim_outcome lost;  // another worker holds the batch: "taken"
@@ -171,7 +171,7 @@ asio::awaitable<bus_worker::outcomes> bus_worker::claim_all(std::vector<bus_mess
     // Not on a cluster: there the mark and the claim records are on different masters, and
     // a failover could keep the mark and lose the deliveries it stands for.
     if (!redrive && !conn_->is_cluster() && part.size() == all.size() &&
-        lua::batch_finished(claimed.value()))
+        part.size() >= lua::mark_min_messages && lua::batch_finished(claimed.value()))
       conn_->async_exec(lua::batch_done_command(keys_, part, opts_.claim.dedup_window),
                         asio::detached);
     for (std::size_t i = 0; i < part.size(); ++i) {

@@ -54,6 +54,15 @@ struct claim_outcome {
   std::string error;
 };
 
+/// The smallest batch the workers race for (claim_batch.lua) before claim.lua. A one-message
+/// payload (an assignment, a single publish) goes to claim.lua from every worker: a loser's
+/// claim of one message costs about what a race does, and the race adds a round trip.
+inline constexpr std::size_t race_min_messages = 2;
+/// The smallest batch its winner marks finished for the sweeper (batch_done_command): the
+/// mark is a key for the dedup window, so it must stand for enough messages to be worth
+/// its memory (here at most ~7 bytes per message) against the record reads it saves.
+inline constexpr std::size_t mark_min_messages = 16;
+
 /// claim_batch.lua: `owner` races for `batch` (a bus payload, or one max-batch part of it,
 /// named by its first message's id); the key lives `lease`. `batch` must not be empty.
 redis::command claim_batch_command(const keys& k, std::span<const bus_message> batch,

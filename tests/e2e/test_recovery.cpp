@@ -48,6 +48,22 @@ std::string id_of(const json::object& o) {
   return std::string(o.at("id").as_string());
 }
 
+/// Publishes `n` messages to `user` as ONE bus payload (publish.lua, bus shard 0, the
+/// programs' default windows); their ids in order.
+std::vector<std::string> publish_payload(deployment& d, const std::string& user, int n) {
+  auto load = d.redis().cmd({"SCRIPT", "LOAD", redis::get_script("publish").text});
+  REQUIRE(load->type == REDIS_REPLY_STRING);
+  lua::publish_settings s{0, 120s, 60s};
+  std::vector<lua::publish_item> items;
+  for (int i = 0; i < n; ++i) items.push_back({user, "{\"n\":" + std::to_string(i) + "}", {}});
+  auto r = d.redis().cmd(lua::publish_command(d.k(), s, items));
+  REQUIRE(r->type == REDIS_REPLY_ARRAY);
+  REQUIRE(r->elements == 2 * static_cast<std::size_t>(n));
+  std::vector<std::string> ids;
+  for (int i = 0; i < n; ++i) ids.emplace_back(r->element[2 * i]->str, r->element[2 * i]->len);
+  return ids;
+}
+
 }  // namespace
 
 TEST_CASE("recovery: messages published while no worker runs are delivered once when one starts") {
@@ -80,39 +96,43 @@ TEST_CASE(
   deployment d("batchrace");
   for (int i = 0; i < 3; ++i) d.start_worker({"--lease-ms", "1000", "--sweep-interval-ms", "200"});
   REQUIRE(d.wait_subscribers(d.k().bus_channel(), 3));
-  // The next publish on bus shard 0 gets id (seq + 1) * 4096. A worker that won the race for
-  // that batch and was killed at once leaves exactly this key behind (claim_batch.lua).
+  // The next payload on bus shard 0 starts with id (seq + 1) * 4096. A worker that won the
+  // race for it and was killed at once leaves exactly this key behind (claim_batch.lua).
   auto seq = d.redis().text({"GET", d.k().bus(0, "seq")});
   auto next = std::to_string(((seq.empty() ? 0 : std::stoll(seq)) + 1) * 4096);
   d.redis().cmd({"SET", d.k().batch(next), "dead-worker:1", "PX", "60000"});
 
-  auto id = id_of(d.admin_json({"publish", "alice", R"({"n":1})"}));
-  REQUIRE(id == next);
+  auto ids = publish_payload(d, "alice", 2);
+  REQUIRE(ids.front() == next);
   auto inbox = d.k().user("alice", "inbox");
   // Every worker heard it and lost the race: nothing on the live path. The sweeper looks at
   // outbox entries only once they are a lease (1 s) old.
-  REQUIRE(wait_until([&] { return d.counter("duplicates_suppressed") == 3; }, 5s));
+  REQUIRE(wait_until([&] { return d.counter("duplicates_suppressed") == 6; }, 5s));
   std::this_thread::sleep_for(300ms);
   CHECK(d.redis().inbox(inbox).empty());
-  REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 1; }, 10s));
-  CHECK(json::parse(d.redis().inbox(inbox).front().second).at("id").as_string() == id);
-  REQUIRE(wait_until([&] { return d.counter("redelivered") == 1; }, 5s));
+  REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 2; }, 10s));
+  CHECK(json::parse(d.redis().inbox(inbox)[1].second).at("id").as_string() == ids[1]);
+  REQUIRE(wait_until([&] { return d.counter("redelivered") == 2; }, 5s));
 
-  // The next batch is raced for as usual: one worker wins and delivers it at once, then
-  // marks it finished for the dedup window (the sweeper reads this key, not the records).
-  auto second = id_of(d.admin_json({"publish", "alice", R"({"n":2})"}));
-  REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 2; }, 900ms));
+  // The next payload is raced for as usual: one worker wins and delivers it at once, then
+  // marks it finished for the dedup window (the sweeper reads this key, not 16 records).
+  auto more = publish_payload(d, "alice", 16);
+  REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 18; }, 900ms));
   REQUIRE(wait_until(
       [&] {
-        return d.redis().text({"GET", d.k().batch(second)}).starts_with("d:1:");
+        return d.redis().text({"GET", d.k().batch(more[0])}).starts_with("d:16:");
       },
       2s));
-  CHECK(d.redis().integer({"PTTL", d.k().batch(second)}) > 60000);
-  REQUIRE(wait_until([&] { return d.counter("duplicates_suppressed") == 5; }, 5s));
+  CHECK(d.redis().integer({"PTTL", d.k().batch(more[0])}) > 60000);
+  REQUIRE(wait_until([&] { return d.counter("duplicates_suppressed") == 38; }, 5s));
+  // A one-message payload is not raced for: every worker sends it to claim.lua.
+  auto single = id_of(d.admin_json({"publish", "alice", R"({"n":99})"}));
+  REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 19; }, 900ms));
+  CHECK(d.redis().integer({"EXISTS", d.k().batch(single)}) == 0);
   std::this_thread::sleep_for(1500ms);  // more than a lease and a sweep: nothing arrives twice
-  CHECK(d.redis().inbox(inbox).size() == 2);
-  CHECK(d.counter("delivered") == 2);
-  CHECK(d.counter("redelivered") == 1);
+  CHECK(d.redis().inbox(inbox).size() == 19);
+  CHECK(d.counter("delivered") == 19);
+  CHECK(d.counter("redelivered") == 2);
 }
 
 TEST_CASE("recovery: a bus message with a bad number kills neither the bus loop nor the sweeper") {
@@ -224,30 +244,29 @@ TEST_CASE("recovery: a dead letter older than the dedup window is delivered when
 
 TEST_CASE(
     "recovery: a replayed dead letter is delivered although its payload was marked finished") {
-  // A message that began a payload marked finished ("d:1:<digest>" on its race key) and is
-  // then replayed: the new outbox entry has the same first id and one line. Every worker
-  // loses the race to the mark, so only the sweeper can deliver it, and it must not take
-  // the mark for this entry's: the digest of the replayed text differs (a new ts).
+  // A message that began a payload marked finished ("d:16:<digest>" on its race key) and is
+  // then replayed: the new outbox entry has the same first id. Every worker loses the race
+  // to the mark, so only the sweeper can deliver it, and it must not take the mark for this
+  // entry's (one line, and a new ts in it).
   deployment d("replaymark");
   d.start_worker({"--lease-ms", "1000", "--sweep-interval-ms", "200"});
   REQUIRE(d.wait_subscribers(d.k().bus_channel(), 1));
-  auto id = id_of(d.admin_json({"publish", "alice", R"({"n":1})"}));
+  auto ids = publish_payload(d, "alice", 16);
+  auto id = ids.front();
   auto inbox = d.k().user("alice", "inbox");
-  REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 1; }, 10s));
+  REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 16; }, 10s));
   REQUIRE(wait_until(
       [&] {
-        return d.redis().text({"GET", d.k().batch(id)}).starts_with("d:1:");
+        return d.redis().text({"GET", d.k().batch(id)}).starts_with("d:16:");
       },
       2s));
-  auto line = std::string(json::parse(d.redis().inbox(inbox)[0].second).at("id").as_string());
-  REQUIRE(line == id);
   const std::string m = R"({"id":")" + id +
-                        R"(","user":"alice","src":"bus:0","kind":"message","data":{"n":1},"ts":1})";
+                        R"(","user":"alice","src":"bus:0","kind":"message","data":{"n":0},"ts":1})";
   d.redis().cmd({"XADD", d.key("dead-letters"), "*", "id", id, "user", "alice", "src", "bus:0",
                  "reason", "test", "attempts", "5", "m", m});
   CHECK(d.admin_json({"dead-letters", "replay", id}).at("replayed") == true);
-  REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 2; }, 10s));
-  CHECK(json::parse(d.redis().inbox(inbox)[1].second).at("id").as_string() == id);
+  REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 17; }, 10s));
+  CHECK(json::parse(d.redis().inbox(inbox)[16].second).at("id").as_string() == id);
 }
 
 TEST_CASE("recovery: a message past --max-attempts is dead-lettered; list, trace, replay, purge") {
