@@ -245,11 +245,11 @@ TEST_CASE("recovery: a dead letter older than the dedup window is delivered when
 TEST_CASE(
     "recovery: a replayed dead letter is delivered although its payload was marked finished") {
   // A message that began a payload marked finished ("d:16:<digest>" on its race key) and is
-  // then replayed: the new outbox entry has the same first id. Every worker loses the race
-  // to the mark, so only the sweeper can deliver it, and it must not take the mark for this
+  // then replayed while no worker hears the bus: the new outbox entry has the same first id,
+  // so only the sweeper can deliver it, and it must not take the payload's mark for this
   // entry's (one line, and a new ts in it).
   deployment d("replaymark");
-  d.start_worker({"--lease-ms", "1000", "--sweep-interval-ms", "200"});
+  auto& first = d.start_worker({"--lease-ms", "1000", "--sweep-interval-ms", "200"});
   REQUIRE(d.wait_subscribers(d.k().bus_channel(), 1));
   auto ids = publish_payload(d, "alice", 16);
   auto id = ids.front();
@@ -260,13 +260,16 @@ TEST_CASE(
         return d.redis().text({"GET", d.k().batch(id)}).starts_with("d:16:");
       },
       2s));
+  REQUIRE(first.stop() == 0);
   const std::string m = R"({"id":")" + id +
                         R"(","user":"alice","src":"bus:0","kind":"message","data":{"n":0},"ts":1})";
   d.redis().cmd({"XADD", d.key("dead-letters"), "*", "id", id, "user", "alice", "src", "bus:0",
                  "reason", "test", "attempts", "5", "m", m});
   CHECK(d.admin_json({"dead-letters", "replay", id}).at("replayed") == true);
+  d.start_worker({"--lease-ms", "1000", "--sweep-interval-ms", "200"});
   REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 17; }, 10s));
   CHECK(json::parse(d.redis().inbox(inbox)[16].second).at("id").as_string() == id);
+  CHECK(wait_until([&] { return d.counter("redelivered") == 1; }, 5s));  // by the sweeper
 }
 
 TEST_CASE("recovery: a message past --max-attempts is dead-lettered; list, trace, replay, purge") {
