@@ -42,6 +42,7 @@ local window_s, maxlen_s, idle_s = ARGV[3], ARGV[5], ARGV[6]
 local lease, window, max_attempts = uint(ARGV[2]), uint(ARGV[3]), uint(ARGV[4])
 local maxlen, idle, oldest = uint(ARGV[5]), uint(ARGV[6]), uint(ARGV[8])
 local mode = ARGV[9]
+local renew_below = idle and idle - math.floor(idle / 8)
 if owner == nil or owner == '' or epoch == nil or epoch == '' then
   return redis.error_reply('bad_request owner token and epoch must not be empty')
 end
@@ -90,8 +91,14 @@ local function deliver(ck, id, tail, attempts)
     redis.call('SPUBLISH', prefix .. 'ch', frame)
   end
   redis.call('SET', ck, attempts > 1 and (off .. ':' .. attempts) or off, 'PX', window_s)
-  redis.call('PEXPIRE', meta, idle_s)
-  redis.call('PEXPIRE', inbox, idle_s)
+  -- The idle TTL is renewed when less than 7/8 of it is left (or none: -1, -2), and always
+  -- at offset 1 (the inbox may be new): one PTTL per delivery instead of two PEXPIREs. Meta
+  -- and inbox are renewed together (here and by the gateways), so the meta's TTL speaks for
+  -- both; a user's keys expire between 7/8 of the idle TTL and all of it after the last use.
+  if offset == 1 or redis.call('PTTL', meta) < renew_below then
+    redis.call('PEXPIRE', meta, idle_s)
+    redis.call('PEXPIRE', inbox, idle_s)
+  end
   return 'delivered', offset
 end
 

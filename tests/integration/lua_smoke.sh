@@ -276,6 +276,23 @@ check "claim: a batch: new message -> offset 2, the first -> done 1" \
 check "deliver: stored epoch kept" "E1" "$(rc HGET "$META" epoch)"
 check "deliver: record of a first attempt is the offset" "2" "$(rc GET "$C2")"
 check "deliver: inbox ids 1-0 2-0" "1-0 2-0" "$(rc XRANGE "$INBOX" - + | grep -- '-0$' | paste -sd' ' -)"
+# The idle TTL (600000 here) is renewed only when less than 7/8 of it (525000) is left.
+T="$NS:{u:tina}"
+check "deliver: tina's first -> offset 1" '1) "delivered" | 2) (integer) 1' "$(cl w9 5000 5 E1 "$T:c:4096" 4096 '}')"
+rc PEXPIRE "$T:meta" 580000 >/dev/null; rc PEXPIRE "$T:inbox" 580000 >/dev/null
+check "deliver: 7/8 of the idle ttl left -> offset 2" '1) "delivered" | 2) (integer) 2' "$(cl w9 5000 5 E1 "$T:c:8192" 8192 '}')"
+check_match "deliver: ... meta and inbox ttl not renewed" "^5[0-8][0-9]{4} 5[0-8][0-9]{4}$" "$(rc PTTL "$T:meta") $(rc PTTL "$T:inbox")"
+rc PEXPIRE "$T:meta" 520000 >/dev/null; rc PEXPIRE "$T:inbox" 520000 >/dev/null
+check "deliver: less than 7/8 left -> offset 3" '1) "delivered" | 2) (integer) 3' "$(cl w9 5000 5 E1 "$T:c:12288" 12288 '}')"
+check_match "deliver: ... meta and inbox ttl renewed" "^(59[0-9]{4}|600000) (59[0-9]{4}|600000)$" "$(rc PTTL "$T:meta") $(rc PTTL "$T:inbox")"
+rc PERSIST "$T:meta" >/dev/null
+check "deliver: meta without a ttl -> offset 4" '1) "delivered" | 2) (integer) 4' "$(cl w9 5000 5 E1 "$T:c:16384" 16384 '}')"
+check_match "deliver: ... gets the idle ttl" "^(59[0-9]{4}|600000)$" "$(rc PTTL "$T:meta")"
+# A session made the meta (fresh ttl, no inbox yet): the first delivery gives the inbox one.
+V="$NS:{u:vera}"
+rc HSET "$V:meta" epoch EV >/dev/null; rc PEXPIRE "$V:meta" 600000 >/dev/null
+check "deliver: first delivery after a session -> offset 1" '1) "delivered" | 2) (integer) 1' "$(cl w1 5000 5 EV "$V:c:4096" 4096 '}')"
+check_match "deliver: ... the new inbox gets the idle ttl" "^(59[0-9]{4}|600000)$" "$(rc PTTL "$V:inbox")"
 # meta lost (new epoch) while an inbox of the old epoch is left: offsets restart at 1
 Z="$NS:{u:zed}"
 rc XADD "$Z:inbox" 7-0 f old >/dev/null
