@@ -35,7 +35,9 @@ bus_worker::bus_worker(asio::any_io_executor ex, redis::connection_options redis
           conn_, k,
           sweeper_options{opts_.id, opts_.sweep_interval, opts_.claim.lease,
                           opts_.claim.dedup_window},
-          [this](std::vector<bus_message> ms) { return claim_all(std::move(ms), true); },
+          [this](std::vector<bus_message> ms) {
+            return claim_all(std::move(ms), claim_path::redrive);
+          },
           [this](const std::string& e, const std::string& raw) { on_malformed(e, raw); }) {
   auto on_payload = [this](const std::string&, std::string payload) {
     asio::post(ex_, [this, p = std::move(payload)]() mutable { on_bus_message(std::move(p)); });
@@ -80,9 +82,26 @@ void bus_worker::start() {
 
 void bus_worker::on_bus_message(std::string payload) {
   if (stopping_) return;
+  auto n = split_bus_payload(payload).size();
+  counters_.received += n;
+  if (n == 0) return;
+  if (queued_messages_ + n > opts_.max_queued) {
+    // Still in the outbox: the recovery sweeper re-drives them.
+    auto before = counters_.dropped;
+    counters_.dropped += n;
+    if (before / 1000 != counters_.dropped / 1000 || before == 0)
+      log::warn("worker saturated; {} bus messages dropped so far", counters_.dropped);
+    return;
+  }
+  queued_messages_ += n;
+  queued_.emplace_back(std::move(payload), n);
+  pump();
+}
+
+std::vector<bus_message> bus_worker::parse_lines(std::span<const std::string_view> lines) {
   std::vector<bus_message> batch;
-  for (auto line : split_bus_payload(payload)) {
-    ++counters_.received;
+  batch.reserve(lines.size());
+  for (auto line : lines) {
     std::string why;
     auto m = parse_bus_message(line, &why);
     if (!m) {
@@ -92,18 +111,7 @@ void bus_worker::on_bus_message(std::string payload) {
     }
     batch.push_back(std::move(*m));
   }
-  if (batch.empty()) return;
-  if (queued_messages_ + batch.size() > opts_.max_queued) {
-    // Still in the outbox: the recovery sweeper re-drives them.
-    auto before = counters_.dropped;
-    counters_.dropped += batch.size();
-    if (before / 1000 != counters_.dropped / 1000 || before == 0)
-      log::warn("worker saturated; {} bus messages dropped so far", counters_.dropped);
-    return;
-  }
-  queued_messages_ += batch.size();
-  queued_.push_back(std::move(batch));
-  pump();
+  return batch;
 }
 
 void bus_worker::on_malformed(const std::string& entry_id, const std::string& raw) {
@@ -115,10 +123,10 @@ void bus_worker::on_malformed(const std::string& entry_id, const std::string& ra
 void bus_worker::pump() {
   while (!stopping_ && inflight_ < opts_.concurrency && !queued_.empty()) {
     ++inflight_;
-    auto batch = std::move(queued_.front());
+    auto [payload, n] = std::move(queued_.front());
     queued_.pop_front();
-    queued_messages_ -= batch.size();
-    asio::co_spawn(ex_, process(std::move(batch)), exit_on_exception("worker batch"));
+    queued_messages_ -= n;
+    asio::co_spawn(ex_, process(std::move(payload)), exit_on_exception("worker batch"));
   }
 }
 
@@ -126,30 +134,49 @@ std::string bus_worker::next_owner() {
   return opts_.id + ":" + std::to_string(++owner_seq_);
 }
 
-asio::awaitable<void> bus_worker::process(std::vector<bus_message> batch) {
-  co_await claim_all(std::move(batch), false);
+asio::awaitable<void> bus_worker::process(std::string payload) {
+  auto lines = split_bus_payload(payload);
+  // A payload claimed in one call races before its lines are parsed: a worker that loses
+  // only counts them (the first line's id names the race). With --trace every worker
+  // parses, to record each message's outcome.
+  auto first = opts_.trace ? std::nullopt : lua::race_before_parse(lines, opts_.max_batch);
+  if (!first) {
+    co_await claim_all(parse_lines(lines), claim_path::heard);
+  } else {
+    auto owner = next_owner();
+    auto won = co_await claims_.claim_batch(first->id, owner);
+    if (won && !won.value()) {
+      counters_.lost += lines.size();  // another worker holds the batch: "taken"
+    } else {
+      if (!won)
+        log::warn("race for a batch of {} messages failed: {} {}; claiming them anyway",
+                  lines.size(), won.error().code, won.error().message);
+      co_await claim_all(parse_lines(lines), claim_path::raced, std::move(owner));
+    }
+  }
   --inflight_;
   pump();
 }
 
 asio::awaitable<bus_worker::outcomes> bus_worker::claim_all(std::vector<bus_message> batch,
-                                                            bool redrive) {
+                                                            claim_path path, std::string owner) {
+  const bool redrive = path == claim_path::redrive;
   outcomes out;
   out.reserve(batch.size());
   std::span<const bus_message> all(batch);
   for (std::size_t at = 0; at < all.size(); at += opts_.max_batch) {
     auto part = all.subspan(at, std::min(opts_.max_batch, all.size() - at));
-    auto owner = next_owner();
+    if (path != claim_path::raced || at > 0) owner = next_owner();
     // Heard on the bus, every worker races for a batch of 2 or more messages first; only the
     // winner sends them to claim.lua. A race that fails to run leaves the decision to claim.lua.
     // The sweeper's re-drives skip the race: it looks only at outbox entries older than a lease
     // (their race key has expired), and claim.lua alone keeps them from being delivered twice.
-    if (!redrive && part.size() >= lua::race_min_messages) {
-      auto won = co_await claims_.claim_batch(part, owner);
+    if (path == claim_path::heard && part.size() >= lua::race_min_messages) {
+      auto won = co_await claims_.claim_batch(part.front().id, owner);
       if (won && !won.value()) {
         lua::claim_outcome lost;  // another worker holds the batch: "taken"
         for (const auto& m : part) {
-          co_await on_outcome(m, lost, owner, redrive);
+          settle(m, lost, redrive);
           out.push_back(lost);
         }
         continue;
@@ -176,15 +203,14 @@ asio::awaitable<bus_worker::outcomes> bus_worker::claim_all(std::vector<bus_mess
                         asio::detached);
     for (std::size_t i = 0; i < part.size(); ++i) {
       const auto& o = claimed.value()[i];
-      co_await on_outcome(part[i], o, owner, redrive);
+      if (settle(part[i], o, redrive)) co_await dead_letter(part[i], owner, o.number);
       out.emplace_back(o);
     }
   }
   co_return out;
 }
 
-asio::awaitable<void> bus_worker::on_outcome(const bus_message& m, const lua::claim_outcome& o,
-                                             const std::string& owner, bool redrive) {
+bool bus_worker::settle(const bus_message& m, const lua::claim_outcome& o, bool redrive) {
   using st = lua::claim_state;
   if (opts_.trace)
     trace_.record(m.id, {{"event", redrive ? "reclaimed" : "claimed"},
@@ -208,8 +234,7 @@ asio::awaitable<void> bus_worker::on_outcome(const bus_message& m, const lua::cl
       break;
     case st::won:
       ++counters_.won;
-      co_await dead_letter(m, owner, o.number);
-      break;
+      return true;
     case st::failed:
       ++counters_.failed;
       log::warn(log::fields{{"message_id", m.id}, {"user", m.user}, {"worker", opts_.id}},
@@ -227,6 +252,7 @@ asio::awaitable<void> bus_worker::on_outcome(const bus_message& m, const lua::cl
       }
       break;
   }
+  return false;
 }
 
 asio::awaitable<void> bus_worker::dead_letter(const bus_message& m, const std::string& owner,

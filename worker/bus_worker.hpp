@@ -55,13 +55,18 @@ class bus_worker {
 
  private:
   using outcomes = sweeper::outcomes;
+  /// How a batch reached claim_all: heard on the bus (it races for each part first), heard
+  /// and its race already won by `owner` (one part), or re-driven by the sweeper (no race).
+  enum class claim_path { heard, raced, redrive };
   void on_bus_message(std::string payload);
   void pump();
-  boost::asio::awaitable<void> process(std::vector<bus_message> batch);
+  boost::asio::awaitable<void> process(std::string payload);
+  std::vector<bus_message> parse_lines(std::span<const std::string_view> lines);
   /// Claims `batch` (in calls of at most max_batch); one outcome per message.
-  boost::asio::awaitable<outcomes> claim_all(std::vector<bus_message> batch, bool redrive);
-  boost::asio::awaitable<void> on_outcome(const bus_message& m, const lua::claim_outcome& o,
-                                          const std::string& owner, bool redrive);
+  boost::asio::awaitable<outcomes> claim_all(std::vector<bus_message> batch, claim_path path,
+                                             std::string owner = {});
+  /// Counts an outcome; true when the message is to be dead-lettered (claim.lua: won).
+  bool settle(const bus_message& m, const lua::claim_outcome& o, bool redrive);
   boost::asio::awaitable<void> dead_letter(const bus_message& m, const std::string& owner,
                                            long long attempts);
   void on_malformed(const std::string& entry_id, const std::string& raw);
@@ -79,7 +84,7 @@ class bus_worker {
   heartbeat heartbeat_;
   tracer trace_;
   sweeper sweeper_;
-  std::deque<std::vector<bus_message>> queued_;
+  std::deque<std::pair<std::string, std::size_t>> queued_;  // payloads heard, their lines
   std::size_t queued_messages_ = 0;
   std::map<std::string, std::pair<bus_message, std::string>> leased_;  // id → (message, owner)
   std::size_t inflight_ = 0;

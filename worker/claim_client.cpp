@@ -29,9 +29,9 @@ std::string random_epoch() {
 claim_client::claim_client(std::shared_ptr<redis::connection> conn, keys k, claim_options opts)
     : conn_(std::move(conn)), keys_(std::move(k)), opts_(opts) {}
 
-asio::awaitable<outcome<bool>> claim_client::claim_batch(std::span<const bus_message> batch,
+asio::awaitable<outcome<bool>> claim_client::claim_batch(const std::string& first_id,
                                                          const std::string& owner) {
-  std::vector<redis::command> cmds{lua::claim_batch_command(keys_, batch, owner, opts_.lease)};
+  std::vector<redis::command> cmds{lua::claim_batch_command(keys_, first_id, owner, opts_.lease)};
   auto rs = co_await redis::eval_all(*conn_, redis::get_script("claim_batch"), std::move(cmds));
   if (!rs.front().ok()) co_return failure_of(rs.front());
   auto won = lua::parse_claim_batch_reply(rs.front().value);

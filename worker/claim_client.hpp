@@ -36,9 +36,10 @@ class claim_client {
  public:
   claim_client(std::shared_ptr<redis::connection> conn, keys k, claim_options opts);
 
-  /// The race for `batch` (claim_batch.lua): true when this worker won it and should claim
-  /// it; false when another worker did (that worker's claim.lua call decides each message).
-  boost::asio::awaitable<outcome<bool>> claim_batch(std::span<const bus_message> batch,
+  /// The race for the batch whose first message is `first_id` (claim_batch.lua): true when
+  /// this worker won it and should claim it; false when another worker did (that worker's
+  /// claim.lua call decides each message).
+  boost::asio::awaitable<outcome<bool>> claim_batch(const std::string& first_id,
                                                     const std::string& owner);
   /// Claims (and, when won, delivers) every message of `batch` in one claim.lua call (on
   /// Redis Cluster: one call per slot, pipelined).

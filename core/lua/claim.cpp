@@ -50,11 +50,17 @@ redis::command claim_command(const keys& k, const claim_settings& s,
   return cmd;
 }
 
-redis::command claim_batch_command(const keys& k, std::span<const bus_message> batch,
+redis::command claim_batch_command(const keys& k, const std::string& first_id,
                                    const std::string& owner, std::chrono::milliseconds lease) {
-  std::vector<std::string> ks{k.batch(batch.front().id)};
+  std::vector<std::string> ks{k.batch(first_id)};
   std::vector<std::string> as{owner, std::to_string(lease.count())};
   return redis::evalsha_command(redis::get_script("claim_batch"), ks, as);
+}
+
+std::optional<bus_message> race_before_parse(std::span<const std::string_view> lines,
+                                             std::size_t max_batch) {
+  if (lines.size() < race_min_messages || lines.size() > max_batch) return std::nullopt;
+  return parse_bus_message(lines.front());
 }
 
 std::optional<bool> parse_claim_batch_reply(const redis::reply& r) {

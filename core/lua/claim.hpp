@@ -63,9 +63,17 @@ inline constexpr std::size_t race_min_messages = 2;
 /// its memory (here at most ~7 bytes per message) against the record reads it saves.
 inline constexpr std::size_t mark_min_messages = 16;
 
-/// claim_batch.lua: `owner` races for `batch` (a bus payload, or one max-batch part of it,
-/// named by its first message's id); the key lives `lease`. `batch` must not be empty.
-redis::command claim_batch_command(const keys& k, std::span<const bus_message> batch,
+/// A heard bus payload that one claim.lua call takes whole (race_min_messages to
+/// `max_batch` lines) races before its lines are parsed, so that a worker that loses only
+/// counts them: the message on its first line names the race (claim_batch_command).
+/// std::nullopt otherwise (one line, more than max_batch, a first line that is not a bus
+/// message): the worker parses every line and races per max-batch part, if at all.
+std::optional<bus_message> race_before_parse(std::span<const std::string_view> lines,
+                                             std::size_t max_batch);
+
+/// claim_batch.lua: `owner` races for a batch (a bus payload, or one max-batch part of it)
+/// named by the id of its first message; the key lives `lease`.
+redis::command claim_batch_command(const keys& k, const std::string& first_id,
                                    const std::string& owner, std::chrono::milliseconds lease);
 /// true: the caller won the batch (it goes on to claim.lua); false: another worker did;
 /// std::nullopt when the reply is not claim_batch.lua's.

@@ -15,6 +15,7 @@ using pushonce::keys;
 using pushonce::lua::claim_batch_command;
 using pushonce::lua::claim_groups;
 using pushonce::lua::parse_claim_batch_reply;
+using pushonce::lua::race_before_parse;
 using pushonce::redis::reply;
 
 namespace {
@@ -47,14 +48,36 @@ TEST_CASE("claim_groups: one group per slot, in first-seen order, indices in bat
 TEST_CASE("claim_batch_command: one key named by the first message, owner and lease") {
   keys k("ns");
   std::vector<bus_message> batch = {msg("8192", "alice"), msg("12288", "bob")};
-  auto cmd = claim_batch_command(k, batch, "w1:7", std::chrono::milliseconds(5000));
+  auto cmd = claim_batch_command(k, batch.front().id, "w1:7", std::chrono::milliseconds(5000));
   const std::vector<std::string> want{
       "EVALSHA", pushonce::redis::get_script("claim_batch").sha1, "1", "ns:b:8192", "w1:7", "5000"};
   CHECK(std::vector<std::string>(cmd.begin(), cmd.end()) == want);
   // The same payload heard by another worker races for the same key; the next does not.
   std::vector<bus_message> next = {msg("16384", "carol")};
-  CHECK(claim_batch_command(k, batch, "w2:1", std::chrono::milliseconds(5000))[3] == cmd[3]);
-  CHECK(claim_batch_command(k, next, "w1:8", std::chrono::milliseconds(5000))[3] == "ns:b:16384");
+  CHECK(claim_batch_command(k, batch.front().id, "w2:1", std::chrono::milliseconds(5000))[3] ==
+        cmd[3]);
+  CHECK(claim_batch_command(k, next.front().id, "w1:8", std::chrono::milliseconds(5000))[3] ==
+        "ns:b:16384");
+}
+
+TEST_CASE("race_before_parse: a payload one claim call takes whole races on its first line") {
+  const std::string a =
+      R"({"id":"8192","user":"alice","src":"bus:0","kind":"message","data":{},"ts":1})";
+  const std::string b =
+      R"({"id":"12288","user":"bob","src":"bus:0","kind":"message","data":{},"ts":1})";
+  std::vector<std::string_view> two{a, b};
+  auto first = race_before_parse(two, 200);
+  REQUIRE(first);
+  CHECK(first->id == "8192");
+  CHECK(first->user == "alice");
+  CHECK(race_before_parse(two, 2));
+  // One line: no race (claim.lua decides at about the race's cost). More lines than one
+  // claim call takes: parsed and raced per part. A first line that is not a bus message:
+  // parsed, the race named by the first message that is one.
+  CHECK_FALSE(race_before_parse(std::vector<std::string_view>{a}, 200));
+  CHECK_FALSE(race_before_parse(two, 1));
+  CHECK_FALSE(race_before_parse(std::vector<std::string_view>{"{\"id\":", b}, 200));
+  CHECK_FALSE(race_before_parse(std::vector<std::string_view>{}, 200));
 }
 
 TEST_CASE("parse_claim_batch_reply: 1 won, 0 lost, anything else is not the script's") {
