@@ -81,7 +81,8 @@ local function deliver(ck, id, tail, attempts)
   local added = redis.pcall('XADD', inbox, 'MAXLEN', '~', maxlen_s, off .. '-0', 'f', frame)
   if type(added) == 'table' and added.err then
     redis.call('HINCRBY', meta, 'offset', -1)  -- offsets stay gap-free
-    redis.call('PEXPIRE', meta, idle_s)
+    redis.call('PEXPIRE', meta, idle_s)        -- always both (see below)
+    redis.call('PEXPIRE', inbox, idle_s)
     redis.call('SET', ck, lease_for(attempts), 'PX', window_s)
     return 'failed', added.err
   end

@@ -305,6 +305,7 @@ rc HSET "$F:meta" epoch E0 offset 0 >/dev/null
 rc SET "$F:inbox" "not a stream" >/dev/null
 check_match "claim: inbox write fails -> failed with the error" '^1\) "failed" \| 2\) "WRONGTYPE' "$(cl w1 300 5 E1 "$F:c:4096" 4096 '}')"
 check "claim: ... offset rolled back" "0" "$(rc HGET "$F:meta" offset)"
+check_match "claim: ... meta and inbox ttl renewed together" "^(59[0-9]{4}|600000) (59[0-9]{4}|600000)$" "$(rc PTTL "$F:meta") $(rc PTTL "$F:inbox")"
 check_match "claim: ... lease kept" '^l:w1:[0-9]+:1$' "$(rc GET "$F:c:4096")"
 check "claim: ... nobody else before the lease ends" '1) "taken" | 2) (integer) 0' "$(cl w2 300 5 E1 "$F:c:4096" 4096 '}')"
 rc DEL "$F:inbox" >/dev/null
