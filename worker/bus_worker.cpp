@@ -155,20 +155,23 @@ asio::awaitable<void> bus_worker::process(std::string payload) {
   auto first = opts_.trace ? std::nullopt : lua::race_before_parse(lines, opts_.max_batch);
   if (!first) {
     co_await claim_all(parse_lines(lines), claim_path::heard);
+  } else if (auto owner = next_owner(); co_await race(first->id, lines.size(), owner)) {
+    co_await claim_all(parse_lines(lines), claim_path::raced, std::move(owner));
   } else {
-    auto owner = next_owner();
-    auto won = co_await claims_.claim_batch(first->id, owner);
-    if (won && !won.value()) {
-      counters_.lost += lines.size();  // another worker holds the batch: "taken"
-    } else {
-      if (!won)
-        log::warn("race for a batch of {} messages failed: {} {}; claiming them anyway",
-                  lines.size(), won.error().code, won.error().message);
-      co_await claim_all(parse_lines(lines), claim_path::raced, std::move(owner));
-    }
+    counters_.lost += lines.size();  // another worker holds the batch: "taken"
   }
   --inflight_;
   pump();
+}
+
+asio::awaitable<bool> bus_worker::race(const std::string& first_id, std::size_t messages,
+                                       const std::string& owner) {
+  auto won = co_await claims_.claim_batch(first_id, owner);
+  if (won) co_return won.value();
+  // A race that fails to run leaves the decision to claim.lua.
+  log::warn("race for a batch of {} messages failed: {} {}; claiming them anyway", messages,
+            won.error().code, won.error().message);
+  co_return true;
 }
 
 asio::awaitable<bus_worker::outcomes> bus_worker::claim_all(std::vector<bus_message> batch,
@@ -181,22 +184,17 @@ asio::awaitable<bus_worker::outcomes> bus_worker::claim_all(std::vector<bus_mess
     auto part = all.subspan(at, std::min(opts_.max_batch, all.size() - at));
     if (path != claim_path::raced || at > 0) owner = next_owner();
     // Heard on the bus, every worker races for a batch of 2 or more messages first; only the
-    // winner sends them to claim.lua. A race that fails to run leaves the decision to claim.lua.
-    // The sweeper's re-drives skip the race: it looks only at outbox entries older than a lease
-    // (their race key has expired), and claim.lua alone keeps them from being delivered twice.
-    if (path == claim_path::heard && part.size() >= lua::race_min_messages) {
-      auto won = co_await claims_.claim_batch(part.front().id, owner);
-      if (won && !won.value()) {
-        lua::claim_outcome lost;  // another worker holds the batch: "taken"
-        for (const auto& m : part) {
-          settle(m, lost, redrive);
-          out.push_back(lost);
-        }
-        continue;
+    // winner sends them to claim.lua. The sweeper's re-drives skip the race: it looks only at
+    // outbox entries older than a lease (their race key has expired), and claim.lua alone
+    // keeps them from being delivered twice.
+    if (path == claim_path::heard && part.size() >= lua::race_min_messages &&
+        !co_await race(part.front().id, part.size(), owner)) {
+      lua::claim_outcome lost;  // another worker holds the batch: "taken"
+      for (const auto& m : part) {
+        settle(m, lost, redrive);
+        out.push_back(lost);
       }
-      if (!won)
-        log::warn("race for a batch of {} messages failed: {} {}; claiming them anyway",
-                  part.size(), won.error().code, won.error().message);
+      continue;
     }
     auto claimed = co_await claims_.claim(part, owner);
     if (!claimed) {

@@ -62,6 +62,10 @@ class bus_worker {
   void pump();
   boost::asio::awaitable<void> process(std::string payload);
   std::vector<bus_message> parse_lines(std::span<const std::string_view> lines);
+  /// claim_batch.lua for the batch of `messages` starting with `first_id`: true when this
+  /// worker is to claim it (it won, or the race failed to run), false when another won.
+  boost::asio::awaitable<bool> race(const std::string& first_id, std::size_t messages,
+                                    const std::string& owner);
   /// Claims `batch` (in calls of at most max_batch); one outcome per message.
   boost::asio::awaitable<outcomes> claim_all(std::vector<bus_message> batch, claim_path path,
                                              std::string owner = {});

@@ -163,6 +163,40 @@ TEST_CASE("recovery: a bus message with a bad number kills neither the bus loop 
   CHECK(first.size() > 0);
 }
 
+TEST_CASE("recovery: a payload with a malformed line: its other messages are delivered once") {
+  // The workers race on a payload's first line before parsing the rest; a first line that
+  // is no bus message sends them down the parse-everything path instead. Either way the
+  // malformed line is skipped (and logged) and the valid ones are delivered exactly once.
+  deployment d("badline");
+  for (int i = 0; i < 3; ++i) d.start_worker({"--lease-ms", "1000", "--sweep-interval-ms", "200"});
+  REQUIRE(d.wait_subscribers(d.k().bus_channel(), 3));
+  auto now = std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                std::chrono::system_clock::now().time_since_epoch())
+                                .count());
+  auto line = [&](const std::string& id) {
+    return R"({"id":")" + id + R"(","user":"alice","src":"bus:0","kind":"message","data":{"id":")" +
+           id + R"("},"ts":)" + now + "}";
+  };
+  const std::string bad = R"({"id":"x","user":"alice"})";
+  auto inbox = d.k().user("alice", "inbox");
+  // Malformed first: parsed whole, raced on the first valid message.
+  d.redis().cmd(
+      {"PUBLISH", d.k().bus_channel(), bad + "\n" + line("40960") + "\n" + line("45056")});
+  REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 2; }, 10s));
+  CHECK(wait_until([&] { return d.counter("duplicates_suppressed") == 4; }, 5s));
+  // Malformed in the middle: raced on the first line before parsing.
+  d.redis().cmd(
+      {"PUBLISH", d.k().bus_channel(), line("49152") + "\n" + bad + "\n" + line("53248")});
+  REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 4; }, 10s));
+  std::this_thread::sleep_for(1500ms);  // more than a lease and a sweep: nothing twice
+  std::vector<std::string> ids;
+  for (const auto& [entry, frame] : d.redis().inbox(inbox))
+    ids.emplace_back(json::parse(frame).at("id").as_string());
+  CHECK(ids == std::vector<std::string>{"40960", "45056", "49152", "53248"});
+  CHECK(d.counter("delivered") == 4);
+  CHECK(d.logs().find("malformed bus message") != std::string::npos);
+}
+
 TEST_CASE("recovery: outbox entries trimmed before any sweep are counted as retention_exceeded") {
   deployment d("trimmed", {{"PUSHONCE_OUTBOX_RETENTION_MS", "1000"}});
   auto load = d.redis().cmd({"SCRIPT", "LOAD", redis::get_script("publish").text});
