@@ -1,5 +1,6 @@
 #include "core/keys.hpp"
 
+#include <charconv>
 #include <cstdint>
 
 namespace pushonce {
@@ -52,6 +53,17 @@ std::string keys::claim(std::string_view u, std::string_view id) const {
   std::string suffix = "c:";
   suffix += id;
   return user(u, suffix);
+}
+
+std::string keys::claim_bucket(std::string_view id) const {
+  std::uint64_t n = 0;
+  auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), n);
+  if (ec != std::errc() || end != id.data() + id.size()) n = 0;
+  auto key = claim_bucket_prefix();
+  key += std::to_string(n % 4096);
+  key += ':';
+  key += std::to_string(n / 524288);
+  return key;
 }
 
 std::string keys::user_channel(std::string_view u) const {

@@ -16,6 +16,11 @@ class keys {
   // {u:U}: per-user claims, meta, inbox, channel.
   std::string user(std::string_view u, std::string_view suffix) const;
   std::string claim(std::string_view u, std::string_view id) const;  // NS:{u:U}:c:ID
+  // NS:c:<source>:<ID div 524288>: the hash of claim records (fields: ids) that holds ID's
+  // on a single Redis: the ids of one source whose sequences share seq div 128 (ID = seq ×
+  // 4096 + source). An id that is not decimal digits names bucket 0:0.
+  std::string claim_bucket(std::string_view id) const;
+  std::string claim_bucket_prefix() const { return plain("c:"); }  // NS:c:
   // NS:b:ID: the race for the bus payload whose first message is ID (claim_batch.lua).
   std::string batch(std::string_view first_id) const;
   std::string user_channel(std::string_view u) const;  // NS:{u:U}:ch

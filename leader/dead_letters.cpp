@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include "core/lua/claim.hpp"
 #include "core/message.hpp"
 #include "leader/admin.hpp"
 
@@ -84,7 +85,8 @@ asio::awaitable<int> replay(admin_context& ctx, std::string id) {
   }
   // The claim forgets the message (it was marked dead); back into its outbox and onto the
   // bus, where the normal claim → deliver path takes it; then off the dead-letter list.
-  std::vector<redis::command> cmds{{"DEL", ctx.k.claim(user, id)},
+  auto record = lua::claim_record_ref(ctx.k, lua::records_on(ctx.conn->is_cluster()), user, id);
+  std::vector<redis::command> cmds{lua::record_forget(record),
                                    {"XADD", outbox, "*", "m", m},
                                    {"PUBLISH", ctx.k.bus_channel(), m},
                                    {"XDEL", ctx.k.plain("dead-letters"), found->at(0).str}};

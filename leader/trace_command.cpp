@@ -98,9 +98,9 @@ asio::awaitable<int> run_trace(admin_context& ctx) {
     co_return ctx.out.fail({"not_found", "no message " + id +
                                              " in its outbox (unknown, or older than the "
                                              "outbox retention)"});
-  std::vector<redis::command> cmds{{"GET", ctx.k.claim(m->user, id)},
-                                   {"LRANGE", ctx.k.plain("trace:" + id), "0", "-1"},
-                                   {"TIME"}};
+  auto record = lua::claim_record_ref(ctx.k, lua::records_on(ctx.conn->is_cluster()), m->user, id);
+  std::vector<redis::command> cmds{
+      lua::record_read(record), {"LRANGE", ctx.k.plain("trace:" + id), "0", "-1"}, {"TIME"}};
   auto rs = co_await ctx.conn->exec_all(std::move(cmds));
   if (!rs[0].ok()) co_return ctx.out.fail(failure_of(rs[0]));
   std::vector<std::string> detail;

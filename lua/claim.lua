@@ -13,10 +13,20 @@
 -- none), ARGV[8] the oldest publish time (ms, the "ts" of the tails; 0 = unknown) in the
 -- batch, ARGV[9] publish mode: 'p' PUBLISH the frame on the user's channel (a single
 -- Redis), 's' SPUBLISH it (Redis Cluster: sharded Pub/Sub, the channel is in the user's
--- slot), 'n' do not publish (the caller does); then for message i: ARGV[8+2i] id
--- (decimal), ARGV[9+2i] frame tail. The frame is
+-- slot), 'n' do not publish (the caller does), ARGV[10] where the claim records are:
+-- '' string keys, KEYS[i] itself (Redis Cluster), or the prefix NS:c: of the record
+-- buckets (a single Redis, see below); then for message i: ARGV[9+2i] id (decimal),
+-- ARGV[10+2i] frame tail. The frame is
 -- {"type":"message","id":"<id>","offset":<offset> .. tail. An empty tail takes a lease
 -- without delivering (the caller then dead-letters the message).
+--
+-- Record buckets (a single Redis): the records of the ids of one source whose sequence
+-- numbers share seq div 128 are fields of one hash, NS:c:<source>:<id div 524288>
+-- (id = seq * 4096 + source, core/keys.cpp claim_bucket names the same key), kept one dedup
+-- window after its last write: one HMGET per bucket to read a batch, one HSET and one
+-- PEXPIRE per bucket to write it, instead of a key with its own TTL per message. A record
+-- lives at least the window (longer while its bucket fills). KEYS[i] then only names the
+-- user's keys below.
 --
 -- The claim record is a string:
 --   "<offset>" or "<offset>:<attempts>"   delivered (attempts shown when more than 1)
@@ -41,7 +51,7 @@ local owner, epoch = ARGV[1], ARGV[7]
 local window_s, maxlen_s, idle_s = ARGV[3], ARGV[5], ARGV[6]
 local lease, window, max_attempts = uint(ARGV[2]), uint(ARGV[3]), uint(ARGV[4])
 local maxlen, idle, oldest = uint(ARGV[5]), uint(ARGV[6]), uint(ARGV[8])
-local mode = ARGV[9]
+local mode, bucket_prefix = ARGV[9], ARGV[10]
 local renew_below = idle and idle - math.floor(idle / 8)
 if owner == nil or owner == '' or epoch == nil or epoch == '' then
   return redis.error_reply('bad_request owner token and epoch must not be empty')
@@ -54,7 +64,7 @@ end
 if mode ~= 'p' and mode ~= 's' and mode ~= 'n' then
   return redis.error_reply('bad_request publish mode must be p, s or n')
 end
-if #ARGV ~= 9 + 2 * #KEYS then
+if bucket_prefix == nil or #ARGV ~= 10 + 2 * #KEYS then
   return redis.error_reply('bad_request expected an id and a tail per key')
 end
 
@@ -68,7 +78,25 @@ local function lease_for(attempts)
   return 'l:' .. owner .. ':' .. string.format('%d', clock() + lease) .. ':' .. attempts
 end
 
-local function deliver(ck, id, tail, attempts)
+-- Record writes: a SET per message for string keys; in buckets, gathered per bucket and
+-- written at the end (one HSET and one PEXPIRE per bucket).
+local bucket_of, pending, buckets = {}, {}, {}
+local function put(i, value)
+  local b = bucket_of[i]
+  if not b then
+    redis.call('SET', KEYS[i], value, 'PX', window_s)
+    return
+  end
+  local p = pending[b]
+  if not p then
+    p = {}
+    pending[b] = p
+  end
+  p[#p + 1] = ARGV[9 + 2 * i]
+  p[#p + 1] = value
+end
+
+local function deliver(i, ck, id, tail, attempts)
   local prefix = string.sub(ck, 1, #ck - #id - 2)  -- strips 'c:' .. id
   local meta, inbox = prefix .. 'meta', prefix .. 'inbox'
   local offset = redis.call('HINCRBY', meta, 'offset', 1)
@@ -83,7 +111,7 @@ local function deliver(ck, id, tail, attempts)
     redis.call('HINCRBY', meta, 'offset', -1)  -- offsets stay gap-free
     redis.call('PEXPIRE', meta, idle_s)        -- always both (see below)
     redis.call('PEXPIRE', inbox, idle_s)
-    redis.call('SET', ck, lease_for(attempts), 'PX', window_s)
+    put(i, lease_for(attempts))
     return 'failed', added.err
   end
   if mode == 'p' then
@@ -91,7 +119,7 @@ local function deliver(ck, id, tail, attempts)
   elseif mode == 's' then
     redis.call('SPUBLISH', prefix .. 'ch', frame)
   end
-  redis.call('SET', ck, attempts > 1 and (off .. ':' .. attempts) or off, 'PX', window_s)
+  put(i, attempts > 1 and (off .. ':' .. attempts) or off)
   -- The idle TTL is renewed when less than 7/8 of it is left (or none: -1, -2), and always
   -- at offset 1 (the inbox may be new): one PTTL per delivery instead of two PEXPIREs. Meta
   -- and inbox are renewed together (here and by the gateways), so the meta's TTL speaks for
@@ -112,39 +140,81 @@ local function stale(tail)
   return ts ~= nil and ts < stale_before
 end
 
--- One MGET reads every claim record of the batch: a loser's claim costs one key of it.
-local records = redis.call('MGET', unpack(KEYS))
+-- One MGET (string keys) or one HMGET per bucket reads every claim record of the batch: a
+-- loser's claim costs one key or field of it.
+local records
+if bucket_prefix == '' then
+  records = redis.call('MGET', unpack(KEYS))
+else
+  records = {}
+  local fields = {}
+  for i = 1, #KEYS do
+    local id = ARGV[9 + 2 * i]
+    local n = string.match(id, '^%d+$') and tonumber(id)
+    if not n then return redis.error_reply('bad_request ids must be decimal') end
+    local b = bucket_prefix .. string.format('%d:%d', n % 4096, math.floor(n / 524288))
+    bucket_of[i] = b
+    local f = fields[b]
+    if not f then
+      f = {}
+      fields[b] = f
+      buckets[#buckets + 1] = b
+    end
+    f[#f + 1] = i
+  end
+  for _, b in ipairs(buckets) do
+    local ids = {}
+    for j, i in ipairs(fields[b]) do ids[j] = ARGV[9 + 2 * i] end
+    local vs = redis.call('HMGET', b, unpack(ids))
+    for j, i in ipairs(fields[b]) do records[i] = vs[j] end
+  end
+end
 local out = {}
-for i = 1, #KEYS do
-  local ck, id, tail = KEYS[i], ARGV[8 + 2 * i], ARGV[9 + 2 * i]
-  local state, value
-  local v = records[i]
-  local attempts = 1
-  if v then
-    local b1, b2 = string.byte(v, 1, 2)
-    if b2 ~= 58 then  -- no ':' second: "<offset>[:<attempts>]", delivered
-      state, value = 'done', tonumber(string.match(v, '^%d+'))
-    elseif b1 == 108 then  -- l:<owner>:<until>:<attempts>
-      local till, a = string.match(v, ':(%d+):(%d+)$')
-      if tonumber(till) > clock() then state, value = 'taken', 0 end
-      attempts = tonumber(a) + 1
-    elseif b1 == 114 then  -- r:<attempts>
-      attempts = tonumber(string.sub(v, 3)) + 1
-    elseif b1 == 120 then  -- x:<attempts>:<reason>
-      state, value = 'dead', 0
-    else  -- a one-digit offset with attempts: "5:2"
-      state, value = 'done', tonumber(string.match(v, '^%d+'))
+local function claim_each()
+  for i = 1, #KEYS do
+    local ck, id, tail = KEYS[i], ARGV[9 + 2 * i], ARGV[10 + 2 * i]
+    local state, value
+    local v = records[i]
+    local attempts = 1
+    if v then
+      local b1, b2 = string.byte(v, 1, 2)
+      if b2 ~= 58 then  -- no ':' second: "<offset>[:<attempts>]", delivered
+        state, value = 'done', tonumber(string.match(v, '^%d+'))
+      elseif b1 == 108 then  -- l:<owner>:<until>:<attempts>
+        local till, a = string.match(v, ':(%d+):(%d+)$')
+        if tonumber(till) > clock() then state, value = 'taken', 0 end
+        attempts = tonumber(a) + 1
+      elseif b1 == 114 then  -- r:<attempts>
+        attempts = tonumber(string.sub(v, 3)) + 1
+      elseif b1 == 120 then  -- x:<attempts>:<reason>
+        state, value = 'dead', 0
+      else  -- a one-digit offset with attempts: "5:2"
+        state, value = 'done', tonumber(string.match(v, '^%d+'))
+      end
     end
-  end
-  if not v and stale(tail) then state, value = 'expired', 0 end
-  if not state then
-    if tail == '' or attempts > max_attempts then
-      redis.call('SET', ck, lease_for(attempts), 'PX', window_s)
-      state, value = 'won', attempts
-    else
-      state, value = deliver(ck, id, tail, attempts)
+    if not v and stale(tail) then state, value = 'expired', 0 end
+    if not state then
+      if tail == '' or attempts > max_attempts then
+        put(i, lease_for(attempts))
+        state, value = 'won', attempts
+      else
+        state, value = deliver(i, ck, id, tail, attempts)
+      end
     end
+    out[2 * i - 1], out[2 * i] = state, value
   end
-  out[2 * i - 1], out[2 * i] = state, value
+end
+-- Records gathered for buckets are written even when a call fails half-way (a corrupted
+-- key of a user): what was delivered before it stays recorded, as with string keys.
+local ok, err = pcall(claim_each)
+for _, b in ipairs(buckets) do
+  local p = pending[b]
+  if p then
+    redis.call('HSET', b, unpack(p))
+    redis.call('PEXPIRE', b, window_s)
+  end
+end
+if not ok then
+  return redis.error_reply(type(err) == 'table' and err.err or tostring(err))
 end
 return out

@@ -1,11 +1,18 @@
 -- release.lua: a worker hands back a lease it will not use (it is shutting down), so
 -- another worker (or the sweeper) can claim the message at once instead of after the lease.
--- KEYS[1] NS:{u:U}:c:<id> (the string record described in claim.lua)
--- ARGV[1] owner token
+-- KEYS[1] the claim record's key: NS:{u:U}:c:<id> (a string, Redis Cluster) or its bucket
+--   NS:c:<source>:<id div 524288> (a hash, a single Redis), as described in claim.lua
+-- ARGV[1] owner token, ARGV[2] the record's field in the bucket ('' = KEYS[1] is a string)
 -- Returns 1 when the caller held the lease (now released), else 0.
-local v = redis.call('GET', KEYS[1])
+local field = ARGV[2] or ''
+local v
+if field == '' then v = redis.call('GET', KEYS[1]) else v = redis.call('HGET', KEYS[1], field) end
 if not v or string.sub(v, 1, 2) ~= 'l:' then return 0 end
 local owner, attempts = string.match(v, '^l:(.*):%d+:(%d+)$')
 if owner ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], 'r:' .. attempts, 'KEEPTTL')
+if field == '' then
+  redis.call('SET', KEYS[1], 'r:' .. attempts, 'KEEPTTL')
+else
+  redis.call('HSET', KEYS[1], field, 'r:' .. attempts)
+end
 return 1

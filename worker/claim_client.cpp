@@ -29,6 +29,10 @@ std::string random_epoch() {
 claim_client::claim_client(std::shared_ptr<redis::connection> conn, keys k, claim_options opts)
     : conn_(std::move(conn)), keys_(std::move(k)), opts_(opts) {}
 
+lua::record_layout claim_client::layout() const {
+  return lua::records_on(conn_->is_cluster());
+}
+
 asio::awaitable<outcome<bool>> claim_client::claim_batch(const std::string& first_id,
                                                          const std::string& owner) {
   std::vector<redis::command> cmds{lua::claim_batch_command(keys_, first_id, owner, opts_.lease)};
@@ -48,6 +52,7 @@ asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim_client::claim(
   // the gateways SSUBSCRIBE), not over the cluster bus to every node.
   s.publish = conn_->is_cluster() ? lua::publish_mode::sharded : lua::publish_mode::classic;
   if (opts_.wait_replicas > 0) s.publish = lua::publish_mode::none;
+  s.records = layout();
   const auto& script = redis::get_script("claim");
   if (conn_->is_cluster()) {
     auto op = claim_per_slot(batch, s);
@@ -134,7 +139,7 @@ asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim_client::claim_pe
 }
 
 asio::awaitable<bool> claim_client::release(const bus_message& m, std::string owner) {
-  std::vector<redis::command> cmds{lua::release_command(keys_, m, owner)};
+  std::vector<redis::command> cmds{lua::release_command(keys_, layout(), m, owner)};
   auto rs = co_await redis::eval_all(*conn_, redis::get_script("release"), std::move(cmds));
   co_return rs.front().ok() && rs.front().value.integer == 1;
 }
@@ -145,7 +150,7 @@ asio::awaitable<outcome<bool>> claim_client::dead_letter(const bus_message& m, s
   auto added = co_await conn_->exec(std::move(add));
   if (!added.ok()) co_return failure_of(added);
   std::vector<redis::command> cmds{
-      lua::dead_letter_command(keys_, m, owner, reason, opts_.dedup_window)};
+      lua::dead_letter_command(keys_, layout(), m, owner, reason, opts_.dedup_window)};
   auto rs = co_await redis::eval_all(*conn_, redis::get_script("dead_letter"), std::move(cmds));
   if (!rs.front().ok()) co_return failure_of(rs.front());
   co_return rs.front().value.integer == 1;

@@ -57,6 +57,8 @@ class claim_client {
   std::uint64_t wait_timeouts() const { return wait_timeouts_; }
 
  private:
+  /// Record buckets on a single Redis, a string key per record on a cluster.
+  lua::record_layout layout() const;
   boost::asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim_per_slot(
       std::span<const bus_message> batch, const lua::claim_settings& s);
   /// --wait-replicas: WAIT on the node of each slot that took a delivery, then publish

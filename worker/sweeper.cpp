@@ -119,9 +119,9 @@ asio::awaitable<void> sweeper::check_trimmed(const outbox_ref& o, sweep_stats& s
 }
 
 asio::awaitable<std::vector<std::optional<redis::reply>>> sweeper::values(
-    std::vector<std::string> keys) {
-  if (keys.empty()) co_return std::vector<std::optional<redis::reply>>{};
-  auto reads = lua::claim_record_reads(keys, conn_->is_cluster());
+    std::vector<lua::record_ref> refs) {
+  if (refs.empty()) co_return std::vector<std::optional<redis::reply>>{};
+  auto reads = lua::claim_record_reads(refs, conn_->is_cluster());
   auto rs = co_await conn_->exec_all(reads);
   std::vector<std::optional<redis::reply>> replies;
   replies.reserve(rs.size());
@@ -148,16 +148,18 @@ asio::awaitable<bool> sweeper::sweep_page(const outbox_ref& o, long long now_ms,
   // Entries whose whole payload a worker claimed with every message finished carry its
   // mark: one key per entry instead of one claim record per message (a single Redis only,
   // see bus_worker::claim_all).
-  std::vector<std::string> batch_keys;
+  std::vector<lua::record_ref> batch_keys;
   if (!conn_->is_cluster())
-    for (const auto* m : plan.to_check_batches()) batch_keys.push_back(keys_.batch(m->id));
+    for (const auto* m : plan.to_check_batches()) batch_keys.push_back({keys_.batch(m->id), {}});
   std::vector<std::optional<lua::batch_mark>> marks;
   for (const auto& v : co_await values(std::move(batch_keys)))
     marks.push_back(v ? lua::parse_batch_done(*v) : std::nullopt);
   plan.on_batch_marks(marks);
 
-  std::vector<std::string> claim_keys;
-  for (const auto* m : plan.to_check()) claim_keys.push_back(keys_.claim(m->user, m->id));
+  const auto layout = lua::records_on(conn_->is_cluster());
+  std::vector<lua::record_ref> claim_keys;
+  for (const auto* m : plan.to_check())
+    claim_keys.push_back(lua::claim_record_ref(keys_, layout, m->user, m->id));
   std::vector<std::optional<lua::claim_record>> records;
   for (const auto& v : co_await values(std::move(claim_keys)))
     records.push_back(v ? lua::parse_claim_record(*v) : std::nullopt);

@@ -61,10 +61,11 @@ class sweeper {
   boost::asio::awaitable<void> check_trimmed(const outbox_ref& o, sweep_stats& st);
   /// One page; false when there is nothing more to do now.
   boost::asio::awaitable<bool> sweep_page(const outbox_ref& o, long long now_ms, sweep_stats& st);
-  /// The value of each key, in order: one MGET per 500 keys on a single Redis, a GET per key
-  /// on a cluster (lua::claim_record_reads); std::nullopt where a read failed.
+  /// The value at each ref, in order: one HMGET per bucket, or one MGET per 500 string keys
+  /// on a single Redis, a GET per key on a cluster (lua::claim_record_reads); std::nullopt
+  /// where a read failed.
   boost::asio::awaitable<std::vector<std::optional<redis::reply>>> values(
-      std::vector<std::string> keys);
+      std::vector<lua::record_ref> refs);
 
   std::shared_ptr<redis::connection> conn_;
   keys keys_;

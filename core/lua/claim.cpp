@@ -21,12 +21,28 @@ const char* publish_mode_arg(publish_mode m) {
   return "p";
 }
 
+record_ref claim_record_ref(const keys& k, record_layout layout, std::string_view user,
+                            std::string_view id) {
+  if (layout == record_layout::keys) return {k.claim(user, id), {}};
+  return {k.claim_bucket(id), std::string(id)};
+}
+
+redis::command record_read(const record_ref& r) {
+  if (r.field.empty()) return {"GET", r.key};
+  return {"HGET", r.key, r.field};
+}
+
+redis::command record_forget(const record_ref& r) {
+  if (r.field.empty()) return {"DEL", r.key};
+  return {"HDEL", r.key, r.field};
+}
+
 redis::command claim_command(const keys& k, const claim_settings& s,
                              std::span<const bus_message> batch,
                              const std::vector<bool>& lease_only) {
   const auto& script = redis::get_script("claim");
   redis::command cmd;
-  cmd.reserve(3 + 9 + 3 * batch.size());
+  cmd.reserve(3 + 10 + 3 * batch.size());
   cmd.emplace_back("EVALSHA");
   cmd.push_back(script.sha1);
   cmd.push_back(std::to_string(batch.size()));
@@ -43,6 +59,7 @@ redis::command claim_command(const keys& k, const claim_settings& s,
     if (m.ts > 0 && (oldest == 0 || m.ts < oldest)) oldest = m.ts;
   cmd.push_back(std::to_string(oldest));
   cmd.emplace_back(publish_mode_arg(s.publish));
+  cmd.push_back(s.records == record_layout::buckets ? k.claim_bucket_prefix() : std::string());
   for (std::size_t i = 0; i < batch.size(); ++i) {
     cmd.push_back(batch[i].id);
     cmd.push_back(i < lease_only.size() && lease_only[i] ? std::string() : batch[i].tail);
@@ -86,16 +103,20 @@ std::vector<std::vector<std::size_t>> claim_groups(const keys& k,
   return groups;
 }
 
-redis::command release_command(const keys& k, const bus_message& m, const std::string& owner) {
-  std::vector<std::string> ks{k.claim(m.user, m.id)};
-  std::vector<std::string> as{owner};
+redis::command release_command(const keys& k, record_layout layout, const bus_message& m,
+                               const std::string& owner) {
+  auto ref = claim_record_ref(k, layout, m.user, m.id);
+  std::vector<std::string> ks{std::move(ref.key)};
+  std::vector<std::string> as{owner, std::move(ref.field)};
   return redis::evalsha_command(redis::get_script("release"), ks, as);
 }
 
-redis::command dead_letter_command(const keys& k, const bus_message& m, const std::string& owner,
-                                   const std::string& reason, std::chrono::milliseconds window) {
-  std::vector<std::string> ks{k.claim(m.user, m.id)};
-  std::vector<std::string> as{owner, reason, std::to_string(window.count())};
+redis::command dead_letter_command(const keys& k, record_layout layout, const bus_message& m,
+                                   const std::string& owner, const std::string& reason,
+                                   std::chrono::milliseconds window) {
+  auto ref = claim_record_ref(k, layout, m.user, m.id);
+  std::vector<std::string> ks{std::move(ref.key)};
+  std::vector<std::string> as{owner, reason, std::to_string(window.count()), std::move(ref.field)};
   return redis::evalsha_command(redis::get_script("dead_letter"), ks, as);
 }
 
@@ -195,23 +216,40 @@ std::optional<claim_record> parse_claim_record(const redis::reply& value) {
   return r;
 }
 
-std::vector<redis::command> claim_record_reads(std::span<const std::string> keys, bool cluster,
+std::vector<redis::command> claim_record_reads(std::span<const record_ref> refs, bool cluster,
                                                std::size_t chunk) {
+  if (chunk == 0) chunk = 1;
   std::vector<redis::command> reads;
-  if (cluster || chunk == 0) {
-    reads.reserve(keys.size());
-    for (const auto& k : keys) reads.push_back({"GET", k});
-    return reads;
-  }
-  for (std::size_t at = 0; at < keys.size(); at += chunk) {
-    auto part = keys.subspan(at, std::min(chunk, keys.size() - at));
-    redis::command mget;
-    mget.reserve(part.size() + 1);
-    mget.emplace_back("MGET");
-    mget.insert(mget.end(), part.begin(), part.end());
-    reads.push_back(std::move(mget));
+  std::size_t fields = 0;  // values the last command reads
+  for (const auto& r : refs) {
+    if (r.field.empty() && cluster) {
+      reads.push_back({"GET", r.key});
+      continue;
+    }
+    auto& last = reads.empty() ? reads.emplace_back() : reads.back();
+    const bool hash = !r.field.empty();
+    const bool joins = !last.empty() && fields < chunk &&
+                       (hash ? last[0] == "HMGET" && last[1] == r.key : last[0] == "MGET");
+    if (!joins) {
+      if (!last.empty()) reads.emplace_back();
+      if (hash)
+        reads.back() = {"HMGET", r.key};
+      else
+        reads.back() = {"MGET"};
+      fields = 0;
+    }
+    reads.back().push_back(hash ? r.field : r.key);
+    ++fields;
   }
   return reads;
+}
+
+std::vector<redis::command> claim_record_reads(std::span<const std::string> keys, bool cluster,
+                                               std::size_t chunk) {
+  std::vector<record_ref> refs;
+  refs.reserve(keys.size());
+  for (const auto& k : keys) refs.push_back({k, {}});
+  return claim_record_reads(refs, cluster, chunk);
 }
 
 std::vector<std::optional<redis::reply>> read_values(
@@ -219,9 +257,12 @@ std::vector<std::optional<redis::reply>> read_values(
     std::span<const std::optional<redis::reply>> replies) {
   std::vector<std::optional<redis::reply>> out;
   for (std::size_t i = 0; i < reads.size(); ++i) {
-    const std::size_t n = reads[i].empty() ? 0 : reads[i].size() - 1;
+    const auto& cmd = reads[i];
+    const bool hmget = !cmd.empty() && cmd[0] == "HMGET";
+    const bool multi = hmget || (!cmd.empty() && cmd[0] == "MGET");
+    // Values read: MGET's keys, HMGET's fields, GET's and HGET's one.
+    const std::size_t n = cmd.empty() ? 0 : !multi ? 1 : cmd.size() - (hmget ? 2 : 1);
     const redis::reply* r = i < replies.size() && replies[i] ? &*replies[i] : nullptr;
-    const bool multi = !reads[i].empty() && reads[i][0] == "MGET";
     if (r && !multi) {
       out.emplace_back(*r);
     } else if (r && r->is_array() && r->elements.size() == n) {

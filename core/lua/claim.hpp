@@ -25,6 +25,30 @@ enum class publish_mode {
 /// The argument claim.lua reads for `m`: "p", "s" or "n".
 const char* publish_mode_arg(publish_mode m);
 
+/// Where claim records are kept (claim.lua's ARGV[10]).
+enum class record_layout {
+  buckets,  // a single Redis: fields of NS:c:<source>:<bucket> hashes (keys::claim_bucket)
+  keys,     // Redis Cluster: a string key NS:{u:U}:c:<id> per record, in the user's slot
+};
+
+/// The layout of a single Redis (buckets) or of a Redis Cluster (keys).
+inline record_layout records_on(bool cluster) {
+  return cluster ? record_layout::keys : record_layout::buckets;
+}
+
+/// Where the claim record of message `id` to `user` is: `key` alone for a string key, or
+/// the field `field` of the hash `key`.
+struct record_ref {
+  std::string key;
+  std::string field;  // empty: `key` is a string
+  bool operator==(const record_ref&) const = default;
+};
+record_ref claim_record_ref(const keys& k, record_layout layout, std::string_view user,
+                            std::string_view id);
+/// GET or HGET of the record; DEL or HDEL (a dead letter's replay forgets its record).
+redis::command record_read(const record_ref& r);
+redis::command record_forget(const record_ref& r);
+
 struct claim_settings {
   std::string owner;  // this call's lease token (worker id + sequence)
   std::chrono::milliseconds lease{5000};
@@ -34,6 +58,7 @@ struct claim_settings {
   std::chrono::milliseconds inbox_idle{std::chrono::hours(24 * 7)};
   std::string epoch;  // used for a user who has none (a new inbox)
   publish_mode publish = publish_mode::classic;
+  record_layout records = record_layout::buckets;
 };
 
 enum class claim_state {
@@ -92,10 +117,12 @@ std::vector<std::vector<std::size_t>> claim_groups(const keys& k,
                                                    std::span<const bus_message> batch);
 
 /// release.lua: `owner` hands back its lease on message `m` (reply 1 when it held it).
-redis::command release_command(const keys& k, const bus_message& m, const std::string& owner);
+redis::command release_command(const keys& k, record_layout layout, const bus_message& m,
+                               const std::string& owner);
 /// dead_letter.lua: `owner`, holding the lease on `m`, marks it dead (reply 1 when marked).
-redis::command dead_letter_command(const keys& k, const bus_message& m, const std::string& owner,
-                                   const std::string& reason, std::chrono::milliseconds window);
+redis::command dead_letter_command(const keys& k, record_layout layout, const bus_message& m,
+                                   const std::string& owner, const std::string& reason,
+                                   std::chrono::milliseconds window);
 
 /// One outcome per message, in order; std::nullopt when the reply is not claim.lua's.
 std::optional<std::vector<claim_outcome>> parse_claim_reply(const redis::reply& r,
@@ -107,7 +134,7 @@ const char* to_string(claim_state s);
 
 namespace pushonce::lua {
 
-/// A claim record as claim.lua writes it (read with GET by the sweeper and `trace`).
+/// A claim record as claim.lua writes it (read by the sweeper and `trace`, record_read).
 struct claim_record {
   enum class kind { none, delivered, leased, released, dead } state = kind::none;
   long long offset = 0;    // delivered
@@ -120,10 +147,14 @@ struct claim_record {
 /// Parses a claim record; a nil reply is `none`; std::nullopt when it is not one.
 std::optional<claim_record> parse_claim_record(const redis::reply& value);
 
-/// The reads of the claim records named by `keys`, in order. On a single Redis this is one
-/// `MGET` per `chunk` keys: one command instead of one per key (the sweeper reads a record
-/// per message it checks). On a cluster it is one `GET` per key, because the keys belong to
-/// different users' slots. Each command reads `size() - 1` of the keys.
+/// The reads of the values at `refs`, in order. Records in buckets: one `HMGET` per run of
+/// refs to the same hash (at most `chunk` fields). String keys: on a single Redis one `MGET`
+/// per `chunk` keys, one command instead of one per key (the sweeper reads a record per
+/// message it checks); on a cluster one `GET` per key, because the keys belong to different
+/// users' slots.
+std::vector<redis::command> claim_record_reads(std::span<const record_ref> refs, bool cluster,
+                                               std::size_t chunk = 500);
+/// The same for string keys (the sweeper's batch marks).
 std::vector<redis::command> claim_record_reads(std::span<const std::string> keys, bool cluster,
                                                std::size_t chunk = 500);
 

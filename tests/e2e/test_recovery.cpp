@@ -155,8 +155,9 @@ TEST_CASE("recovery: a bus message with a bad number kills neither the bus loop 
   auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
                  std::chrono::system_clock::now().time_since_epoch())
                  .count();
+  // (an id of its own: ids are unique, and a claim is per id)
   d.redis().cmd({"XADD", d.k().bus(0, "outbox"), "*", "m",
-                 R"({"id":"4096","user":"bob","src":"bus:0","kind":"message","data":2,"ts":)" +
+                 R"({"id":"409600","user":"bob","src":"bus:0","kind":"message","data":2,"ts":)" +
                      std::to_string(now) + "}"});
   REQUIRE(wait_until([&] { return d.redis().inbox(d.k().user("bob", "inbox")).size() == 1; }, 10s));
   CHECK(w.running());
@@ -245,7 +246,8 @@ TEST_CASE("recovery: a worker paused past the dedup window does not deliver a me
   // Past the window: the claim record has expired.
   REQUIRE(wait_until(
       [&] {
-        return d.redis().integer({"EXISTS", d.k().claim("paula", id)}) == 0;
+        auto at = lua::claim_record_ref(d.k(), lua::record_layout::buckets, "paula", id);
+        return d.redis().integer({"HEXISTS", at.key, at.field}) == 0;
       },
       10s));
   paused.kill(SIGCONT);
@@ -334,7 +336,8 @@ TEST_CASE("recovery: a message past --max-attempts is dead-lettered; list, trace
     CHECK(r->element[1]->integer == i + 1);
     std::this_thread::sleep_for(5ms);
   }
-  auto record = d.redis().text({"GET", d.k().claim("carol", id)});
+  auto record = d.redis().text(
+      lua::record_read(lua::claim_record_ref(d.k(), lua::record_layout::buckets, "carol", id)));
   CHECK(record.rfind("l:crashed-2:", 0) == 0);
   CHECK(record.substr(record.size() - 2) == ":3");
   d.start_worker({"--lease-ms", "1000", "--max-attempts", "3"});

@@ -60,6 +60,12 @@ inline lua::claim_settings claim_opts(std::string owner, long long lease_ms = 50
   return s;
 }
 
+/// Where claim.lua keeps the record of message `id` to `user` on the tests' single Redis:
+/// a field of its bucket (read it with lua::record_read).
+inline lua::record_ref record_at(const keys& k, std::string_view user, std::string_view id) {
+  return lua::claim_record_ref(k, lua::record_layout::buckets, user, id);
+}
+
 /// claim.lua for a batch, built by lua::claim_command and run by redis::eval_all (which
 /// loads the script on NOSCRIPT, as the worker does).
 inline boost::asio::awaitable<redis::result> claim(redis::connection& c, keys k,
@@ -136,7 +142,8 @@ inline boost::asio::awaitable<redis::result> session(
 /// release.lua (lua::release_command): hands back OWNER's lease on message m.
 inline boost::asio::awaitable<redis::result> release(redis::connection& c, keys k,
                                                      const bus_message& m, std::string owner) {
-  CO_LET(auto r, run_built(c, "release", lua::release_command(k, m, owner)));
+  CO_LET(auto r,
+         run_built(c, "release", lua::release_command(k, lua::record_layout::buckets, m, owner)));
   co_return r;
 }
 
@@ -145,7 +152,8 @@ inline boost::asio::awaitable<redis::result> mark_dead(redis::connection& c, key
                                                        const bus_message& m, std::string owner,
                                                        std::string reason,
                                                        long long window_ms = 60000) {
-  auto cmd = lua::dead_letter_command(k, m, owner, reason, std::chrono::milliseconds(window_ms));
+  auto cmd = lua::dead_letter_command(k, lua::record_layout::buckets, m, owner, reason,
+                                      std::chrono::milliseconds(window_ms));
   CO_LET(auto r, run_built(c, "dead_letter", std::move(cmd)));
   co_return r;
 }

@@ -229,7 +229,8 @@ check "publish: refused calls wrote nothing" "4 6" "$(rc XLEN "$BOUT") $(rc GET 
 # --- claim.lua (claims and delivers), release.lua, dead_letter.lua ---------------------
 # KEYS claim keys; ARGV owner, lease ms, window ms, max attempts, inbox maxlen, idle ms,
 # epoch, oldest publish time in the batch (0 = unknown; $OLDEST), publish mode (p, s or n;
-# $MODE, default p), then per message: id,
+# $MODE, default p), where the records are ('' string keys, as on a cluster, or the bucket
+# prefix NS:c:; $RECORDS, default ''), then per message: id,
 # frame tail (empty: take a lease only).
 C1="$U:c:4096"
 HEAD1='{"type":"message","id":"4096","offset":'
@@ -241,7 +242,7 @@ cl() {  # cl OWNER LEASE MAXATTEMPTS EPOCH KEY ID TAIL [KEY ID TAIL]...
   local keys=() rest=()
   while [ $# -ge 3 ]; do keys+=("$1"); rest+=("$2" "$3"); shift 3; done
   ev claim "${#keys[@]}" "${keys[@]}" "$owner" "$lease" 60000 "$max" 1000 600000 "$epoch" \
-    "${OLDEST:-0}" "${MODE:-p}" "${rest[@]}"
+    "${OLDEST:-0}" "${MODE:-p}" "${RECORDS-}" "${rest[@]}"
 }
 check "claim: lease only (empty tail) -> won 1" '1) "won" | 2) (integer) 1' "$(cl w1 300 5 E1 "$C1" 4096 '')"
 check_match "claim: the lease record" '^l:w1:[0-9]+:1$' "$(rc GET "$C1")"
@@ -334,6 +335,33 @@ check "release: record r:<attempts>" "r:1" "$(rc GET "$CR")"
 check_match "release: the window is kept" "^(5[0-9]{4}|60000)$" "$(rc PTTL "$CR")"
 check "release: claimable at once, attempt 2" '1) "delivered" | 2) (integer) 1' "$(cl w2 60000 5 E1 "$CR" 4096 '}')"
 check "release: nothing to release once delivered" "(integer) 0 1:2" "$(ev release 1 "$CR" w2) $(rc GET "$CR")"
+
+# Record buckets (a single Redis): the same rules, the records are fields of
+# NS:c:<source>:<id div 524288>, one window after the bucket's last write.
+bc() { RECORDS="$NS:c:" cl "$@"; }
+Q="$NS:{u:quinn}"; QB0="$NS:c:9:0"; QB1="$NS:c:9:1"  # source 9; seq 128 starts bucket 1
+check "buckets: a batch over two buckets -> offsets 1 2 3" \
+  '1) "delivered" | 2) (integer) 1 | 3) "delivered" | 4) (integer) 2 | 5) "delivered" | 6) (integer) 3' \
+  "$(bc w1 5000 5 E1 "$Q:c:4105" 4105 '}' "$Q:c:8201" 8201 '}' "$Q:c:524297" 524297 '}')"
+check "buckets: the records are fields" "1 2 3" "$(rc HGET "$QB0" 4105) $(rc HGET "$QB0" 8201) $(rc HGET "$QB1" 524297)"
+check_match "buckets: each kept the window" "^(5[0-9]{4}|60000) (5[0-9]{4}|60000)$" "$(rc PTTL "$QB0") $(rc PTTL "$QB1")"
+check "buckets: no key per record" "0" "$(rc EXISTS "$Q:c:4105" "$Q:c:8201" "$Q:c:524297")"
+check "buckets: claimed again -> done" \
+  '1) "done" | 2) (integer) 1 | 3) "done" | 4) (integer) 3' "$(bc w2 5000 5 E1 "$Q:c:4105" 4105 '}' "$Q:c:524297" 524297 '}')"
+check "buckets: lease only -> won 1" '1) "won" | 2) (integer) 1' "$(bc w1 60000 5 E1 "$Q:c:12297" 12297 '')"
+check_match "buckets: the lease record" '^l:w1:[0-9]+:1$' "$(rc HGET "$QB0" 12297)"
+check "buckets: another claimer -> taken" '1) "taken" | 2) (integer) 0' "$(bc w2 60000 5 E1 "$Q:c:12297" 12297 '}')"
+check "buckets: release, not the holder -> 0" "(integer) 0" "$(ev release 1 "$QB0" w2 12297)"
+check "buckets: release, the holder -> 1" "(integer) 1 r:1" "$(ev release 1 "$QB0" w1 12297) $(rc HGET "$QB0" 12297)"
+check "buckets: released -> delivered at attempt 2" '1) "delivered" | 2) (integer) 4' "$(bc w2 60000 5 E1 "$Q:c:12297" 12297 '}')"
+check "buckets: ... recorded 4:2" "4:2" "$(rc HGET "$QB0" 12297)"
+check "buckets: lease only for a dead letter" '1) "won" | 2) (integer) 1' "$(bc w1 60000 5 E1 "$Q:c:16393" 16393 '')"
+rc PEXPIRE "$QB0" 1000 >/dev/null
+check "buckets: dead_letter, the holder -> 1" "(integer) 1 x:1:poison" "$(ev dead_letter 1 "$QB0" w1 poison 60000 16393) $(rc HGET "$QB0" 16393)"
+check_match "buckets: ... the bucket kept a window after the mark" "^(5[0-9]{4}|60000)$" "$(rc PTTL "$QB0")"
+check "buckets: dead -> dead 0" '1) "dead" | 2) (integer) 0' "$(bc w2 5000 5 E1 "$Q:c:16393" 16393 '}')"
+check_match "buckets: an id that is not decimal -> bad_request" "^\(error\) bad_request " "$(bc w1 5000 5 E1 "$Q:c:1x" 1x '}')"
+check "buckets: ... nothing written" "4" "$(rc HLEN "$QB0")"
 
 # claim_batch.lua: the race for a bus payload; the first caller wins, for one lease
 B="$NS:b:8192"

@@ -25,6 +25,7 @@
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using pushonce::bus_message;
+using pushonce::lua::record_read;
 using pushonce::redis::result;
 using pushonce::test::async_latch;
 using pushonce::test::bus_msg;
@@ -34,6 +35,7 @@ using pushonce::test::cmd;
 using pushonce::test::outcome_of;
 using pushonce::test::outcomes_of;
 using pushonce::test::received;
+using pushonce::test::record_at;
 using pushonce::test::redis_fixture;
 using pushonce::test::sleep_for;
 using pushonce::test::wait_until;
@@ -65,14 +67,14 @@ TEST_CASE("claim: delivered, then done (also for the winner); the record; bad re
     CHECK(outcome_of(w1b) == "done 1");
 
     // The record is the string "<offset>", kept for the dedup window.
-    auto get = cmd({"GET", fx.k.claim("alice", "4096")});
+    auto get = record_read(record_at(fx.k, "alice", "4096"));
     CO_LET(auto g, fx.conn->exec(std::move(get)));
     CHECK(g.value.str == "1");
     auto rec = record_of(g);
     CHECK(rec.state == kind::delivered);
     CHECK(rec.offset == 1);
     CHECK(rec.attempts == 1);
-    auto pttl = cmd({"PTTL", fx.k.claim("alice", "4096")});
+    auto pttl = cmd({"PTTL", record_at(fx.k, "alice", "4096").key});
     CO_LET(auto t, fx.conn->exec(std::move(pttl)));
     CHECK(t.value.integer > 55000);
     CHECK(t.value.integer <= 60000);
@@ -89,7 +91,7 @@ TEST_CASE("claim: delivered, then done (also for the winner); the record; bad re
     noepoch_opts.epoch.clear();
     CO_LET(auto noepoch, claim_one(*fx.conn, fx.k, noepoch_opts, other));
     CHECK(noepoch.value.error_code() == "bad_request");
-    auto exists = cmd({"EXISTS", fx.k.claim("alice", "8192")});
+    auto exists = cmd({"HEXISTS", record_at(fx.k, "alice", "8192").key, "8192"});
     CO_LET(auto ex, fx.conn->exec(std::move(exists)));
     CHECK(ex.value.integer == 0);
   });
@@ -262,7 +264,7 @@ TEST_CASE("claim: a failed inbox write is 'failed', rolls the offset back, keeps
     auto off = cmd({"HGET", fx.k.user(user, "meta"), "offset"});
     CO_LET(auto o1, fx.conn->exec(off));
     CHECK(o1.value.str == "0");  // rolled back: offsets stay gap-free
-    auto get = cmd({"GET", fx.k.claim(user, "4096")});
+    auto get = record_read(record_at(fx.k, user, "4096"));
     CO_LET(auto g1, fx.conn->exec(get));
     auto rec = record_of(g1);
     CHECK(rec.state == kind::leased);
@@ -333,7 +335,7 @@ TEST_CASE("claim: leases, max attempts -> won, then dead_letter.lua marks it dea
     CHECK(outcome_of(l3) == "won 3");
     CO_LET(auto e2, fx.conn->exec(exists));
     CHECK(e2.value.integer == 0);
-    auto get = cmd({"GET", fx.k.claim(user, "4096")});
+    auto get = record_read(record_at(fx.k, user, "4096"));
     CO_LET(auto g, fx.conn->exec(get));
     auto rec = record_of(g);
     CHECK(rec.state == kind::leased);
@@ -370,7 +372,7 @@ TEST_CASE("claim: an expired lease cannot be marked dead by its former holder") 
     CHECK(late.value.integer == 0);
     CO_LET(auto d, claim_one(*fx.conn, fx.k, claim_opts("w2"), m));
     CHECK(outcome_of(d) == "delivered 1");
-    auto get = cmd({"GET", fx.k.claim("jack", "4096")});
+    auto get = record_read(record_at(fx.k, "jack", "4096"));
     CO_LET(auto g, fx.conn->exec(std::move(get)));
     CHECK(g.value.str == "1:2");
   });
@@ -389,13 +391,13 @@ TEST_CASE("release.lua: a released lease is claimable at once; only its holder r
     CHECK(outcome_of(w2) == "taken 0");
     CO_LET(auto r1, pushonce::test::release(*fx.conn, fx.k, m, "w1"));
     CHECK(r1.value.integer == 1);
-    auto get = cmd({"GET", fx.k.claim(user, "8192")});
+    auto get = record_read(record_at(fx.k, user, "8192"));
     CO_LET(auto g, fx.conn->exec(get));
     CHECK(g.value.str == "r:1");
     auto rec = record_of(g);
     CHECK(rec.state == kind::released);
     CHECK(rec.attempts == 1);
-    auto pttl = cmd({"PTTL", fx.k.claim(user, "8192")});
+    auto pttl = cmd({"PTTL", record_at(fx.k, user, "8192").key});
     CO_LET(auto t, fx.conn->exec(std::move(pttl)));
     CHECK(t.value.integer > 0);  // KEEPTTL: still forgotten after the window
     // Without waiting for the 60 s lease; it is attempt 2.
@@ -415,14 +417,74 @@ TEST_CASE("claim: a one-digit offset with attempts ('5:2') is read as done") {
   redis_fixture fx;
   const auto m = bus_msg("4096", "kim");
   fx.run([&]() -> asio::awaitable<void> {
-    auto set = cmd({"SET", fx.k.claim("kim", "4096"), "5:2", "PX", "60000"});
+    const auto at = record_at(fx.k, "kim", "4096");
+    auto set = cmd({"HSET", at.key, at.field, "5:2"});
     CO_LET(auto s, fx.conn->exec(std::move(set)));
     REQUIRE(s.ok());
     CO_LET(auto r, claim_one(*fx.conn, fx.k, claim_opts("w1"), m));
     CHECK(outcome_of(r) == "done 5");
-    auto set2 = cmd({"SET", fx.k.claim("kim", "4096"), "12", "PX", "60000"});
+    auto set2 = cmd({"HSET", at.key, at.field, "12"});
     CO_LET(auto s2, fx.conn->exec(std::move(set2)));
     CO_LET(auto r2, claim_one(*fx.conn, fx.k, claim_opts("w1"), m));
     CHECK(outcome_of(r2) == "done 12");
+  });
+}
+
+TEST_CASE("claim: records of one source's nearby ids share a bucket hash, kept a window") {
+  redis_fixture fx;
+  // Sequences 1..127 of source 5 share bucket 0; sequence 128 starts bucket 1.
+  const auto first = bus_msg(std::to_string(1 * 4096 + 5), "ann");
+  const auto second = bus_msg(std::to_string(127 * 4096 + 5), "ben");
+  const auto next = bus_msg(std::to_string(128 * 4096 + 5), "ann");
+  fx.run([&]() -> asio::awaitable<void> {
+    std::vector<bus_message> batch{first, second, next};
+    CO_LET(auto r, pushonce::test::claim(*fx.conn, fx.k, claim_opts("w1"), batch));
+    CHECK(outcomes_of(r, 3) ==
+          std::vector<std::string>{"delivered 1", "delivered 1", "delivered 2"});
+    CHECK(record_at(fx.k, "ann", first.id).key == "t:c:5:0");
+    CHECK(record_at(fx.k, "ben", second.id).key == "t:c:5:0");
+    CHECK(record_at(fx.k, "ann", next.id).key == "t:c:5:1");
+    auto fields = cmd({"HGETALL", "t:c:5:0"});
+    CO_LET(auto f, fx.conn->exec(std::move(fields)));
+    CHECK(f.value.elements.size() == 4);  // two records, nothing else
+    for (const char* bucket : {"t:c:5:0", "t:c:5:1"}) {
+      auto pttl = cmd({"PTTL", bucket});
+      CO_LET(auto t, fx.conn->exec(std::move(pttl)));
+      CHECK(t.value.integer > 55000);
+      CHECK(t.value.integer <= 60000);
+    }
+    // No key per record is left behind.
+    auto exists = cmd({"EXISTS", fx.k.claim("ann", first.id)});
+    CO_LET(auto k, fx.conn->exec(std::move(exists)));
+    CHECK(k.value.integer == 0);
+    // Every message is done for a second claimer, in one call.
+    CO_LET(auto again, pushonce::test::claim(*fx.conn, fx.k, claim_opts("w2"), batch));
+    CHECK(outcomes_of(again, 3) == std::vector<std::string>{"done 1", "done 1", "done 2"});
+  });
+}
+
+TEST_CASE("claim: a call that fails half-way keeps the records of what it delivered") {
+  redis_fixture fx;
+  const auto a = bus_msg(std::to_string(1 * 4096 + 7), "amy");
+  const auto b = bus_msg(std::to_string(2 * 4096 + 7), "bob");
+  const auto c = bus_msg(std::to_string(3 * 4096 + 7), "cat");
+  fx.run([&]() -> asio::awaitable<void> {
+    // bob's meta hash is not a hash: the offset's HINCRBY fails inside the script, after
+    // amy's message was delivered and before cat's.
+    auto broken = cmd({"SET", fx.k.user("bob", "meta"), "broken"});
+    CO_DO(fx.conn->exec(std::move(broken)));
+    std::vector<bus_message> batch{a, b, c};
+    CO_LET(auto r, pushonce::test::claim(*fx.conn, fx.k, claim_opts("w1"), batch));
+    CHECK(r.value.is_error());
+    CHECK(r.value.str.find("WRONGTYPE") != std::string::npos);
+    // amy's delivery is recorded: a retry of the batch does not deliver it again.
+    auto fixed = cmd({"DEL", fx.k.user("bob", "meta")});
+    CO_DO(fx.conn->exec(std::move(fixed)));
+    CO_LET(auto again, pushonce::test::claim(*fx.conn, fx.k, claim_opts("w2"), batch));
+    CHECK(outcomes_of(again, 3) ==
+          std::vector<std::string>{"done 1", "delivered 1", "delivered 1"});
+    auto xlen = cmd({"XLEN", fx.k.user("amy", "inbox")});
+    CO_LET(auto len, fx.conn->exec(std::move(xlen)));
+    CHECK(len.value.integer == 1);
   });
 }

@@ -75,7 +75,7 @@ TEST_CASE("claim.lua under the same interleaving: exactly one delivery") {
       CO_LET(auto r2, pushonce::test::claim_one(*c2, fx.k, pushonce::test::claim_opts("w2"), m));
       o1 = pushonce::test::outcome_of(r1);
       o2 = pushonce::test::outcome_of(r2);
-      auto record = cmd({"GET", fx.k.claim(user, "4096")});
+      auto record = pushonce::lua::record_read(pushonce::test::record_at(fx.k, user, "4096"));
       CO_LET(auto g, fx.conn->exec(std::move(record)));
       CHECK(g.value.str == "1");
       auto xlen = cmd({"XLEN", fx.k.user(user, "inbox")});

@@ -113,7 +113,59 @@ TEST_CASE(
   auto cluster = lua::claim_record_reads(keys, true, 2);
   CHECK(cluster == std::vector<redis::command>{
                        {"GET", "a"}, {"GET", "b"}, {"GET", "c"}, {"GET", "d"}, {"GET", "e"}});
-  CHECK(lua::claim_record_reads({}, false).empty());
+  CHECK(lua::claim_record_reads(std::span<const std::string>{}, false).empty());
+}
+
+TEST_CASE("claim_record_ref: a field of the id's bucket on a single Redis, a key on a cluster") {
+  keys k("ns");
+  // id = seq * 4096 + source; a bucket holds one source's seq div 128: id div 524288.
+  CHECK(k.claim_bucket("4096") == "ns:c:0:0");
+  CHECK(k.claim_bucket("69633") == "ns:c:1:0");  // seq 17 of source 1
+  CHECK(k.claim_bucket(std::to_string(127LL * 4096 + 16)) == "ns:c:16:0");
+  CHECK(k.claim_bucket(std::to_string(128LL * 4096 + 16)) == "ns:c:16:1");
+  CHECK(k.claim_bucket("9007199254740991") == "ns:c:4095:17179869183");  // 2^53 - 1
+  CHECK(k.claim_bucket("x1") == "ns:c:0:0");
+  auto b = lua::claim_record_ref(k, lua::record_layout::buckets, "alice", "69633");
+  CHECK(b == lua::record_ref{"ns:c:1:0", "69633"});
+  CHECK(lua::record_read(b) == redis::command{"HGET", "ns:c:1:0", "69633"});
+  CHECK(lua::record_forget(b) == redis::command{"HDEL", "ns:c:1:0", "69633"});
+  auto s = lua::claim_record_ref(k, lua::record_layout::keys, "alice", "69633");
+  CHECK(s == lua::record_ref{"ns:{u:alice}:c:69633", ""});
+  CHECK(lua::record_read(s) == redis::command{"GET", "ns:{u:alice}:c:69633"});
+  CHECK(lua::record_forget(s) == redis::command{"DEL", "ns:{u:alice}:c:69633"});
+  CHECK(lua::records_on(true) == lua::record_layout::keys);
+  CHECK(lua::records_on(false) == lua::record_layout::buckets);
+}
+
+TEST_CASE("claim_record_reads: one HMGET per run of one bucket, MGET for the string keys") {
+  const std::vector<lua::record_ref> refs{{"b1", "1"}, {"b1", "2"}, {"b1", "3"}, {"b2", "4"},
+                                          {"k1", ""},  {"k2", ""},  {"b2", "5"}};
+  CHECK(lua::claim_record_reads(refs, false, 2) ==
+        std::vector<redis::command>{{"HMGET", "b1", "1", "2"},
+                                    {"HMGET", "b1", "3"},
+                                    {"HMGET", "b2", "4"},
+                                    {"MGET", "k1", "k2"},
+                                    {"HMGET", "b2", "5"}});
+  CHECK(lua::claim_record_reads(refs, true) ==
+        std::vector<redis::command>{{"HMGET", "b1", "1", "2", "3"},
+                                    {"HMGET", "b2", "4"},
+                                    {"GET", "k1"},
+                                    {"GET", "k2"},
+                                    {"HMGET", "b2", "5"}});
+  // Values come back per ref, in order; a failed HMGET leaves its fields unknown.
+  auto reads = lua::claim_record_reads(refs, false, 2);
+  std::vector<std::optional<redis::reply>> replies{
+      array({str("7"), redis::reply{}}), std::nullopt, array({str("x:1:bad")}),
+      array({redis::reply{}, str("r:1")}), array({str("9")})};
+  auto records = lua::parse_claim_records(reads, replies);
+  REQUIRE(records.size() == 7);
+  CHECK(records[0]->offset == 7);
+  CHECK(records[1]->state == kind::none);
+  CHECK_FALSE(records[2]);
+  CHECK(records[3]->state == kind::dead);
+  CHECK(records[4]->state == kind::none);
+  CHECK(records[5]->state == kind::released);
+  CHECK(records[6]->offset == 9);
 }
 
 TEST_CASE("parse_claim_records: one record per key, in order; a failed read is unknown") {
@@ -215,13 +267,19 @@ TEST_CASE("claim_command: the KEYS/ARGV layout of claim.lua's header") {
                                         "E7",
                                         "1700000000001",  // the oldest publish time
                                         "p",              // publish mode: PUBLISH
+                                        "ns:c:",          // records: buckets
                                         "4096",
                                         R"(,"kind":"message","data":1,"ts":1700000000002})",
                                         "8192",
                                         R"(,"kind":"message","data":2,"ts":1700000000001})"};
   CHECK(cmd == expect);
-  // ARGV has 9 + 2 per key, as the script checks.
-  CHECK(cmd.size() - 3 - 2 == 9 + 2 * 2);
+  // ARGV has 10 + 2 per key, as the script checks.
+  CHECK(cmd.size() - 3 - 2 == 10 + 2 * 2);
+
+  // Records as string keys (ARGV[10] empty) on a cluster.
+  s.records = lua::record_layout::keys;
+  CHECK(lua::claim_command(k, s, batch)[14].empty());
+  s.records = lua::record_layout::buckets;
 
   // The publish mode (ARGV[9]): SPUBLISH on a cluster, or none (the caller publishes).
   s.publish = lua::publish_mode::sharded;
@@ -232,11 +290,11 @@ TEST_CASE("claim_command: the KEYS/ARGV layout of claim.lua's header") {
 
   // lease_only: an empty tail for that message only.
   auto lo = lua::claim_command(k, s, batch, {false, true});
-  CHECK(lo[15] == batch[0].tail);
-  CHECK(lo[17].empty());
+  CHECK(lo[16] == batch[0].tail);
+  CHECK(lo[18].empty());
   auto lo1 = lua::claim_command(k, s, batch, {true});  // shorter than the batch
-  CHECK(lo1[15].empty());
-  CHECK(lo1[17] == batch[1].tail);
+  CHECK(lo1[16].empty());
+  CHECK(lo1[18] == batch[1].tail);
 
   // Messages without a publish time (ts 0) are left out of the oldest; none known: 0.
   std::vector<bus_message> unknown{msg("4096", "alice", "", 0)};
@@ -246,12 +304,21 @@ TEST_CASE("claim_command: the KEYS/ARGV layout of claim.lua's header") {
 TEST_CASE("release, dead_letter, session, ack: the KEYS/ARGV layout of each script's header") {
   keys k("ns");
   auto m = msg("4096", "alice", R"(,"kind":"message","data":1,"ts":1})");
-  CHECK(lua::release_command(k, m, "w1-3") ==
+  using lua::record_layout;
+  CHECK(lua::release_command(k, record_layout::keys, m, "w1-3") ==
         std::vector<std::string>{"EVALSHA", redis::get_script("release").sha1, "1",
-                                 "ns:{u:alice}:c:4096", "w1-3"});
-  CHECK(lua::dead_letter_command(k, m, "w1-3", "poison", std::chrono::milliseconds(120000)) ==
+                                 "ns:{u:alice}:c:4096", "w1-3", ""});
+  CHECK(lua::release_command(k, record_layout::buckets, m, "w1-3") ==
+        std::vector<std::string>{"EVALSHA", redis::get_script("release").sha1, "1", "ns:c:0:0",
+                                 "w1-3", "4096"});
+  CHECK(lua::dead_letter_command(k, record_layout::keys, m, "w1-3", "poison",
+                                 std::chrono::milliseconds(120000)) ==
         std::vector<std::string>{"EVALSHA", redis::get_script("dead_letter").sha1, "1",
-                                 "ns:{u:alice}:c:4096", "w1-3", "poison", "120000"});
+                                 "ns:{u:alice}:c:4096", "w1-3", "poison", "120000", ""});
+  CHECK(lua::dead_letter_command(k, record_layout::buckets, m, "w1-3", "poison",
+                                 std::chrono::milliseconds(120000)) ==
+        std::vector<std::string>{"EVALSHA", redis::get_script("dead_letter").sha1, "1", "ns:c:0:0",
+                                 "w1-3", "poison", "120000", "4096"});
   CHECK(lua::session_command(k, "alice", "E1", std::nullopt) ==
         std::vector<std::string>{"EVALSHA", redis::get_script("session").sha1, "1",
                                  "ns:{u:alice}:meta", "E1"});
