@@ -57,6 +57,8 @@ for p in "${ports[@]}"; do
     --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 2000 \
     --appendonly yes --appendfsync everysec --save '' --active-expire-effort 10
 done
+# (active-expire-effort 10: on a cluster every claim record is a key with its own expiry,
+# and at the default effort Redis's active expiry falls behind them; docs/operations.md)
 for p in "${ports[@]}"; do
   for _ in $(seq 50); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.1; done
 done

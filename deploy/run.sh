@@ -56,7 +56,7 @@ elif [ -z "$redis_url" ]; then
   rport=$(free_port 6390)
   mkdir -p "$state/redis"
   redis-server --port "$rport" --bind 127.0.0.1 --dir "$PWD/$state/redis" \
-    --appendonly yes --appendfsync everysec --save '' --active-expire-effort 10 \
+    --appendonly yes --appendfsync everysec --save '' \
     >"$state/logs/redis.log" 2>&1 &
   pids+=($!)
   for _ in $(seq 50); do redis-cli -p "$rport" ping >/dev/null 2>&1 && break; sleep 0.1; done

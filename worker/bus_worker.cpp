@@ -9,7 +9,6 @@
 
 #include "core/dead_letter_entry.hpp"
 #include "core/exit_on_exception.hpp"
-#include "core/expire_effort.hpp"
 #include "core/log.hpp"
 
 namespace pushonce::worker {
@@ -77,7 +76,6 @@ void bus_worker::start() {
         exit_on_exception("worker bus shard subscriptions"));
   }
   asio::co_spawn(ex_, heartbeat_.run(), exit_on_exception("worker heartbeat"));
-  if (!conn_->is_cluster()) asio::co_spawn(ex_, check_expire_effort(), asio::detached);
   asio::co_spawn(ex_, flush_stats_loop(), exit_on_exception("worker stats flush"));
   asio::co_spawn(ex_, sweeper_.run(), exit_on_exception("sweeper"));
 }
@@ -114,17 +112,6 @@ std::vector<bus_message> bus_worker::parse_lines(std::span<const std::string_vie
     batch.push_back(std::move(*m));
   }
   return batch;
-}
-
-asio::awaitable<void> bus_worker::check_expire_effort() {
-  // A named command: GCC 12 miscompiles a braced list in a co_await operand.
-  redis::command cmd{"CONFIG", "GET", "active-expire-effort"};
-  auto r = co_await conn_->exec(std::move(cmd));
-  if (!r.ok()) {
-    log::debug("CONFIG GET active-expire-effort: {}", failure_of(r).message);
-    co_return;
-  }
-  if (auto warning = expire_effort_warning(r.value)) log::warn("{}", *warning);
 }
 
 void bus_worker::on_malformed(const std::string& entry_id, const std::string& raw) {

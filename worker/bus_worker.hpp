@@ -74,8 +74,6 @@ class bus_worker {
   boost::asio::awaitable<void> dead_letter(const bus_message& m, const std::string& owner,
                                            long long attempts);
   void on_malformed(const std::string& entry_id, const std::string& raw);
-  /// Logs a warning when Redis's active-expire-effort is below the recommended one.
-  boost::asio::awaitable<void> check_expire_effort();
   boost::asio::awaitable<void> flush_stats_loop();
   boost::asio::awaitable<void> flush_stats();
   std::string next_owner();

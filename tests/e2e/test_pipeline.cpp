@@ -352,31 +352,3 @@ TEST_CASE("SIGTERM: the leader and the workers exit 0 within 5 s") {
   CHECK(st.at("leader").is_null());
   CHECK(st.at("workers").as_array().empty());
 }
-
-TEST_CASE("worker: warns at start when Redis's active-expire-effort is below 10, not at 10") {
-  // Shared redis-server: its setting is put back afterwards.
-  deployment probe("effort-probe");
-  auto& r = probe.redis();
-  auto got = r.cmd({"CONFIG", "GET", "active-expire-effort"});
-  REQUIRE((got && got->type == REDIS_REPLY_ARRAY && got->elements == 2));
-  const std::string before(got->element[1]->str, got->element[1]->len);
-  auto set = [&](const std::string& v) { r.cmd({"CONFIG", "SET", "active-expire-effort", v}); };
-  const std::string warning = "active-expire-effort is 1:";
-  {
-    set("1");
-    deployment d("effort-low");
-    d.start_worker();
-    REQUIRE_MESSAGE(d.wait_ready(), d.logs());
-    CHECK_MESSAGE(wait_until([&] { return d.logs().find(warning) != std::string::npos; }, 5s),
-                  d.logs());
-  }
-  {
-    set("10");
-    deployment d("effort-ok");
-    d.start_worker();
-    REQUIRE_MESSAGE(d.wait_ready(), d.logs());
-    std::this_thread::sleep_for(500ms);
-    CHECK(d.logs().find("active-expire-effort is") == std::string::npos);
-  }
-  set(before);
-}
