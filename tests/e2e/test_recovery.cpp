@@ -188,6 +188,11 @@ TEST_CASE("recovery: after an upgrade the sweeper passes what an older worker re
   REQUIRE(frames.size() == 1);
   CHECK(frames[0].second.find(R"("id":")" + lost + R"(")") != std::string::npos);
   CHECK(d.counter("redelivered") == 1);
+  // trace reads the old record too: delivered at offset 1, not "pending".
+  auto trace = json::serialize(d.admin_json({"trace", older}));
+  INFO(trace);
+  CHECK(trace.find(R"("event":"delivered")") != std::string::npos);
+  CHECK(trace.find(R"("offset":1)") != std::string::npos);
 }
 
 TEST_CASE("recovery: a payload with a malformed line: its other messages are delivered once") {
