@@ -1,6 +1,7 @@
 #include "core/message.hpp"
 
 #include <boost/json.hpp>
+#include <cstdint>
 
 #include "core/names.hpp"
 
@@ -36,12 +37,25 @@ bool name_char(char c) {
          c == '@' || c == '-' || c == ':';
 }
 
+/// A message id the scripts can write: 1-16 digits, at most 2^53 (they build ids with
+/// "%.0f", exact up to there). claim.lua and keys::claim_bucket name an id's record bucket
+/// from its value, in doubles and in integers: beyond 2^53 the two would differ.
+bool message_id(std::string_view id) {
+  if (id.empty() || id.size() > 16) return false;
+  std::uint64_t v = 0;
+  for (char c : id) {
+    if (!digit(c)) return false;
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return v <= (std::uint64_t{1} << 53);
+}
+
 /// The scripts' own layout, without a JSON parse.
 std::optional<bus_message> scan(std::string_view text) {
   std::size_t pos = 0;
   if (!expect(text, pos, R"({"id":)")) return std::nullopt;
   auto id = quoted(text, pos, digit);
-  if (!id || !expect(text, pos, R"(,"user":)")) return std::nullopt;
+  if (!id || !message_id(*id) || !expect(text, pos, R"(,"user":)")) return std::nullopt;
   auto user = quoted(text, pos, name_char);
   if (!user || !valid_name(*user) || !expect(text, pos, R"(,"src":)")) return std::nullopt;
   auto src = quoted(text, pos, name_char);
@@ -83,6 +97,7 @@ std::optional<bus_message> parse_bus_message(std::string_view text, std::string*
   auto* ts = o.if_contains("ts");
   if (!id || id->empty() || id->find_first_not_of("0123456789") != json::string::npos)
     return fail("missing or non-numeric id");
+  if (!message_id(*id)) return fail("id out of range (more than 2^53)");
   if (!user || !valid_name(*user)) return fail("missing or bad user");
   if (!kind || kind->empty()) return fail("missing kind");
   if (!data) return fail("missing data");

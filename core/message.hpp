@@ -11,7 +11,7 @@
 namespace pushonce {
 
 struct bus_message {
-  std::string id;  // decimal digits
+  std::string id;  // decimal digits, 1 to 2^53
   std::string user;
   std::string src;   // "q:QUEUE" | "bus:N"
   std::string tail;  // the frame after its offset: ,"kind":K,"data":D,"ts":T}

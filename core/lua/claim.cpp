@@ -244,14 +244,6 @@ std::vector<redis::command> claim_record_reads(std::span<const record_ref> refs,
   return reads;
 }
 
-std::vector<redis::command> claim_record_reads(std::span<const std::string> keys, bool cluster,
-                                               std::size_t chunk) {
-  std::vector<record_ref> refs;
-  refs.reserve(keys.size());
-  for (const auto& k : keys) refs.push_back({k, {}});
-  return claim_record_reads(refs, cluster, chunk);
-}
-
 std::vector<std::optional<redis::reply>> read_values(
     const std::vector<redis::command>& reads,
     std::span<const std::optional<redis::reply>> replies) {

@@ -151,11 +151,8 @@ std::optional<claim_record> parse_claim_record(const redis::reply& value);
 /// refs to the same hash (at most `chunk` fields). String keys: on a single Redis one `MGET`
 /// per `chunk` keys, one command instead of one per key (the sweeper reads a record per
 /// message it checks); on a cluster one `GET` per key, because the keys belong to different
-/// users' slots.
+/// users' slots. (The sweeper reads its batch marks, string keys, the same way.)
 std::vector<redis::command> claim_record_reads(std::span<const record_ref> refs, bool cluster,
-                                               std::size_t chunk = 500);
-/// The same for string keys (the sweeper's batch marks).
-std::vector<redis::command> claim_record_reads(std::span<const std::string> keys, bool cluster,
                                                std::size_t chunk = 500);
 
 /// The value each key of `reads` holds, in key order (see parse_claim_records).

@@ -142,7 +142,7 @@ TEST_CASE("parse_batch_done: d:<n>:<digest> with n > 0; a race's owner token or 
 }
 
 TEST_CASE("read_values: the value of each key of MGET and GET reads, nullopt for failed reads") {
-  std::vector<std::string> ks{"a", "b", "c"};
+  std::vector<pushonce::lua::record_ref> ks{{"a", {}}, {"b", {}}, {"c", {}}};
   auto reads = pushonce::lua::claim_record_reads(ks, false, 2);  // MGET a b, MGET c
   REQUIRE(reads.size() == 2);
   reply two;

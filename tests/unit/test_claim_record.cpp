@@ -104,7 +104,7 @@ TEST_CASE("claim record: garbage is refused") {
 
 TEST_CASE(
     "claim_record_reads: one MGET per chunk on a single Redis, one GET per key on a cluster") {
-  const std::vector<std::string> keys{"a", "b", "c", "d", "e"};
+  const std::vector<lua::record_ref> keys{{"a", {}}, {"b", {}}, {"c", {}}, {"d", {}}, {"e", {}}};
   auto single = lua::claim_record_reads(keys, false, 2);
   CHECK(single ==
         std::vector<redis::command>{{"MGET", "a", "b"}, {"MGET", "c", "d"}, {"MGET", "e"}});
@@ -113,7 +113,7 @@ TEST_CASE(
   auto cluster = lua::claim_record_reads(keys, true, 2);
   CHECK(cluster == std::vector<redis::command>{
                        {"GET", "a"}, {"GET", "b"}, {"GET", "c"}, {"GET", "d"}, {"GET", "e"}});
-  CHECK(lua::claim_record_reads(std::span<const std::string>{}, false).empty());
+  CHECK(lua::claim_record_reads({}, false).empty());
 }
 
 TEST_CASE("claim_record_ref: a field of the id's bucket on a single Redis, a key on a cluster") {
@@ -169,7 +169,7 @@ TEST_CASE("claim_record_reads: one HMGET per run of one bucket, MGET for the str
 }
 
 TEST_CASE("parse_claim_records: one record per key, in order; a failed read is unknown") {
-  const std::vector<std::string> keys{"a", "b", "c", "d", "e"};
+  const std::vector<lua::record_ref> keys{{"a", {}}, {"b", {}}, {"c", {}}, {"d", {}}, {"e", {}}};
   auto reads = lua::claim_record_reads(keys, false, 2);
   std::vector<std::optional<redis::reply>> replies{
       array({str("7"), redis::reply{}}),  // delivered at 7; no record (nil)
