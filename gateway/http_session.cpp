@@ -18,6 +18,7 @@
 #include "gateway/client_address.hpp"
 #include "gateway/connection_info.hpp"
 #include "gateway/gateway_state.hpp"
+#include "gateway/http_read_buffer.hpp"
 #include "gateway/http_routes.hpp"
 #include "gateway/publish_api.hpp"
 #include "gateway/websocket_session.hpp"
@@ -157,6 +158,9 @@ asio::awaitable<void> run_session(tcp::socket socket, std::shared_ptr<gateway_st
     bool body_read = parser.is_done();
     if (!early) {
       parser.body_limit(max_publish_body);
+      std::optional<std::uint64_t> length;
+      if (auto cl = parser.content_length()) length = *cl;
+      buf.reserve(body_read_capacity(buf.size(), length, max_publish_body));
       auto [rec, rn] = co_await http::async_read(stream, buf, parser, use_tuple);
       if (rec == http::error::body_limit) {
         early =
@@ -186,6 +190,7 @@ asio::awaitable<void> run_session(tcp::socket socket, std::shared_ptr<gateway_st
       if (!body_read) co_await linger(stream);
       break;
     }
+    if (buf.size() == 0 && release_between_requests(buf.capacity())) buf.shrink_to_fit();
   }
   beast::error_code ec;
   stream.socket().shutdown(tcp::socket::shutdown_send, ec);

@@ -11,11 +11,13 @@ namespace pushonce::gateway {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
-listener::listener(asio::io_context& ioc, tcp::endpoint where, std::shared_ptr<gateway_state> state)
+listener::listener(asio::io_context& ioc, tcp::endpoint where, std::shared_ptr<gateway_state> state,
+                   bool strands)
     : ioc_(ioc),
       acceptor_(asio::make_strand(ioc)),
       retry_timer_(acceptor_.get_executor()),
-      state_(std::move(state)) {
+      state_(std::move(state)),
+      strands_(strands) {
   acceptor_.open(where.protocol());
   acceptor_.set_option(asio::socket_base::reuse_address(true));
   acceptor_.bind(where);
@@ -39,10 +41,13 @@ tcp::endpoint listener::local_endpoint() const {
 }
 
 void listener::do_accept() {
-  acceptor_.async_accept(asio::make_strand(ioc_),
-                         [self = shared_from_this()](boost::system::error_code ec, tcp::socket s) {
-                           self->on_accept(ec, std::move(s));
-                         });
+  auto on_accept = [self = shared_from_this()](boost::system::error_code ec, tcp::socket s) {
+    self->on_accept(ec, std::move(s));
+  };
+  if (strands_)
+    acceptor_.async_accept(asio::make_strand(ioc_), std::move(on_accept));
+  else
+    acceptor_.async_accept(ioc_.get_executor(), std::move(on_accept));
 }
 
 void listener::on_accept(boost::system::error_code ec, tcp::socket socket) {

@@ -1,7 +1,8 @@
 #pragma once
-// Accepts TCP connections; each gets its own strand and an http_session. Out of
-// descriptors or memory, it waits before the next accept (accept_backoff) instead of
-// spinning.
+// Accepts TCP connections; each gets an http_session, on its own strand when several
+// threads run the event loop (with one thread a strand would only add a queue and a lock
+// to every handler). Out of descriptors or memory, it waits before the next accept
+// (accept_backoff) instead of spinning.
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -17,8 +18,9 @@ struct gateway_state;
 class listener : public std::enable_shared_from_this<listener> {
  public:
   /// Binds and listens; throws std::system_error when the address cannot be used.
+  /// `strands`: each connection on its own strand (the event loop runs on several threads).
   listener(boost::asio::io_context& ioc, boost::asio::ip::tcp::endpoint where,
-           std::shared_ptr<gateway_state> state);
+           std::shared_ptr<gateway_state> state, bool strands);
 
   void run();
   /// Stops accepting (thread-safe).
@@ -34,6 +36,7 @@ class listener : public std::enable_shared_from_this<listener> {
   boost::asio::steady_timer retry_timer_;  // on the acceptor's strand
   accept_backoff backoff_;
   std::shared_ptr<gateway_state> state_;
+  bool strands_;
 };
 
 }  // namespace pushonce::gateway

@@ -134,7 +134,8 @@ int server::run() {
       state->settings.dev_auth ? make_dev_authenticator(secret) : make_jwt_authenticator(secret);
 
   auto address = asio::ip::make_address(opts_.listen_host);
-  auto lst = std::make_shared<listener>(ioc, tcp::endpoint(address, opts_.listen_port), state);
+  auto lst = std::make_shared<listener>(ioc, tcp::endpoint(address, opts_.listen_port), state,
+                                        opts_.threads > 1);
 
   state->conn->start();
   state->health_conn->start();
