@@ -1,6 +1,8 @@
 #include "core/publisher.hpp"
 
+#include "core/log.hpp"
 #include "core/lua/publish.hpp"
+#include "core/lua/rate_limit.hpp"
 #include "core/names.hpp"
 #include "core/redis/scripts.hpp"
 
@@ -39,7 +41,14 @@ asio::awaitable<outcome<published>> publisher::publish(publish_request r) {
 
 asio::awaitable<std::vector<outcome<published>>> publisher::publish_batch(
     std::vector<publish_request> batch) {
-  std::vector<outcome<published>> out;
+  auto answer = co_await publish_checked(std::move(batch), std::nullopt);
+  co_return std::move(answer.results);
+}
+
+asio::awaitable<publish_answer> publisher::publish_checked(std::vector<publish_request> batch,
+                                                           std::optional<lua::publish_rate> rate) {
+  publish_answer answer;
+  auto& out = answer.results;
   out.reserve(batch.size());
   // The valid requests of each shard, in order, and where their results go.
   std::vector<std::vector<publish_request>> items(opts_.shards);
@@ -55,16 +64,35 @@ asio::awaitable<std::vector<outcome<published>>> publisher::publish_batch(
     items[shard].push_back(std::move(r));
     slots[shard].push_back(i);
   }
-  std::vector<redis::command> cmds;
   std::vector<unsigned> shard_of_cmd;
-  for (unsigned shard = 0; shard < opts_.shards; ++shard) {
-    if (items[shard].empty()) continue;
-    lua::publish_settings s{shard, opts_.retention.dedup_window, opts_.retention.outbox,
-                            conn_->is_cluster()};
-    cmds.push_back(lua::publish_command(keys_, s, items[shard]));
-    shard_of_cmd.push_back(shard);
+  for (unsigned shard = 0; shard < opts_.shards; ++shard)
+    if (!items[shard].empty()) shard_of_cmd.push_back(shard);
+  if (shard_of_cmd.empty()) co_return answer;
+
+  // NS:stats and the bucket are in other slots of a cluster; pipelined calls of several
+  // shards would publish before the first one's token is known.
+  const bool single = !conn_->is_cluster();
+  const bool token_inside = rate && single && shard_of_cmd.size() == 1;
+  if (rate && !token_inside) {
+    auto d = co_await lua::take_tokens(*conn_, rate->key, rate->rate, rate->burst);
+    if (!d) {
+      log::warn("publish: rate limit check failed: {}", d.error().message);
+    } else if (!d.value().allowed) {
+      answer.limited = d.value().retry_after;
+      co_return answer;
+    }
   }
-  if (cmds.empty()) co_return out;
+  std::vector<redis::command> cmds;
+  for (auto shard : shard_of_cmd) {
+    lua::publish_settings s;
+    s.shard = shard;
+    s.dedup_window = opts_.retention.dedup_window;
+    s.outbox_retention = opts_.retention.outbox;
+    s.sharded = !single;
+    s.count_in_stats = single;
+    if (token_inside) s.rate = *rate;
+    cmds.push_back(lua::publish_command(keys_, s, items[shard]));
+  }
 
   // A NOSCRIPT retry is safe: the script either ran whole or not at all.
   const auto& script = redis::get_script("publish");
@@ -74,6 +102,14 @@ asio::awaitable<std::vector<outcome<published>>> publisher::publish_batch(
   for (std::size_t j = 0; j < results.size(); ++j) {
     const auto& slot = slots[shard_of_cmd[j]];
     auto& r = results[j];
+    if (token_inside && !r.ec) {
+      if (auto wait = lua::publish_refused_for(r.value)) {
+        answer.limited = *wait;
+        answer.results.assign(batch.size(),
+                              outcome<published>(failure{"rate_limited", "over the rate limit"}));
+        co_return answer;
+      }
+    }
     auto parsed = r.ok() ? lua::parse_publish_reply(r.value, slot.size()) : std::nullopt;
     for (std::size_t n = 0; n < slot.size(); ++n) {
       if (!r.ok()) {
@@ -87,11 +123,11 @@ asio::awaitable<std::vector<outcome<published>>> publisher::publish_batch(
       }
     }
   }
-  if (fresh > 0) {
+  if (!single && fresh > 0) {
     redis::command stat{"HINCRBY", keys_.plain("stats"), "published", std::to_string(fresh)};
     co_await conn_->exec(std::move(stat));
   }
-  co_return out;
+  co_return answer;
 }
 
 }  // namespace pushonce

@@ -21,6 +21,13 @@ namespace pushonce {
 using publish_request = lua::publish_item;
 using published = lua::publish_outcome;
 
+/// What publish_checked answers: the per-message results, or `limited` (the wait until the
+/// request's token) with nothing published.
+struct publish_answer {
+  std::optional<std::chrono::milliseconds> limited;
+  std::vector<outcome<published>> results;
+};
+
 struct publisher_options {
   unsigned shards = 1;
   pushonce::retention retention;
@@ -40,6 +47,13 @@ class publisher {
   /// All or per-message results in order; every request must already be valid.
   boost::asio::awaitable<std::vector<outcome<published>>> publish_batch(
       std::vector<publish_request> batch);
+  /// publish_batch behind the request's token bucket (`rate`: one token per call). On a
+  /// single Redis with one bus shard in the batch, publish.lua takes the token and counts
+  /// the messages in NS:stats in the same call: one round trip for the request. Otherwise
+  /// rate_limit.lua runs first and HINCRBY after. A bucket that fails to answer lets the
+  /// request through (the publish then answers for Redis).
+  boost::asio::awaitable<publish_answer> publish_checked(std::vector<publish_request> batch,
+                                                         std::optional<lua::publish_rate> rate);
 
  private:
   std::shared_ptr<redis::connection> conn_;

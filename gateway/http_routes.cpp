@@ -189,45 +189,41 @@ asio::awaitable<http_response> metrics(http_request& req, gateway_state& st) {
   co_return text_response(200, std::move(out), "text/plain; version=0.0.4", req.version());
 }
 
-// The API key's token bucket (lua/rate_limit.lua, one EVALSHA per request); an answer when
-// the request is over it. Redis trouble lets the request through (the publish then answers
-// 503 itself).
-asio::awaitable<std::optional<http_response>> publish_rate_check(http_request& req,
-                                                                 gateway_state& st) {
+// The API key's token bucket (one token per request), taken by the publish itself
+// (publisher::publish_checked); std::nullopt when there is no limit.
+std::optional<lua::publish_rate> publish_rate_of(const gateway_state& st) {
   const auto& s = st.settings;
-  if (s.publish_rate <= 0 || !s.api_key) co_return std::nullopt;
-  auto key = lua::rate_limit_key(st.keys, "api", *s.api_key);
-  auto rate = static_cast<long long>(s.publish_rate);
-  auto burst = static_cast<long long>(s.publish_burst);
-  auto d = co_await lua::take_tokens(*st.conn, std::move(key), rate, burst);
-  if (!d) {
-    log::warn("http: /api/publish: rate limit check failed: {}", d.error().message);
-    co_return std::nullopt;
-  }
-  if (d.value().allowed) co_return std::nullopt;
+  if (s.publish_rate <= 0 || !s.api_key) return std::nullopt;
+  return lua::publish_rate{lua::rate_limit_key(st.keys, "api", *s.api_key),
+                           static_cast<long long>(s.publish_rate),
+                           static_cast<long long>(s.publish_burst)};
+}
+
+http_response rate_limited(const http_request& req, gateway_state& st,
+                           std::chrono::milliseconds wait) {
   ++st.metrics.api_rate_limited;
-  auto secs = (d.value().retry_after.count() + 999) / 1000;
-  auto res = json_response(
-      429,
-      error_json("rate_limited", "over the API key's rate limit; retry after " +
-                                     std::to_string(std::max<long long>(secs, 1)) + " s"),
-      req.version());
-  res.set(http::field::retry_after, std::to_string(std::max<long long>(secs, 1)));
-  co_return res;
+  auto secs = std::max<long long>((wait.count() + 999) / 1000, 1);
+  auto res =
+      json_response(429,
+                    error_json("rate_limited", "over the API key's rate limit; retry after " +
+                                                   std::to_string(secs) + " s"),
+                    req.version());
+  res.set(http::field::retry_after, std::to_string(secs));
+  return res;
 }
 
 asio::awaitable<http_response> publish(http_request& req, gateway_state& st) {
-  auto limited = co_await publish_rate_check(req, st);
-  if (limited) co_return std::move(*limited);
   auto body = parse_publish_body(req.body(), st.settings.max_data_bytes);
   if (!body && body.error().code == "too_large")
     co_return json_response(413, error_json("too_large", body.error().message), req.version());
   if (!body)
     co_return json_response(400, error_json("bad_request", body.error().message), req.version());
   auto requests = body.value().requests;
-  st.metrics.api_messages += requests.size();
-  auto results = co_await st.pub->publish_batch(std::move(requests));
-  auto answer = render_publish_results(body.value(), results);
+  auto received = requests.size();
+  auto checked = co_await st.pub->publish_checked(std::move(requests), publish_rate_of(st));
+  if (checked.limited) co_return rate_limited(req, st, *checked.limited);
+  st.metrics.api_messages += received;
+  auto answer = render_publish_results(body.value(), checked.results);
   if (answer.status >= 500) log::warn("http: /api/publish: {} {}", answer.status, answer.body);
   co_return json_response(answer.status, std::move(answer.body), req.version());
 }

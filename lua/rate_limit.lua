@@ -1,5 +1,7 @@
 -- rate_limit.lua: a token bucket shared by every gateway (the publish API's limit per API
--- key, docs/security.md). One call per HTTP request, whatever the request holds.
+-- key, docs/security.md; the bucket is prelude.lua's take_tokens). One call per HTTP
+-- request, whatever the request holds, where publish.lua cannot take the tokens itself
+-- (Redis Cluster, or a request over several bus shards).
 -- KEYS[1] NS:ratelimit:<bucket>   hash {tokens, ts}; expires once it would be full again
 -- ARGV[1] rate: tokens added per second (positive integer)
 -- ARGV[2] burst: the bucket's size (positive integer); a new bucket starts full
@@ -10,21 +12,5 @@ local rate, burst, cost = uint(ARGV[1]), uint(ARGV[2]), uint(ARGV[3])
 if not rate or rate == 0 or not burst or burst == 0 or not cost or cost == 0 then
   return redis.error_reply('bad_request rate, burst and cost must be positive integers')
 end
-local now = now_ms()
-local m = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
-local tokens = tonumber(m[1]) or burst
-local ts = tonumber(m[2]) or now
-if now > ts then
-  tokens = math.min(burst, tokens + (now - ts) * rate / 1000)
-  ts = now
-end
-local taken, wait = 0, 0
-if tokens >= cost then
-  tokens = tokens - cost
-  taken = 1
-else
-  wait = math.ceil((cost - tokens) * 1000 / rate)
-end
-redis.call('HSET', KEYS[1], 'tokens', string.format('%.3f', tokens), 'ts', string.format('%d', ts))
-redis.call('PEXPIRE', KEYS[1], math.ceil(burst * 1000 / rate) + 1000)
+local taken, wait = take_tokens(KEYS[1], rate, burst, cost)
 return {taken, wait}

@@ -19,6 +19,13 @@ struct publish_item {
   std::optional<std::string> idempotency_key;
 };
 
+/// The request's token bucket (lua/rate_limit.lua's, taken by publish.lua itself).
+struct publish_rate {
+  std::string key;  // lua::rate_limit_key
+  long long rate = 0;
+  long long burst = 0;
+};
+
 struct publish_settings {
   unsigned shard = 0;
   std::chrono::milliseconds dedup_window{std::chrono::minutes(2)};
@@ -26,6 +33,11 @@ struct publish_settings {
   // Redis Cluster: SPUBLISH the batch on the shard's own channel NS:{bus:N}:ch (sharded
   // Pub/Sub, served by the master of the shard's slot); else PUBLISH on NS:bus.
   bool sharded = false;
+  // On a single Redis only (NS:stats and the bucket are in other slots of a cluster): add
+  // the published count to NS:stats, and take the request's token first (error
+  // rate_limited <ms> and nothing published when there is none).
+  bool count_in_stats = false;
+  std::optional<publish_rate> rate = std::nullopt;
 };
 
 struct publish_outcome {
@@ -36,6 +48,9 @@ struct publish_outcome {
 /// Every item must be of `s.shard` (keys::shard_of).
 redis::command publish_command(const keys& k, const publish_settings& s,
                                std::span<const publish_item> batch);
+
+/// The wait in a rate_limited error reply of publish.lua; std::nullopt for any other reply.
+std::optional<std::chrono::milliseconds> publish_refused_for(const redis::reply& r);
 
 /// One outcome per message, in order; std::nullopt when the reply is not publish.lua's.
 std::optional<std::vector<publish_outcome>> parse_publish_reply(const redis::reply& r,

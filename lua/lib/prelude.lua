@@ -29,3 +29,29 @@ local function drop_holder(holder, assigned, pending, pending_ids, id)
   return user
 end
 
+
+-- The token bucket at `key` (a hash {tokens, ts}, shared by every gateway: the publish API's
+-- limit per API key, docs/security.md) takes `cost` tokens when it holds so many. A new
+-- bucket starts full; the key expires once the bucket would be full again. Returns 1, 0
+-- when the tokens were taken; 0 and the ms until they will be there when not (nothing
+-- taken).
+local function take_tokens(key, rate, burst, cost)
+  local now = now_ms()
+  local m = redis.call('HMGET', key, 'tokens', 'ts')
+  local tokens = tonumber(m[1]) or burst
+  local ts = tonumber(m[2]) or now
+  if now > ts then
+    tokens = math.min(burst, tokens + (now - ts) * rate / 1000)
+    ts = now
+  end
+  local taken, wait = 0, 0
+  if tokens >= cost then
+    tokens = tokens - cost
+    taken = 1
+  else
+    wait = math.ceil((cost - tokens) * 1000 / rate)
+  end
+  redis.call('HSET', key, 'tokens', string.format('%.3f', tokens), 'ts', string.format('%d', ts))
+  redis.call('PEXPIRE', key, math.ceil(burst * 1000 / rate) + 1000)
+  return taken, wait
+end

@@ -191,11 +191,12 @@ check "ids: seq 2^40+1 -> exact 2^52+4096+16" '1) "4503599627374608" | 2) "erin"
 check "ids: outbox m id matches" '"4503599627374608"' "$(rc XREVRANGE "$OUT" + - COUNT 1 | sed -n 3p | jq .id)"
 
 # --- publish.lua ------------------------------------------------------------------------
-# KEYS seq, outbox, idem keys (one per message that has one); ARGV shard, window ms,
-# retention ms, bus channel, then per message: user, data, has-key ("0"/"1").
+# KEYS seq, outbox, [stats], [rate bucket], idem keys (one per message that has one); ARGV
+# shard, window ms, retention ms, bus channel, mode, rate ("0": none), burst, count in stats
+# ("0"/"1"), then per message: user, data, has-key ("0"/"1").
 DATA='{"a":[],"b":{},"n":12345678901234567890,"s":"x\"y"}'
 PUB=(2 "$BSEQ" "$BOUT")
-PUB_ARGS=(0 60000 100000 "$BUS" p)
+PUB_ARGS=(0 60000 100000 "$BUS" p 0 0 0)
 check "publish: without key" '1) "4096" | 2) (integer) 0' "$(ev publish "${PUB[@]}" "${PUB_ARGS[@]}" alice "$DATA" 0)"
 M=$(rc XREVRANGE "$BOUT" + - COUNT 1 | sed -n 3p)
 check_match "publish: message text (the bus layout, data verbatim)" \
@@ -218,13 +219,31 @@ check "publish: the batch reserved ids in one INCRBY" "6" "$(rc GET "$BSEQ")"
 check "publish: a batch of only duplicates writes nothing" '1) "16384" | 2) (integer) 1 | 3) "8192" | 4) (integer) 1' \
   "$(ev publish 4 "$BSEQ" "$BOUT" "$IDEM2" "$IDEM" "${PUB_ARGS[@]}" bob 9 1 alice 9 1)"
 check "publish: ... outbox and seq unchanged" "4 6" "$(rc XLEN "$BOUT") $(rc GET "$BSEQ")"
-check "publish: shard 3 source" '"bus:3"' "$(ev publish 2 "$NS:{bus:3}:seq" "$NS:{bus:3}:outbox" 3 60000 100000 "$BUS" p alice null 0 >/dev/null; rc XREVRANGE "$NS:{bus:3}:outbox" + - COUNT 1 | sed -n 3p | jq .src)"
-check_match "publish: bad window -> bad_request" "^\(error\) bad_request " "$(ev publish "${PUB[@]}" 0 x 100000 "$BUS" p alice 1 0)"
+check "publish: shard 3 source" '"bus:3"' "$(ev publish 2 "$NS:{bus:3}:seq" "$NS:{bus:3}:outbox" 3 60000 100000 "$BUS" p 0 0 0 alice null 0 >/dev/null; rc XREVRANGE "$NS:{bus:3}:outbox" + - COUNT 1 | sed -n 3p | jq .src)"
+check_match "publish: bad window -> bad_request" "^\(error\) bad_request " "$(ev publish "${PUB[@]}" 0 x 100000 "$BUS" p 0 0 0 alice 1 0)"
 check_match "publish: missing has-key -> bad_request" "^\(error\) bad_request " "$(ev publish "${PUB[@]}" "${PUB_ARGS[@]}" alice 1)"
 check_match "publish: bad user -> bad_request" "^\(error\) bad_request " "$(ev publish "${PUB[@]}" "${PUB_ARGS[@]}" 'a b' 1 0)"
 check_match "publish: empty data -> bad_request" "^\(error\) bad_request " "$(ev publish "${PUB[@]}" "${PUB_ARGS[@]}" alice '' 0)"
-check_match "publish: bad publish mode -> bad_request" "^\(error\) bad_request " "$(ev publish "${PUB[@]}" 0 60000 100000 "$BUS" x alice 1 0)"
+check_match "publish: bad publish mode -> bad_request" "^\(error\) bad_request " "$(ev publish "${PUB[@]}" 0 60000 100000 "$BUS" x 0 0 0 alice 1 0)"
 check "publish: refused calls wrote nothing" "4 6" "$(rc XLEN "$BOUT") $(rc GET "$BSEQ")"
+# On a single Redis the call also counts what it published in NS:stats and takes the
+# request's token from the API key's bucket (rate 1/s, burst 2: the third call is refused).
+PSTATS="$NS:pstats"; PRATE="$NS:ratelimit:api:smoke"
+PUB_RL=(4 "$BSEQ" "$BOUT" "$PSTATS" "$PRATE" 0 60000 100000 "$BUS" p 1 2 1)
+check "publish+rate: first call, 2 messages" '1) "28672" | 2) (integer) 0 | 3) "32768" | 4) (integer) 0' \
+  "$(ev publish "${PUB_RL[@]}" alice 1 0 bob 2 0)"
+check "publish+rate: stats published +2" "2" "$(rc HGET "$PSTATS" published)"
+check_match "publish+rate: second call" '^1\) "36864"' "$(ev publish "${PUB_RL[@]}" alice 3 0)"
+check_match "publish+rate: third call -> rate_limited with the wait in ms" '^\(error\) rate_limited [0-9]+$' \
+  "$(ev publish "${PUB_RL[@]}" alice 4 0)"
+check "publish+rate: the refused call wrote nothing (outbox, seq, stats)" "6 9 3" \
+  "$(rc XLEN "$BOUT") $(rc GET "$BSEQ") $(rc HGET "$PSTATS" published)"
+check_match "publish+rate: the bucket expires" "^[0-9]+$" "$(rc PTTL "$PRATE")"
+check "publish+rate: stats only (no rate)" '1) "40960" | 2) (integer) 0' \
+  "$(ev publish 3 "$BSEQ" "$BOUT" "$PSTATS" 0 60000 100000 "$BUS" p 0 0 1 carol 5 0)"
+check "publish+rate: ... counted" "4" "$(rc HGET "$PSTATS" published)"
+check_match "publish+rate: rate without burst -> bad_request" "^\(error\) bad_request " \
+  "$(ev publish "${PUB_RL[@]:0:9}" p 5 0 1 alice 1 0)"
 
 # --- claim.lua (claims and delivers), release.lua, dead_letter.lua ---------------------
 # KEYS claim keys; ARGV owner, lease ms, window ms, max attempts, inbox maxlen, idle ms,
@@ -419,8 +438,9 @@ check "pubsub: wake count" "13" "$(payloads "$WAKE" | wc -l | tr -d ' ')"
 check "pubsub: wake payload is the queue" "default" "$(payloads "$WAKE" | sort -u | paste -sd' ' -)"
 # bus: assigns 4112 8208 12304 36880 40976 4503599627374608, publishes 4096 8192 12288,
 # the batch (ONE payload: 16384 and 20480 on two lines; payloads() shows the first line of
-# each) and the bus:3 one (4099)
-check "pubsub: bus ids (first line of each payload)" "4112 8208 12304 36880 40976 4503599627374608 4096 8192 12288 16384 4099" \
+# each), the bus:3 one (4099) and the three with a rate check (28672 36864 40960; the
+# refused one published nothing)
+check "pubsub: bus ids (first line of each payload)" "4112 8208 12304 36880 40976 4503599627374608 4096 8192 12288 16384 4099 28672 36864 40960" \
   "$(payloads "$BUS" | jq -r .id | paste -sd' ' -)"
 check "pubsub: the batch's second line came once, inside its payload" "1" "$(grep -c '"id":"20480"' "$DIR/sub.txt")"
 check "pubsub: bus equals outbox m" "$(rc XRANGE "$OUT" - + | awk 'p=="m"{print} {p=$0}' | head -1)" "$(payloads "$BUS" | head -1)"

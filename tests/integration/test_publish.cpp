@@ -301,3 +301,83 @@ TEST_CASE("publish: a batch after SCRIPT FLUSH loads the script and succeeds onc
     CHECK(st.value.str == "2");
   });
 }
+
+TEST_CASE(
+    "publish_checked: one round trip takes the token, publishes and counts; several "
+    "shards ask the bucket first; a refused request publishes nothing") {
+  redis_fixture fx;
+  const pushonce::lua::publish_rate rate{fx.k.plain("ratelimit:api:test"), 1, 2};
+  auto counter = [&]() -> asio::awaitable<long long> {
+    auto stat = cmd({"HGET", fx.k.plain("stats"), "published"});
+    auto st = co_await fx.conn->exec(std::move(stat));
+    co_return st.value.as_int().value_or(0);
+  };
+  auto calls = [&](std::string what) -> asio::awaitable<long long> {
+    auto info = cmd({"INFO", "commandstats"});
+    auto r = co_await fx.conn->exec(std::move(info));
+    auto at = r.value.str.find("cmdstat_" + what + ":calls=");
+    if (at == std::string::npos) co_return 0;
+    co_return std::stoll(r.value.str.substr(at + what.size() + 15));
+  };
+  fx.run([&]() -> asio::awaitable<void> {
+    publisher one(fx.conn, fx.k);
+    std::vector<publish_request> warm{req("warm", "0")};  // loads publish.lua (NOSCRIPT once)
+    CO_LET(auto w, one.publish_checked(std::move(warm), std::nullopt));
+    CHECK_FALSE(w.limited);
+    CO_LET(auto evalshas, calls("evalsha"));
+    for (int i = 0; i < 2; ++i) {
+      std::vector<publish_request> batch{req("alice", "1"), req("bob", "2")};
+      CO_LET(auto a, one.publish_checked(std::move(batch), rate));
+      CHECK_FALSE(a.limited);
+      REQUIRE(a.results.size() == 2);
+      CHECK(a.results[0].ok());
+      CHECK(a.results[1].ok());
+    }
+    // One EVALSHA per request: publish.lua takes the token (rate_limit.lua would be a
+    // second). Commands a script calls count too: HINCRBY once per request, inside it.
+    CO_LET(auto evalshas_after, calls("evalsha"));
+    CO_LET(auto hincrbys, calls("hincrby"));  // 1 for the warm-up
+    CO_LET(auto counted, counter());
+    CHECK(evalshas_after - evalshas == 2);
+    CHECK(hincrbys == 3);
+    CHECK(counted == 5);
+    std::vector<publish_request> third{req("alice", "3")};
+    CO_LET(auto refused, one.publish_checked(std::move(third), rate));
+    REQUIRE(refused.limited);
+    CHECK(refused.limited->count() > 0);
+    CHECK(refused.limited->count() <= 1000);
+    auto xlen = cmd({"XLEN", fx.k.bus(0, "outbox")});
+    CO_LET(auto xl, fx.conn->exec(xlen));
+    CHECK(xl.value.integer == 3);
+    CO_LET(auto c1, counter());
+    CHECK(c1 == 5);
+
+    // Without a limit nothing is refused, and the counter still counts.
+    std::vector<publish_request> free{req("alice", "4")};
+    CO_LET(auto f, one.publish_checked(std::move(free), std::nullopt));
+    CHECK_FALSE(f.limited);
+    CO_LET(auto c2, counter());
+    CHECK(c2 == 6);
+
+    // Users of several shards: the bucket (now empty) is asked before anything is sent.
+    pushonce::publisher_options po;
+    po.shards = 4;
+    publisher four(fx.conn, fx.k, po);
+    std::vector<publish_request> spread;
+    for (const char* u : {"alice", "bob", "carol", "dave", "erin", "frank"})
+      spread.push_back(req(u, "5"));
+    CO_LET(auto s, four.publish_checked(std::move(spread), rate));
+    CHECK(s.limited);
+    CO_LET(auto c3, counter());
+    CHECK(c3 == 6);
+    CO_DO(sleep_for(1100ms));  // a token again
+    std::vector<publish_request> later;
+    for (const char* u : {"alice", "bob", "carol", "dave", "erin", "frank"})
+      later.push_back(req(u, "6"));
+    CO_LET(auto s2, four.publish_checked(std::move(later), rate));
+    CHECK_FALSE(s2.limited);
+    for (auto& r : s2.results) CHECK(r.ok());
+    CO_LET(auto c4, counter());
+    CHECK(c4 == 12);
+  });
+}

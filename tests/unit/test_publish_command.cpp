@@ -28,6 +28,9 @@ TEST_CASE("publish_command: classic on one Redis, sharded channel per bus shard 
                                          "30000",
                                          "ns:bus",
                                          "p",
+                                         "0",
+                                         "0",
+                                         "0",
                                          "alice",
                                          "1",
                                          "1",
@@ -44,4 +47,45 @@ TEST_CASE("publish_command: classic on one Redis, sharded channel per bus shard 
   CHECK(redis::hash_slot(sharded[9]) == redis::hash_slot(sharded[3]));
   CHECK(k.bus_channel(3) == "ns:{bus:3}:ch");
   CHECK(k.bus_channel() == "ns:bus");
+}
+
+TEST_CASE(
+    "publish_command: on one Redis the stats key and the rate bucket come before the "
+    "idempotency keys") {
+  keys k("ns");
+  std::vector<lua::publish_item> batch{{"alice", "1", std::string("k1")}};
+  lua::publish_settings s;
+  s.count_in_stats = true;
+  s.rate = lua::publish_rate{"ns:ratelimit:api:00ff", 100, 200};
+  auto cmd = lua::publish_command(k, s, batch);
+  REQUIRE(cmd.size() == 3 + 5 + 8 + 3);
+  CHECK(cmd[2] == "5");
+  CHECK(cmd[5] == "ns:stats");
+  CHECK(cmd[6] == "ns:ratelimit:api:00ff");
+  CHECK(cmd[7] == "ns:{bus:0}:idem:alice:k1");
+  CHECK(cmd[13] == "100");
+  CHECK(cmd[14] == "200");
+  CHECK(cmd[15] == "1");
+  CHECK(cmd[16] == "alice");
+
+  s.rate.reset();
+  auto stats_only = lua::publish_command(k, s, batch);
+  CHECK(stats_only[2] == "4");
+  CHECK(stats_only[6] == "ns:{bus:0}:idem:alice:k1");
+  CHECK(stats_only[12] == "0");
+  CHECK(stats_only[14] == "1");
+}
+
+TEST_CASE("publish_refused_for: the wait of a rate_limited error, nothing for other replies") {
+  auto limited = redis::reply::make_error("rate_limited 250");
+  CHECK(lua::publish_refused_for(limited) == std::chrono::milliseconds(250));
+  redis::reply garbled = limited;
+  garbled.str = "rate_limited soon";
+  CHECK(lua::publish_refused_for(garbled) == std::chrono::milliseconds(1000));
+  redis::reply other = limited;
+  other.str = "bad_request message 1: bad user";
+  CHECK_FALSE(lua::publish_refused_for(other));
+  redis::reply array;
+  array.kind = redis::reply::type::array;
+  CHECK_FALSE(lua::publish_refused_for(array));
 }
