@@ -160,7 +160,7 @@ asio::awaitable<void> run_session(tcp::socket socket, std::shared_ptr<gateway_st
       parser.body_limit(max_publish_body);
       std::optional<std::uint64_t> length;
       if (auto cl = parser.content_length()) length = *cl;
-      buf.reserve(body_read_capacity(buf.size(), length, max_publish_body));
+      buf.reserve(body_read_capacity(buf.size(), length, body_read_chunk));
       auto [rec, rn] = co_await http::async_read(stream, buf, parser, use_tuple);
       if (rec == http::error::body_limit) {
         early =
