@@ -2,6 +2,7 @@
 // validates bodies: never called (a call stops the run at once).
 #include <cstdlib>
 
+#include "core/lua/rate_limit.hpp"
 #include "core/redis/connection.hpp"
 #include "core/redis/scripts.hpp"
 
@@ -21,3 +22,12 @@ boost::asio::awaitable<std::vector<result>> eval_all(connection&, const script&,
 }
 
 }  // namespace pushonce::redis
+
+namespace pushonce::lua {
+
+boost::asio::awaitable<outcome<rate_decision>> take_tokens(redis::connection&, std::string,
+                                                           long long, long long, long long) {
+  std::abort();
+}
+
+}  // namespace pushonce::lua
