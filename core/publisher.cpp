@@ -79,6 +79,7 @@ asio::awaitable<publish_answer> publisher::publish_checked(std::vector<publish_r
       log::warn("publish: rate limit check failed: {}", d.error().message);
     } else if (!d.value().allowed) {
       answer.limited = d.value().retry_after;
+      answer.results.clear();
       co_return answer;
     }
   }
@@ -105,8 +106,7 @@ asio::awaitable<publish_answer> publisher::publish_checked(std::vector<publish_r
     if (token_inside && !r.ec) {
       if (auto wait = lua::publish_refused_for(r.value)) {
         answer.limited = *wait;
-        answer.results.assign(batch.size(),
-                              outcome<published>(failure{"rate_limited", "over the rate limit"}));
+        answer.results.clear();
         co_return answer;
       }
     }

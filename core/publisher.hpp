@@ -22,7 +22,7 @@ using publish_request = lua::publish_item;
 using published = lua::publish_outcome;
 
 /// What publish_checked answers: the per-message results, or `limited` (the wait until the
-/// request's token) with nothing published.
+/// request's token) with nothing published and no results.
 struct publish_answer {
   std::optional<std::chrono::milliseconds> limited;
   std::vector<outcome<published>> results;

@@ -158,9 +158,11 @@ asio::awaitable<void> run_session(tcp::socket socket, std::shared_ptr<gateway_st
     bool body_read = parser.is_done();
     if (!early) {
       parser.body_limit(max_publish_body);
-      std::optional<std::uint64_t> length;
-      if (auto cl = parser.content_length()) length = *cl;
-      buf.reserve(body_read_capacity(buf.size(), length, body_read_chunk));
+      if (!parser.is_done()) {  // a body still to come (a request without one is done here)
+        std::optional<std::uint64_t> length;
+        if (auto cl = parser.content_length()) length = *cl;
+        buf.reserve(body_read_capacity(buf.size(), length, body_read_chunk));
+      }
       auto [rec, rn] = co_await http::async_read(stream, buf, parser, use_tuple);
       if (rec == http::error::body_limit) {
         early =

@@ -29,7 +29,6 @@ local function drop_holder(holder, assigned, pending, pending_ids, id)
   return user
 end
 
-
 -- The token bucket at `key` (a hash {tokens, ts}, shared by every gateway: the publish API's
 -- limit per API key, docs/security.md) takes `cost` tokens when it holds so many. A new
 -- bucket starts full; the key expires once the bucket would be full again. Returns 1, 0

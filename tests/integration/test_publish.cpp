@@ -346,6 +346,7 @@ TEST_CASE(
     REQUIRE(refused.limited);
     CHECK(refused.limited->count() > 0);
     CHECK(refused.limited->count() <= 1000);
+    CHECK(refused.results.empty());
     auto xlen = cmd({"XLEN", fx.k.bus(0, "outbox")});
     CO_LET(auto xl, fx.conn->exec(xlen));
     CHECK(xl.value.integer == 3);
@@ -368,6 +369,7 @@ TEST_CASE(
       spread.push_back(req(u, "5"));
     CO_LET(auto s, four.publish_checked(std::move(spread), rate));
     CHECK(s.limited);
+    CHECK(s.results.empty());
     CO_LET(auto c3, counter());
     CHECK(c3 == 6);
     CO_DO(sleep_for(1100ms));  // a token again
