@@ -35,11 +35,12 @@ asio::awaitable<outcome<join_result>> queue_api::join(std::string queue, std::st
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!valid_name(user)) co_return bad_name("user", user);
   strings k{keys_.queue(queue, "waiting"), keys_.queue(queue, "assigned"),
-            keys_.queue(queue, "ticket"), keys_.queue(queue, "registered")};
+            keys_.queue(queue, "ticket"), keys_.queue(queue, "registered"),
+            keys_.queue(queue, "events")};
   strings a{user, keys_.wake_channel(), queue};
   auto r = co_await run(*conn_, "join", std::move(k), std::move(a));
   if (!r.ok()) co_return failure_of(r);
-  co_return join_result{r.value.at(0).integer, r.value.at(1).integer};
+  co_return join_result{r.value.at(0).integer, r.value.at(1).integer, r.value.at(2).integer};
 }
 
 asio::awaitable<outcome<none>> queue_api::register_queues(std::vector<std::string> queues) {
@@ -57,7 +58,7 @@ asio::awaitable<outcome<none>> queue_api::register_queues(std::vector<std::strin
 asio::awaitable<outcome<none>> queue_api::leave(std::string queue, std::string user) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!valid_name(user)) co_return bad_name("user", user);
-  strings k{keys_.queue(queue, "waiting")};
+  strings k{keys_.queue(queue, "waiting"), keys_.queue(queue, "events")};
   strings a{user, keys_.wake_channel(), queue};
   auto r = co_await run(*conn_, "leave", std::move(k), std::move(a));
   if (!r.ok()) co_return failure_of(r);
@@ -72,6 +73,23 @@ asio::awaitable<outcome<long long>> queue_api::position(std::string queue, std::
   if (!r.ok()) co_return failure_of(r);
   if (r.value.is_nil()) co_return failure{"not_queued", user + " is not in queue " + queue};
   co_return r.value.integer + 1;
+}
+
+asio::awaitable<outcome<queue_positions>> queue_api::positions(std::string queue,
+                                                               std::vector<std::string> users) {
+  if (!valid_name(queue)) co_return bad_name("queue", queue);
+  for (auto& u : users)
+    if (!valid_name(u)) co_return bad_name("user", u);
+  strings k{keys_.queue(queue, "waiting"), keys_.queue(queue, "events")};
+  auto r = co_await run(*conn_, "positions", std::move(k), std::move(users));
+  if (!r.ok()) co_return failure_of(r);
+  const auto& e = r.value.elements;
+  if (e.empty() || e.size() % 2 != 1) co_return failure{"internal", "positions: unexpected reply"};
+  queue_positions out;
+  out.seq = e[0].integer;
+  for (std::size_t i = 1; i + 1 < e.size(); i += 2)
+    out.users.push_back({e[i].integer, e[i + 1].integer});
+  co_return out;
 }
 
 asio::awaitable<outcome<queue_listing>> queue_api::list(std::string queue, long long limit) {
@@ -176,26 +194,47 @@ asio::awaitable<outcome<long long>> queue_api::source_index(std::string queue) {
   co_return r.value.integer;
 }
 
-asio::awaitable<outcome<std::optional<assignment>>> queue_api::assign_one(
-    std::string queue, long long source, long long fencing_token, long long accept_timeout_ms) {
+namespace {
+// Every `width` items of a flat script reply as one assignment (id, user, resource first).
+std::vector<assignment> assignments_of(const redis::reply& r, std::size_t width) {
+  std::vector<assignment> out;
+  const auto& e = r.elements;
+  out.reserve(e.size() / width);
+  for (std::size_t i = 0; i + width <= e.size(); i += width)
+    out.push_back({e[i].str, e[i + 1].str, e[i + 2].str});
+  return out;
+}
+}  // namespace
+
+asio::awaitable<outcome<std::vector<assignment>>> queue_api::assign_batch(
+    std::string queue, long long source, long long fencing_token, long long accept_timeout_ms,
+    long long max) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   strings k{keys_.queue(queue, "waiting"),    keys_.queue(queue, "assigned"),
             keys_.queue(queue, "res:meta"),   keys_.queue(queue, "res:free"),
             keys_.queue(queue, "res:holder"), keys_.queue(queue, "seq"),
             keys_.queue(queue, "outbox"),     keys_.queue(queue, "fence"),
-            keys_.queue(queue, "pending"),    keys_.queue(queue, "pending:ids")};
+            keys_.queue(queue, "pending"),    keys_.queue(queue, "pending:ids"),
+            keys_.queue(queue, "events")};
   strings a{queue,
             std::to_string(source),
             std::to_string(fencing_token),
             std::to_string(accept_timeout_ms),
             std::to_string(retention_.outbox.count()),
             keys_.bus_channel(),
-            keys_.wake_channel()};
+            keys_.wake_channel(),
+            std::to_string(max)};
   auto r = co_await run(*conn_, "assign", std::move(k), std::move(a));
   if (!r.ok()) co_return failure_of(r);
-  if (r.value.is_nil()) co_return std::optional<assignment>{};
-  co_return std::optional<assignment>{
-      assignment{r.value.at(0).str, r.value.at(1).str, r.value.at(2).str}};
+  co_return assignments_of(r.value, 3);
+}
+
+asio::awaitable<outcome<std::optional<assignment>>> queue_api::assign_one(
+    std::string queue, long long source, long long fencing_token, long long accept_timeout_ms) {
+  auto r = co_await assign_batch(std::move(queue), source, fencing_token, accept_timeout_ms, 1);
+  if (!r) co_return r.error();
+  if (r.value().empty()) co_return std::optional<assignment>{};
+  co_return std::optional<assignment>{std::move(r.value().front())};
 }
 
 asio::awaitable<outcome<std::pair<std::string, std::string>>> queue_api::accept(std::string queue,
@@ -211,9 +250,10 @@ asio::awaitable<outcome<std::pair<std::string, std::string>>> queue_api::accept(
   co_return std::pair{r.value.at(0).str, r.value.at(1).str};
 }
 
-asio::awaitable<outcome<std::optional<assignment>>> queue_api::expire_one(std::string queue,
+asio::awaitable<outcome<std::vector<assignment>>> queue_api::expire_batch(std::string queue,
                                                                           long long source,
-                                                                          long long fencing_token) {
+                                                                          long long fencing_token,
+                                                                          long long max) {
   strings k{keys_.queue(queue, "pending"),  keys_.queue(queue, "pending:ids"),
             keys_.queue(queue, "assigned"), keys_.queue(queue, "res:free"),
             keys_.queue(queue, "res:seq"),  keys_.queue(queue, "res:holder"),
@@ -224,12 +264,11 @@ asio::awaitable<outcome<std::optional<assignment>>> queue_api::expire_one(std::s
             std::to_string(fencing_token),
             std::to_string(retention_.outbox.count()),
             keys_.bus_channel(),
-            keys_.wake_channel()};
+            keys_.wake_channel(),
+            std::to_string(max)};
   auto r = co_await run(*conn_, "expire", std::move(k), std::move(a));
   if (!r.ok()) co_return failure_of(r);
-  if (r.value.is_nil()) co_return std::optional<assignment>{};
-  co_return std::optional<assignment>{
-      assignment{r.value.at(0).str, r.value.at(1).str, r.value.at(2).str}};
+  co_return assignments_of(r.value, 4);
 }
 
 }  // namespace pushonce

@@ -17,6 +17,16 @@ namespace pushonce {
 struct join_result {
   long long position = 0;
   long long ticket = 0;
+  long long seq = 0;  // the queue event the position is true at (docs/data-model.md)
+};
+/// Where some users stand (positions.lua): one entry per user asked, in order.
+struct queue_positions {
+  long long seq = 0;  // the queue event these are true at
+  struct entry {
+    long long position = 0;  // 0: not waiting
+    long long ticket = 0;
+  };
+  std::vector<entry> users;
 };
 struct queue_listing {
   long long length = 0;
@@ -44,6 +54,9 @@ class queue_api {
   boost::asio::awaitable<outcome<none>> register_queues(std::vector<std::string> queues);
   boost::asio::awaitable<outcome<none>> leave(std::string queue, std::string user);
   boost::asio::awaitable<outcome<long long>> position(std::string queue, std::string user);
+  /// Positions and tickets of `users` with the event sequence they are true at, in one call.
+  boost::asio::awaitable<outcome<queue_positions>> positions(std::string queue,
+                                                             std::vector<std::string> users);
   boost::asio::awaitable<outcome<queue_listing>> list(std::string queue, long long limit);
 
   /// meta_json: validated JSON text, or empty for none.
@@ -61,17 +74,25 @@ class queue_api {
   boost::asio::awaitable<outcome<std::pair<std::string, std::string>>> accept(std::string queue,
                                                                               std::string user,
                                                                               std::string id);
-  /// Expires one assignment past its accept deadline, or std::nullopt when none is due.
-  /// The assignment's `user` gets an `expired` message with the new message `id`.
-  boost::asio::awaitable<outcome<std::optional<assignment>>> expire_one(std::string queue,
+  /// Expires up to `max` assignments past their accept deadline (none when none is due).
+  /// Each assignment's `user` gets an `expired` message with the new message `id`.
+  boost::asio::awaitable<outcome<std::vector<assignment>>> expire_batch(std::string queue,
                                                                         long long source,
-                                                                        long long fencing_token);
+                                                                        long long fencing_token,
+                                                                        long long max);
 
   /// The queue's source index for message ids (allocated once per queue name).
   boost::asio::awaitable<outcome<long long>> source_index(std::string queue);
-  /// One assignment, or std::nullopt when nobody waits or nothing is free.
+  /// A batch of one: the one assignment, or std::nullopt when nobody waits or nothing is free.
   boost::asio::awaitable<outcome<std::optional<assignment>>> assign_one(
       std::string queue, long long source, long long fencing_token, long long accept_timeout_ms);
+  /// Up to `max` assignments in one script call, one bus message (none when nobody waits
+  /// or nothing is free). Fewer than `max` while users and resources are left: call again.
+  boost::asio::awaitable<outcome<std::vector<assignment>>> assign_batch(std::string queue,
+                                                                        long long source,
+                                                                        long long fencing_token,
+                                                                        long long accept_timeout_ms,
+                                                                        long long max);
 
  private:
   std::shared_ptr<redis::connection> conn_;

@@ -38,8 +38,9 @@ struct gateway_settings {
   std::size_t max_frame = 64 * 1024;    // WebSocket payload; over: 1009
   std::size_t max_queue_frames = 1024;  // send queue per session; over: 1013
   std::size_t max_queue_bytes = 4u << 20;
-  std::size_t inbox_page = 100;   // XRANGE COUNT of a replay
-  pushonce::retention retention;  // of what /api/publish writes
+  std::size_t inbox_page = 100;                       // XRANGE COUNT of a replay
+  std::chrono::milliseconds position_interval{1000};  // position frames: one per session per
+  pushonce::retention retention;                      // of what /api/publish writes
 
   // Limits (docs/security.md has the table and the reasons). 0 = no limit.
   std::size_t max_connections = 0;  // TCP connections (HTTP and WebSocket); server.cpp

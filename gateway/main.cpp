@@ -48,6 +48,9 @@ po::options_description own_options() {
        "on SIGTERM, answer /readyz 503 this long before closing sessions with 1001, so a "
        "load balancer stops sending new connections first (env PUSHONCE_DRAIN_DELAY_MS, "
        "default 0)")
+      ("position-interval-ms", po::value<long long>()->value_name("MS"),
+       "a waiting session gets at most one position frame per this long, always the "
+       "latest position (default 1000)")
       ("threads", po::value<unsigned>()->value_name("N"),
        "threads running the event loop (default 1; see docs/benchmarks.md \"Idle connections\")")
       ("id", po::value<std::string>()->value_name("NAME"),
@@ -155,6 +158,11 @@ gateway::server_options to_options(const command_line& cl) {
     if (delay && (*delay < 0 || *delay > 600000))
       throw usage_error("--drain-delay-ms: expected 0-600000");
     if (delay) o.settings.drain_delay = std::chrono::milliseconds(*delay);
+  }
+  if (vm.count("position-interval-ms")) {
+    auto ms = vm["position-interval-ms"].as<long long>();
+    if (ms < 10 || ms > 600000) throw usage_error("--position-interval-ms: expected 10-600000");
+    o.settings.position_interval = std::chrono::milliseconds(ms);
   }
   if (vm.count("threads")) {
     o.threads = vm["threads"].as<unsigned>();

@@ -53,7 +53,9 @@ asio::awaitable<void> handle_join(op_context ctx, join_op op) {
   auto r = co_await ctx.st.queues->join(std::move(q), std::move(user));
   if (!r) log_internal(ctx, r.error(), "join");
   ctx.io.send_text(reply_join(queue, r));
-  if (r) ctx.st.positions->watch(ctx.io.self(), queue, ctx.user, r.value().position);
+  if (r)
+    ctx.st.positions->watch(ctx.io.self(), queue, ctx.user, r.value().ticket, r.value().position,
+                            r.value().seq);
 }
 
 asio::awaitable<void> handle_leave(op_context ctx, leave_op op) {
@@ -64,12 +66,27 @@ asio::awaitable<void> handle_leave(op_context ctx, leave_op op) {
   ctx.io.send_text(reply_leave(queue, r));
 }
 
+namespace {
+// The user's standing from a one-user positions() reply: its position, or not_queued.
+outcome<long long> own_position(const outcome<queue_positions>& r, const op_context& ctx,
+                                const std::string& queue) {
+  if (!r) return r.error();
+  if (r.value().users.empty() || r.value().users[0].position <= 0)
+    return failure{"not_queued", ctx.user + " is not in queue " + queue};
+  return r.value().users[0].position;
+}
+}  // namespace
+
 asio::awaitable<void> handle_position(op_context ctx, position_op op) {
-  std::string queue = std::move(op.queue), q = queue, user = ctx.user;
-  auto r = co_await ctx.st.queues->position(std::move(q), std::move(user));
-  if (!r) log_internal(ctx, r.error(), "position");
-  ctx.io.send_text(reply_position(queue, r));
-  if (r) ctx.st.positions->watch(ctx.io.self(), queue, ctx.user, r.value());
+  std::string queue = std::move(op.queue), q = queue;
+  std::vector<std::string> users{ctx.user};
+  auto r = co_await ctx.st.queues->positions(std::move(q), std::move(users));
+  auto p = own_position(r, ctx, queue);
+  if (!p) log_internal(ctx, p.error(), "position");
+  ctx.io.send_text(reply_position(queue, p));
+  if (p)
+    ctx.st.positions->watch(ctx.io.self(), queue, ctx.user, r.value().users[0].ticket, p.value(),
+                            r.value().seq);
 }
 
 asio::awaitable<void> handle_accept(op_context ctx, accept_op op) {

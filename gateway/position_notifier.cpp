@@ -6,111 +6,185 @@
 #include <boost/asio/use_awaitable.hpp>
 
 #include "core/exit_on_exception.hpp"
+#include "core/log.hpp"
 #include "gateway/protocol.hpp"
+#include "gateway/queue_event.hpp"
 #include "gateway/session.hpp"
 
 namespace pushonce::gateway {
 
 namespace asio = boost::asio;
+using clock = position_schedule::clock;
 
 position_notifier::position_notifier(asio::any_io_executor ex,
                                      std::shared_ptr<redis::connection> conn, keys k,
-                                     std::chrono::milliseconds debounce)
+                                     std::chrono::milliseconds interval)
     : strand_(asio::make_strand(ex)),
-      conn_(std::move(conn)),
-      keys_(std::move(k)),
-      debounce_(debounce),
-      timer_(strand_) {}
+      api_(std::move(conn), std::move(k)),
+      timer_(strand_),
+      schedule_(interval) {}
 
 void position_notifier::watch(std::shared_ptr<session> s, std::string queue, std::string user,
-                              long long position) {
+                              long long ticket, long long position, long long seq) {
   asio::post(strand_, [self = shared_from_this(), s = std::move(s), q = std::move(queue),
-                       u = std::move(user), position]() mutable {
+                       u = std::move(user), ticket, position, seq]() mutable {
+    auto& st = self->queues_[q];
     auto* key = s.get();
-    self->watched_[q][key] = watcher{std::move(s), std::move(u), position};
+    if (auto old = st.sessions.find(key); old != st.sessions.end()) {
+      auto was = old->second.ticket;
+      st.sessions.erase(old);
+      if (was != ticket) self->drop_ticket_if_unwatched(st, was);
+    }
+    st.sessions[key] = watcher{std::move(s), std::move(u), ticket, position};
+    st.view.watch(ticket, position, seq);
+    self->maybe_resync(q);
   });
+}
+
+void position_notifier::drop_ticket_if_unwatched(queue_state& q, long long ticket) {
+  for (auto& [_, w] : q.sessions)
+    if (w.ticket == ticket) return;
+  q.view.unwatch(ticket);
 }
 
 void position_notifier::unwatch(const session* s, std::string queue) {
   asio::post(strand_, [self = shared_from_this(), s, q = std::move(queue)] {
-    auto it = self->watched_.find(q);
-    if (it == self->watched_.end()) return;
-    it->second.erase(s);
-    if (it->second.empty()) self->watched_.erase(it);
+    auto it = self->queues_.find(q);
+    if (it == self->queues_.end()) return;
+    auto w = it->second.sessions.find(s);
+    if (w == it->second.sessions.end()) return;
+    auto ticket = w->second.ticket;
+    it->second.sessions.erase(w);
+    self->drop_ticket_if_unwatched(it->second, ticket);
   });
 }
 
 void position_notifier::unwatch_all(const session* s) {
   asio::post(strand_, [self = shared_from_this(), s] {
-    for (auto it = self->watched_.begin(); it != self->watched_.end();) {
-      it->second.erase(s);
-      it = it->second.empty() ? self->watched_.erase(it) : std::next(it);
+    for (auto& [_, q] : self->queues_) {
+      auto w = q.sessions.find(s);
+      if (w == q.sessions.end()) continue;
+      auto ticket = w->second.ticket;
+      q.sessions.erase(w);
+      self->drop_ticket_if_unwatched(q, ticket);
     }
   });
 }
 
-void position_notifier::on_queue_changed(std::string queue) {
-  asio::post(strand_, [self = shared_from_this(), q = std::move(queue)]() mutable {
-    if (self->watched_.count(q)) self->schedule(q);
+void position_notifier::on_wake(std::string payload) {
+  asio::post(strand_, [self = shared_from_this(), p = std::move(payload)] {
+    auto e = parse_queue_event(p);
+    if (!e) return;  // a bare queue name (resources changed): no position moved
+    auto& q = self->queues_[e->queue];
+    if (q.view.on_event(e->seq, e->removal, e->tickets) && !q.sessions.empty())
+      self->changed(e->queue);
+    self->maybe_resync(e->queue);
   });
 }
 
-void position_notifier::refresh_all() {
+void position_notifier::resync_all() {
   asio::post(strand_, [self = shared_from_this()] {
-    for (auto& [q, _] : self->watched_) self->schedule(q);
+    for (auto& [name, q] : self->queues_) {
+      q.view.lost_events();
+      self->maybe_resync(name);
+    }
   });
 }
 
-// On the strand. Collects changes for `debounce_`, then refreshes every changed queue.
-void position_notifier::schedule(const std::string& queue) {
-  if (!schedule_.changed(queue)) return;
-  timer_.expires_after(debounce_);
-  timer_.async_wait([self = shared_from_this()](std::error_code) {
-    for (auto& q : self->schedule_.timer_fired())
-      asio::co_spawn(self->strand_, self->run_refresh(q), exit_on_exception("position refresh"));
+// On the strand. The queue's positions may have moved: push them when the schedule says.
+void position_notifier::changed(const std::string& queue) {
+  schedule_.changed(queue, clock::now());
+  arm();
+}
+
+void position_notifier::arm() {
+  auto next = schedule_.next();
+  if (!next || (armed_ && *armed_ <= *next)) return;
+  armed_ = next;
+  timer_.expires_at(*next);  // cancels a later wait
+  timer_.async_wait([self = shared_from_this()](boost::system::error_code ec) {
+    if (ec == asio::error::operation_aborted) return;  // re-armed earlier
+    self->armed_.reset();
+    self->push_due();
+    self->arm();
   });
 }
 
-asio::awaitable<void> position_notifier::run_refresh(std::string queue) {
-  auto self = shared_from_this();
-  std::string q = queue;
-  co_await refresh(std::move(q));
-  if (schedule_.refresh_done(queue)) schedule(queue);
-}
-
-asio::awaitable<void> position_notifier::refresh(std::string queue) {
-  auto it = watched_.find(queue);
-  if (it == watched_.end()) co_return;
-  std::vector<std::string> users;
-  for (auto& [_, w] : it->second) users.push_back(w.user);
-  std::sort(users.begin(), users.end());
-  users.erase(std::unique(users.begin(), users.end()), users.end());
-  std::vector<redis::command> cmds;
-  auto waiting = keys_.queue(queue, "waiting");
-  for (auto& u : users) cmds.push_back({"ZRANK", waiting, u});
-  auto rs = co_await conn_->exec_all(std::move(cmds));
-  std::map<std::string, std::optional<long long>> positions;
-  for (std::size_t i = 0; i < users.size(); ++i) {
-    if (!rs[i].ok()) co_return;  // Redis trouble: the next change or reconnect retries
-    positions[users[i]] =
-        rs[i].value.is_nil() ? std::nullopt : std::optional<long long>(rs[i].value.integer + 1);
+void position_notifier::push_due() {
+  for (const auto& name : schedule_.due(clock::now())) {
+    auto it = queues_.find(name);
+    if (it != queues_.end()) push(name, it->second);
   }
-  it = watched_.find(queue);  // the map may have changed while we waited
-  if (it == watched_.end()) co_return;
-  for (auto w = it->second.begin(); w != it->second.end();) {
+}
+
+// Each session of the queue gets its position when it changed since it was last told.
+void position_notifier::push(const std::string& queue, queue_state& q) {
+  for (auto w = q.sessions.begin(); w != q.sessions.end();) {
     auto s = w->second.s.lock();
-    auto p = positions.find(w->second.user);
-    if (!s || (p != positions.end() && !p->second)) {  // gone, or no longer waiting
-      w = it->second.erase(w);
+    auto at = q.view.at(w->second.ticket);
+    using kind = queue_view::standing::kind;
+    if (!s || at.state == kind::gone) {  // closed, or no longer waiting
+      auto ticket = w->second.ticket;
+      w = q.sessions.erase(w);
+      drop_ticket_if_unwatched(q, ticket);
       continue;
     }
-    if (p != positions.end() && *p->second != w->second.last) {
-      w->second.last = *p->second;
-      s->deliver(std::make_shared<const std::string>(render_position(queue, *p->second)));
+    if (at.state == kind::waiting && at.position != w->second.last) {
+      w->second.last = at.position;
+      s->deliver(std::make_shared<const std::string>(render_position(queue, at.position)));
     }
     ++w;
   }
-  if (it->second.empty()) watched_.erase(it);
+}
+
+void position_notifier::maybe_resync(const std::string& queue) {
+  auto it = queues_.find(queue);
+  if (it == queues_.end() || !it->second.view.needs_resync()) return;
+  if (it->second.sessions.empty()) {
+    it->second.view = queue_view{};  // nobody to re-read: the next watch starts afresh
+    return;
+  }
+  asio::co_spawn(strand_, resync(queue), exit_on_exception("position resync"));
+}
+
+// One call for the whole queue: every watched user's position and ticket, and the event
+// they are true at.
+asio::awaitable<void> position_notifier::resync(std::string queue) {
+  auto self = shared_from_this();
+  auto& st = queues_[queue];
+  auto asked = st.view.begin_resync();
+  std::map<std::string, std::size_t> index;
+  std::vector<std::string> users;
+  for (auto& [_, w] : st.sessions)
+    if (index.emplace(w.user, users.size()).second) users.push_back(w.user);
+  std::string q = queue;
+  auto r = co_await api_.positions(std::move(q), users);
+  auto it = queues_.find(queue);
+  if (it == queues_.end()) co_return;
+  auto& now = it->second;
+  if (!r) {
+    log::warn("positions of queue {}: re-read failed: {} {}", queue, r.error().code,
+              r.error().message);
+    now.view.resync_failed();
+    asio::steady_timer wait(strand_, std::chrono::seconds(1));
+    co_await wait.async_wait(asio::as_tuple(asio::use_awaitable));
+    maybe_resync(queue);
+    co_return;
+  }
+  std::vector<queue_view::resync_item> items;
+  for (auto& e : r.value().users)
+    if (e.position > 0) items.push_back({e.ticket, e.position});
+  // A session whose user waits with another ticket now (left and joined again elsewhere)
+  // follows it.
+  for (auto& [_, w] : now.sessions) {
+    auto i = index.find(w.user);
+    if (i == index.end()) continue;
+    const auto& e = r.value().users[i->second];
+    if (e.position > 0) w.ticket = e.ticket;
+  }
+  now.view.resynced(r.value().seq, asked, items);
+  changed(queue);
+  maybe_resync(queue);
 }
 
 }  // namespace pushonce::gateway

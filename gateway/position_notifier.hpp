@@ -1,9 +1,10 @@
 #pragma once
-// Live queue positions (docs/protocol.md position frames) without a Redis write per waiting
-// user: every script that moves a queue publishes the queue's name on NS:leader:wake;
-// this gateway, for the queues its sessions wait in, then reads the positions of its own
-// waiting users (one pipelined ZRANK each, at most once per `debounce`) and pushes a
-// position frame to the sessions whose position changed. A user no longer waiting
+// Live queue positions (docs/protocol.md position frames) at a cost that does not grow with
+// the queue: every script that changes a queue's waiting list publishes a queue event on
+// NS:leader:wake (gateway/queue_event); this gateway keeps the positions of the tickets its
+// sessions wait with from those events (gateway/queue_view), re-reading a queue in one
+// call only when it missed an event, and pushes each waiting session its latest position
+// at most once per interval (gateway/position_schedule). A user no longer waiting
 // (assigned, left) stops being watched.
 
 #include <boost/asio/any_io_executor.hpp>
@@ -13,12 +14,14 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <set>
+#include <optional>
 #include <string>
 
 #include "core/keys.hpp"
+#include "core/queue_api.hpp"
 #include "core/redis/connection.hpp"
-#include "gateway/refresh_schedule.hpp"
+#include "gateway/position_schedule.hpp"
+#include "gateway/queue_view.hpp"
 
 namespace pushonce::gateway {
 
@@ -27,37 +30,45 @@ class session;
 class position_notifier : public std::enable_shared_from_this<position_notifier> {
  public:
   position_notifier(boost::asio::any_io_executor ex, std::shared_ptr<redis::connection> conn,
-                    keys k, std::chrono::milliseconds debounce = std::chrono::milliseconds(50));
+                    keys k, std::chrono::milliseconds interval = std::chrono::seconds(1));
 
-  /// Thread-safe. `position` is what the session was last told (join/position reply).
-  void watch(std::shared_ptr<session> s, std::string queue, std::string user, long long position);
+  /// Thread-safe. The session's user waits with `ticket` at `position` just after the
+  /// queue's event `seq` (what its join or position reply said).
+  void watch(std::shared_ptr<session> s, std::string queue, std::string user, long long ticket,
+             long long position, long long seq);
   void unwatch(const session* s, std::string queue);
   void unwatch_all(const session* s);
-  /// A queue changed (a wake message).
-  void on_queue_changed(std::string queue);
-  /// Every watched queue may have changed (after a subscriber reconnect).
-  void refresh_all();
+  /// A message on the wake channel (a queue event, or a bare queue name: ignored).
+  void on_wake(std::string payload);
+  /// Every queue event may have been missed (the subscriber reconnected): re-read.
+  void resync_all();
 
  private:
   struct watcher {
     std::weak_ptr<session> s;
     std::string user;
-    long long last = 0;
+    long long ticket = 0;
+    long long last = 0;  // the position the session was last told
   };
-  void schedule(const std::string& queue);
-  /// One refresh of a queue at a time: a change seen while one runs schedules one more
-  /// after it (a join/leave flood costs one ZRANK pass per queue per debounce, never more;
-  /// refresh_schedule decides).
-  boost::asio::awaitable<void> run_refresh(std::string queue);
-  boost::asio::awaitable<void> refresh(std::string queue);
+  struct queue_state {
+    queue_view view;
+    std::map<const session*, watcher> sessions;
+  };
+
+  void changed(const std::string& queue);
+  void arm();
+  void push_due();
+  void push(const std::string& queue, queue_state& q);
+  void drop_ticket_if_unwatched(queue_state& q, long long ticket);
+  void maybe_resync(const std::string& queue);
+  boost::asio::awaitable<void> resync(std::string queue);
 
   boost::asio::strand<boost::asio::any_io_executor> strand_;
-  std::shared_ptr<redis::connection> conn_;
-  keys keys_;
-  std::chrono::milliseconds debounce_;
+  queue_api api_;
   boost::asio::steady_timer timer_;
-  refresh_schedule schedule_;
-  std::map<std::string, std::map<const session*, watcher>> watched_;  // queue → sessions
+  std::optional<position_schedule::clock::time_point> armed_;
+  position_schedule schedule_;
+  std::map<std::string, queue_state> queues_;
 };
 
 }  // namespace pushonce::gateway

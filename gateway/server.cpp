@@ -96,19 +96,20 @@ int server::run() {
   bopts.client_name = "pushonce-gateway-heartbeat:" + id;
   state->heartbeat_conn = redis::connection::create(ex, bopts);
   auto* registry = &state->registry;
-  state->positions = std::make_shared<position_notifier>(ex, state->conn, k);
+  state->positions =
+      std::make_shared<position_notifier>(ex, state->conn, k, state->settings.position_interval);
   auto positions = state->positions;
   auto wake = k.wake_channel();
   state->sub = redis::subscriber::create(
       ex, copts, [registry, positions, wake](const std::string& ch, std::string payload) {
         if (ch == wake)
-          positions->on_queue_changed(std::move(payload));
+          positions->on_wake(std::move(payload));
         else
           registry->on_message(ch, std::move(payload));
       });
   state->sub->on_connect([registry, positions] {
     registry->on_subscriber_connect();
-    positions->refresh_all();
+    positions->resync_all();  // queue events may have been missed meanwhile
   });
   registry->set_subscriber(state->sub);
   if (!copts.cluster.empty()) {

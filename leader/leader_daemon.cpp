@@ -4,6 +4,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -59,8 +60,10 @@ void leader_daemon::start() {
 
 void leader_daemon::on_wake(const std::string& channel, const std::string& payload) {
   if (channel == keys_.wake_channel()) {
+    // "QUEUE" or a queue event "QUEUE SEQ KIND TICKET..." (lua/lib/prelude.lua).
+    auto queue = std::string_view(payload).substr(0, payload.find(' '));
     for (auto& q : opts_.queues)
-      if (q == payload) dirty_.insert(q);
+      if (q == queue) dirty_.insert(q);
     wake_timer_.cancel();
   } else if (!leading()) {
     lease_timer_.cancel();  // the lease was released: try to take it now
@@ -145,9 +148,30 @@ asio::awaitable<bool> leader_daemon::ensure_source(const std::string& queue) {
   co_return true;
 }
 
+// Trace events and the published count of a batch, pipelined and not awaited: tracing
+// never slows the assigner.
+void leader_daemon::record(const std::string& queue, const std::vector<assignment>& batch,
+                           const char* kind) {
+  tracer trace(conn_, keys_);
+  for (const auto& a : batch) {
+    trace.record(a.id, {{"event", "published"},
+                        {"kind", kind},
+                        {"queue", queue},
+                        {"user", a.user},
+                        {"resource", a.resource},
+                        {"leader", opts_.id}});
+    if (log::current_level() <= log::level::debug)
+      log::debug(log::fields{{"message_id", a.id}, {"user", a.user}}, "queue {}: {} {} to {}",
+                 queue, kind, a.resource, a.user);
+  }
+  conn_->async_exec(
+      redis::command{"HINCRBY", keys_.plain("stats"), "published", std::to_string(batch.size())},
+      asio::detached);
+}
+
 // Assignments past their accept deadline expire here (their resource goes back to the
-// free list and the assigner hands it on). Runs whatever this leader's own
-// --accept-timeout is: an earlier leader may have set deadlines.
+// free list and the assigner hands it on), a batch per call. Runs whatever this leader's
+// own --accept-timeout is: an earlier leader may have set deadlines.
 asio::awaitable<void> leader_daemon::expire_loop() {
   asio::steady_timer timer(ex_);
   while (!stopping_) {
@@ -156,26 +180,18 @@ asio::awaitable<void> leader_daemon::expire_loop() {
     if (!leading()) continue;
     for (const auto& queue : opts_.queues) {
       if (!co_await ensure_source(queue)) continue;
-      for (int i = 0; i < 1000 && leading(); ++i) {
-        auto r = co_await queues_.expire_one(queue, sources_[queue], lease_.token());
+      for (int i = 0; i < 100 && leading(); ++i) {
+        auto r = co_await queues_.expire_batch(queue, sources_[queue], lease_.token(), opts_.batch);
         if (!r) {
           if (r.error().kind() == errc::fenced) fenced("a newer leader has acted on this queue");
           break;
         }
-        if (!r.value()) break;
-        tracer(conn_, keys_)
-            .record(r.value()->id, {{"event", "published"},
-                                    {"kind", "expired"},
-                                    {"queue", queue},
-                                    {"user", r.value()->user},
-                                    {"resource", r.value()->resource}});
-        log::info(log::fields{{"user", r.value()->user}},
-                  "queue {}: assignment of {} to {} expired", queue, r.value()->resource,
-                  r.value()->user);
-        redis::command stat{"HINCRBY", keys_.plain("stats"), "published", "1"};
-        co_await conn_->exec(std::move(stat));
+        if (r.value().empty()) break;
+        record(queue, r.value(), "expired");
+        log::info("queue {}: {} assignments expired", queue, r.value().size());
         dirty_.insert(queue);
         wake_timer_.cancel();
+        if (static_cast<long long>(r.value().size()) < opts_.batch) break;
       }
     }
   }
@@ -187,11 +203,10 @@ asio::awaitable<void> leader_daemon::assign_queue(const std::string& queue) {
     co_return;
   }
   auto source = sources_[queue];
-  long long n = 0;
   // Bounded rounds so one busy queue cannot starve the others or the lease renewal.
-  for (int i = 0; i < 1000 && leading() && !stopping_; ++i) {
-    auto r =
-        co_await queues_.assign_one(queue, source, lease_.token(), opts_.accept_timeout.count());
+  for (int i = 0; i < 100 && leading() && !stopping_; ++i) {
+    auto r = co_await queues_.assign_batch(queue, source, lease_.token(),
+                                           opts_.accept_timeout.count(), opts_.batch);
     if (!r) {
       if (r.error().kind() == errc::fenced) {
         fenced("a newer leader has assigned on this queue");
@@ -201,25 +216,13 @@ asio::awaitable<void> leader_daemon::assign_queue(const std::string& queue) {
       }
       break;
     }
-    if (!r.value()) break;
-    ++n;
-    tracer(conn_, keys_)
-        .record(r.value()->id, {{"event", "published"},
-                                {"kind", "assignment"},
-                                {"queue", queue},
-                                {"user", r.value()->user},
-                                {"resource", r.value()->resource},
-                                {"leader", opts_.id}});
-    if (log::current_level() <= log::level::debug)
-      log::debug(log::fields{{"message_id", r.value()->id}, {"user", r.value()->user}},
-                 "queue {}: assigned {} to {} (message {})", queue, r.value()->resource,
-                 r.value()->user, r.value()->id);
-    if (i == 999) dirty_.insert(queue);
-  }
-  if (n > 0) {
-    assigned_ += n;
-    redis::command stat{"HINCRBY", keys_.plain("stats"), "published", std::to_string(n)};
-    co_await conn_->exec(std::move(stat));
+    if (r.value().empty()) break;
+    assigned_ += r.value().size();
+    record(queue, r.value(), "assignment");
+    // A short batch: nobody else waits or nothing else is free (or stale heads were
+    // dropped; the script's own wake brings us back then).
+    if (static_cast<long long>(r.value().size()) < opts_.batch) break;
+    if (i == 99) dirty_.insert(queue);
   }
 }
 

@@ -26,6 +26,7 @@ struct daemon_options {
   std::chrono::milliseconds lease{5000};
   std::chrono::milliseconds accept_timeout{0};  // 0: assignments do not expire
   std::chrono::milliseconds tick{1000};
+  long long batch = 200;  // assignments (expiries) per script call: one bus message each
   pushonce::retention retention;
 };
 
@@ -49,6 +50,8 @@ class leader_daemon {
   boost::asio::awaitable<void> expire_loop();
   boost::asio::awaitable<bool> ensure_source(const std::string& queue);
   void on_wake(const std::string& channel, const std::string& payload);
+  /// Publishes the trace events and the published count of one batch (fire and forget).
+  void record(const std::string& queue, const std::vector<assignment>& batch, const char* kind);
   void apply(lease_action action);
   void fenced(std::string_view why);
 

@@ -22,6 +22,7 @@ namespace {
 
 constexpr const char* usage_text =
     "usage: pushonce-leader run [--queue Q]... [--accept-timeout S] [--lease-ms MS]\n"
+    "                           [--assign-batch N]\n"
     "       pushonce-leader join|leave|position|accept USER [--queue Q] [--json]\n"
     "       pushonce-leader queue [--queue Q] [--limit N] [--json]\n"
     "       pushonce-leader resource add ID... [--meta JSON] | release ID | remove ID | list\n"
@@ -41,6 +42,8 @@ int run_daemon(command_line& cl) {
   auto lease = cl.vm["lease-ms"].as<long long>();
   if (accept < 0 || lease < 300)
     throw usage_error("--accept-timeout must be >= 0 and --lease-ms >= 300");
+  opts.batch = cl.vm["assign-batch"].as<long long>();
+  if (opts.batch < 1 || opts.batch > 1000) throw usage_error("--assign-batch must be 1..1000");
   if (cl.positional.size() > 1) throw usage_error("unexpected argument '" + cl.positional[1] + "'");
   opts.accept_timeout = std::chrono::milliseconds(static_cast<long long>(accept * 1000));
   opts.lease = std::chrono::milliseconds(lease);
@@ -54,10 +57,10 @@ int run_daemon(command_line& cl) {
   // The daemon publishes no custom message; --bus-shards is shown so that a deployment's
   // settings can be checked in one place (every process must use the same number).
   log::info(
-      "started (queues {}, lease {} ms, accept timeout {} ms, redis {}, namespace {}, {} bus "
-      "shards)",
-      fmt::join(opts.queues, ","), lease, opts.accept_timeout.count(), cl.common.redis.display(),
-      cl.common.ns, cl.common.bus_shards);
+      "started (queues {}, lease {} ms, accept timeout {} ms, {} assignments per call, redis {}, "
+      "namespace {}, {} bus shards)",
+      fmt::join(opts.queues, ","), lease, opts.accept_timeout.count(), opts.batch,
+      cl.common.redis.display(), cl.common.ns, cl.common.bus_shards);
   asio::signal_set signals(io, SIGTERM, SIGINT);
   signals.async_wait([&](auto ec, int sig) {
     if (ec) return;
@@ -135,7 +138,9 @@ int main(int argc, char** argv) {
       "ttl", po::value<long long>(), "token: lifetime in seconds")(
       "accept-timeout", po::value<double>()->default_value(0),
       "run: seconds to accept (0: never expire)")(
-      "lease-ms", po::value<long long>()->default_value(5000), "run: leader lease (ms)");
+      "lease-ms", po::value<long long>()->default_value(5000), "run: leader lease (ms)")(
+      "assign-batch", po::value<long long>()->default_value(200),
+      "run: the most assignments (or expiries) one script call makes, 1..1000");
   program_info info{"pushonce-leader", usage_text, json};
   return run_program(argc, argv, info, own, [&](command_line& cl) {
     if (!cl.positional.empty() && cl.positional[0] == "run") return run_daemon(cl);

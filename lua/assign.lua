@@ -1,26 +1,33 @@
--- assign.lua: one assignment: the first waiting user (lowest ticket) gets the first free
--- resource (lowest score); the message is written to the queue's outbox and published on
--- the bus.
+-- assign.lua: a batch of assignments: the first waiting users (lowest tickets) get the
+-- first free resources (lowest scores), one each, up to ARGV[8] of them. The batch is ONE
+-- outbox entry and ONE bus message, a line per assignment (the layout of publish.lua), so
+-- workers claim it with one call; one queue event tells gateways which tickets left.
 -- KEYS[1] waiting, KEYS[2] assigned, KEYS[3] res:meta, KEYS[4] res:free,
 -- KEYS[5] res:holder, KEYS[6] seq, KEYS[7] outbox, KEYS[8] fence,
--- KEYS[9] pending (zset user -> accept_by; only with an accept timeout),
--- KEYS[10] pending:ids (hash user -> assignment id, what `accept` checks)
+-- KEYS[9] pending (zset user -> accept_by), KEYS[10] pending:ids (hash user -> assignment
+-- id, what `accept` checks), KEYS[11] events (queue_event in prelude.lua)
 -- ARGV[1] queue name, ARGV[2] source index, ARGV[3] fencing token ("0" = none),
 -- ARGV[4] accept timeout ms ("0" = none), ARGV[5] outbox retention ms
--- (older entries are trimmed, XADD MINID), ARGV[6] bus channel,
--- ARGV[7] wake channel (optional: told the queue's name, so gateways update positions)
--- Returns nil when nobody waits or nothing is free, else {id, user, resource}.
+-- (older entries are trimmed, XADD MINID), ARGV[6] bus channel, ARGV[7] wake channel,
+-- ARGV[8] the most assignments to make (1..1000)
+-- Returns a flat array, three items per assignment: id, user, resource (empty when nobody
+-- waits or nothing is free). Fewer than ARGV[8] with users and resources left means stale
+-- heads were dropped: call again.
 -- Errors: fenced (a newer leader has acted on this queue), bad_request (bad number).
 local queue = ARGV[1]
 local source = uint(ARGV[2])
 local token = uint(ARGV[3])
 local timeout = uint(ARGV[4])
 local retention = uint(ARGV[5])
+local max = uint(ARGV[8])
 if not source or source > 4095 then
   return redis.error_reply('bad_request source must be an integer 0..4095')
 end
 if not token or not timeout or not retention then
   return redis.error_reply('bad_request fencing token, accept timeout and retention must be integers')
+end
+if not max or max < 1 or max > 1000 then
+  return redis.error_reply('bad_request batch size must be an integer 1..1000')
 end
 
 if token ~= 0 then
@@ -34,58 +41,80 @@ if token ~= 0 then
   end
 end
 
--- The head of each list. Stale heads (a waiting user who already holds an assignment, a
+-- The heads of both lists. Stale heads (a waiting user who already holds an assignment, a
 -- free resource that is unknown or held) cannot arise through the other scripts; they are
--- dropped, a bounded number per call.
-local user, resource
-for _ = 1, 8 do
-  local head = redis.call('ZRANGE', KEYS[1], 0, 0)
-  if #head == 0 then return nil end
-  if redis.call('HEXISTS', KEYS[2], head[1]) == 0 then
-    user = head[1]
-    break
-  end
-  redis.call('ZREM', KEYS[1], head[1])
+-- dropped here, at most one list's worth per call.
+local heads = redis.call('ZRANGE', KEYS[1], 0, max - 1, 'WITHSCORES')
+if #heads == 0 then return {} end
+local frees = redis.call('ZRANGE', KEYS[4], 0, max - 1)
+if #frees == 0 then return {} end
+
+local names = {}
+for i = 1, #heads, 2 do names[#names + 1] = heads[i] end
+local holds = redis.call('HMGET', KEYS[2], unpack(names))
+local users = {}
+for i = 1, #names do
+  if not holds[i] then users[#users + 1] = names[i] end
 end
-if not user then return nil end
-for _ = 1, 8 do
-  local head = redis.call('ZRANGE', KEYS[4], 0, 0)
-  if #head == 0 then return nil end
-  if redis.call('HEXISTS', KEYS[3], head[1]) == 1 and
-     redis.call('HEXISTS', KEYS[5], head[1]) == 0 then
-    resource = head[1]
-    break
+local known = redis.call('HMGET', KEYS[3], unpack(frees))
+local held = redis.call('HMGET', KEYS[5], unpack(frees))
+local resources, metas, stale_resources = {}, {}, {}
+for i = 1, #frees do
+  if known[i] and not held[i] then
+    resources[#resources + 1] = frees[i]
+    metas[#resources] = known[i]
+  else
+    stale_resources[#stale_resources + 1] = frees[i]
   end
-  redis.call('ZREM', KEYS[4], head[1])
 end
-if not resource then return nil end
+
+local n = math.min(#users, #resources)
+-- The paired users and the stale ones leave the waiting list; users beyond the pairs stay.
+local left, left_tickets, stays = {}, {}, {}
+for i = n + 1, #users do stays[users[i]] = true end
+for i = 1, #heads, 2 do
+  if not stays[heads[i]] then
+    left[#left + 1] = heads[i]
+    left_tickets[#left_tickets + 1] = heads[i + 1]
+  end
+end
+if #stale_resources > 0 then redis.call('ZREM', KEYS[4], unpack(stale_resources)) end
+if #left > 0 then
+  redis.call('ZREM', KEYS[1], unpack(left))
+  queue_event(KEYS[11], ARGV[7], queue, 'r', left_tickets)
+end
+if n == 0 then return {} end
 
 local now = now_ms()
-
-redis.call('ZREM', KEYS[1], user)
-redis.call('ZREM', KEYS[4], resource)
-redis.call('HSET', KEYS[2], user, resource)
-redis.call('HSET', KEYS[5], resource, user)
-
-local seq = redis.call('INCR', KEYS[6])
-local id = string.format('%d', seq * 4096 + source)
-local meta = redis.call('HGET', KEYS[3], resource) or 'null'
-if meta == '' then meta = 'null' end
 local accept_by = 'null'
 if timeout > 0 then accept_by = string.format('%d', now + timeout) end
-
--- The bus message layout of publish.lua: the frame tail is the suffix from ,"kind".
-local msg = '{"id":"' .. id .. '","user":' .. cjson.encode(user) ..
-  ',"src":' .. cjson.encode('q:' .. queue) ..
-  ',"kind":"assignment","data":{"queue":' .. cjson.encode(queue) ..
-  ',"resource":' .. cjson.encode(resource) .. ',"meta":' .. meta ..
-  ',"accept_by":' .. accept_by .. '},"ts":' .. string.format('%d', now) .. '}'
-
-redis.call('XADD', KEYS[7], 'MINID', '~', string.format('%d', now - retention), '*', 'm', msg)
-redis.call('PUBLISH', ARGV[6], msg)
-if ARGV[7] then redis.call('PUBLISH', ARGV[7], queue) end
-if KEYS[10] then
-  redis.call('HSET', KEYS[10], user, id)
-  if timeout > 0 then redis.call('ZADD', KEYS[9], now + timeout, user) end
+local first = redis.call('INCRBY', KEYS[6], n) - n
+local out, lines, freed, holders, assigned, ids, deadlines = {}, {}, {}, {}, {}, {}, {}
+local tail = ',"accept_by":' .. accept_by .. '},"ts":' .. string.format('%d', now) .. '}'
+local head = ',"src":' .. cjson.encode('q:' .. queue) ..
+  ',"kind":"assignment","data":{"queue":' .. cjson.encode(queue) .. ',"resource":'
+for i = 1, n do
+  local user, resource = users[i], resources[i]
+  local id = string.format('%d', (first + i) * 4096 + source)
+  local meta = metas[i]
+  if not meta or meta == '' then meta = 'null' end
+  -- The bus message layout of publish.lua: the frame tail is the suffix from ,"kind".
+  lines[i] = '{"id":"' .. id .. '","user":' .. cjson.encode(user) .. head ..
+    cjson.encode(resource) .. ',"meta":' .. meta .. tail
+  freed[i] = resource
+  assigned[2 * i - 1], assigned[2 * i] = user, resource
+  holders[2 * i - 1], holders[2 * i] = resource, user
+  ids[2 * i - 1], ids[2 * i] = user, id
+  deadlines[2 * i - 1], deadlines[2 * i] = accept_by, user
+  out[3 * i - 2], out[3 * i - 1], out[3 * i] = id, user, resource
 end
-return {id, user, resource}
+redis.call('ZREM', KEYS[4], unpack(freed))
+redis.call('HSET', KEYS[2], unpack(assigned))
+redis.call('HSET', KEYS[5], unpack(holders))
+redis.call('HSET', KEYS[10], unpack(ids))
+if timeout > 0 then redis.call('ZADD', KEYS[9], unpack(deadlines)) end
+
+local payload = table.concat(lines, '\n')
+redis.call('XADD', KEYS[7], 'MINID', '~', string.format('%d', now - retention), '*', 'm', payload)
+redis.call('PUBLISH', ARGV[6], payload)
+return out

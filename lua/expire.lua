@@ -1,42 +1,60 @@
--- expire.lua: ends one assignment whose accept deadline has passed: the resource is free
--- again (and goes to the next user), the user gets an `expired` message through the
--- outbox and the bus. One per call; nil when none is due.
+-- expire.lua: ends the assignments whose accept deadline has passed, up to ARGV[7] of them:
+-- each resource is free again (and goes to the next user), each user gets an `expired`
+-- message. The batch is ONE outbox entry and ONE bus message, a line per expiry.
 -- KEYS[1] pending, KEYS[2] pending:ids, KEYS[3] assigned, KEYS[4] res:free, KEYS[5] res:seq,
 -- KEYS[6] res:holder, KEYS[7] seq, KEYS[8] outbox, KEYS[9] fence
--- ARGV[1] queue, ARGV[2] source, ARGV[3] fencing token ("0" = none), ARGV[4] outbox retention ms,
--- ARGV[5] bus channel, ARGV[6] wake channel
--- Returns {expired message id, user, resource, assignment id}. Error: fenced.
-local queue, source, token = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
-if not source or not token then return redis.error_reply('bad_request source and token must be numbers') end
+-- ARGV[1] queue, ARGV[2] source, ARGV[3] fencing token ("0" = none), ARGV[4] outbox
+-- retention ms, ARGV[5] bus channel, ARGV[6] wake channel, ARGV[7] the most to expire
+-- (1..1000; default 1)
+-- Returns a flat array, four items per expiry: expired message id, user, resource,
+-- assignment id (empty when none is due). Error: fenced, bad_request.
+local queue, source, token = ARGV[1], uint(ARGV[2]), uint(ARGV[3])
+local max = uint(ARGV[7] or '1')
+if not source or source > 4095 or not token then
+  return redis.error_reply('bad_request source and token must be integers')
+end
+if not max or max < 1 or max > 1000 then
+  return redis.error_reply('bad_request batch size must be an integer 1..1000')
+end
 if token ~= 0 then
   local stored = tonumber(redis.call('GET', KEYS[9]) or '0') or 0
   if stored > token then return redis.error_reply('fenced a newer leader acts on this queue') end
 end
 
 local now = now_ms()
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, 1)
-if #due == 0 then return nil end
-local user = due[1]
-local assignment = redis.call('HGET', KEYS[2], user) or ''
-local resource = redis.call('HGET', KEYS[3], user)
-redis.call('ZREM', KEYS[1], user)
-redis.call('HDEL', KEYS[2], user)
-if not resource then return nil end
-redis.call('HDEL', KEYS[3], user)
-if redis.call('HGET', KEYS[6], resource) == user then
-  redis.call('HDEL', KEYS[6], resource)
-  redis.call('ZADD', KEYS[4], redis.call('INCR', KEYS[5]), resource)
-end
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, max)
+if #due == 0 then return {} end
+local assignments = redis.call('HMGET', KEYS[2], unpack(due))
+local resources = redis.call('HMGET', KEYS[3], unpack(due))
+redis.call('ZREM', KEYS[1], unpack(due))
+redis.call('HDEL', KEYS[2], unpack(due))
 
-local seq = redis.call('INCR', KEYS[7])
-local id = string.format('%d', seq * 4096 + source)
-local msg = '{"id":"' .. id .. '","user":' .. cjson.encode(user) ..
-  ',"src":' .. cjson.encode('q:' .. queue) ..
-  ',"kind":"expired","data":{"id":' .. cjson.encode(assignment) .. ',"queue":' ..
-  cjson.encode(queue) .. ',"resource":' .. cjson.encode(resource) .. '},"ts":' ..
-  string.format('%d', now) .. '}'
-local minid = string.format('%d', now - (tonumber(ARGV[4]) or 0))
-redis.call('XADD', KEYS[8], 'MINID', '~', minid, '*', 'm', msg)
-redis.call('PUBLISH', ARGV[5], msg)
+local ends = {}  -- {user, resource, assignment id} with a resource to take back
+for i = 1, #due do
+  if resources[i] then ends[#ends + 1] = {due[i], resources[i], assignments[i] or ''} end
+end
+if #ends == 0 then return {} end
+
+local out, lines = {}, {}
+local first = redis.call('INCRBY', KEYS[7], #ends) - #ends
+local ts = string.format('%d', now)
+for i, e in ipairs(ends) do
+  local user, resource, assignment = e[1], e[2], e[3]
+  redis.call('HDEL', KEYS[3], user)
+  if redis.call('HGET', KEYS[6], resource) == user then
+    redis.call('HDEL', KEYS[6], resource)
+    redis.call('ZADD', KEYS[4], redis.call('INCR', KEYS[5]), resource)
+  end
+  local id = string.format('%d', (first + i) * 4096 + source)
+  lines[i] = '{"id":"' .. id .. '","user":' .. cjson.encode(user) ..
+    ',"src":' .. cjson.encode('q:' .. queue) ..
+    ',"kind":"expired","data":{"id":' .. cjson.encode(assignment) .. ',"queue":' ..
+    cjson.encode(queue) .. ',"resource":' .. cjson.encode(resource) .. '},"ts":' .. ts .. '}'
+  out[4 * i - 3], out[4 * i - 2], out[4 * i - 1], out[4 * i] = id, user, resource, assignment
+end
+local payload = table.concat(lines, '\n')
+local minid = string.format('%d', now - (uint(ARGV[4]) or 0))
+redis.call('XADD', KEYS[8], 'MINID', '~', minid, '*', 'm', payload)
+redis.call('PUBLISH', ARGV[5], payload)
 redis.call('PUBLISH', ARGV[6], queue)
-return {id, user, resource, assignment}
+return out

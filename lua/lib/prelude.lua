@@ -54,3 +54,15 @@ local function take_tokens(key, rate, burst, cost)
   redis.call('PEXPIRE', key, math.ceil(burst * 1000 / rate) + 1000)
   return taken, wait
 end
+
+-- A change of a queue's waiting list, told to every gateway and the leader on the wake
+-- channel as "QUEUE SEQ KIND TICKET...": SEQ the queue's next event number (KEYS `events`),
+-- KIND 'j' (joined: one ticket) or 'r' (removed: left or assigned). Gateways keep their
+-- users' positions from these events (docs/data-model.md, "Queue events"). Returns SEQ.
+local function queue_event(events, wake, queue, kind, tickets)
+  local seq = redis.call('INCR', events)
+  local parts = {queue, string.format('%d', seq), kind}
+  for i = 1, #tickets do parts[#parts + 1] = string.format('%d', tickets[i]) end
+  redis.call('PUBLISH', wake, table.concat(parts, ' '))
+  return seq
+end

@@ -117,12 +117,15 @@ TEST_CASE(
     CO_LET(auto badq, api.join("a{b}", "alice"));
     CHECK(badq.error().code == "bad_request");
 
-    // Wakes: 4 joins + 1 leave on "default" + 1 join on "other"; refusals publish nothing.
+    // Queue events: 4 joins + 1 leave on "default" + 1 join on "other", numbered per queue,
+    // with the ticket each concerns; refusals publish nothing.
     CO_LET(bool got, wait_until([&] { return wakes.count(wake) >= 6; }, 2s));
     CHECK(got);
     CO_DO(pushonce::test::sleep_for(100ms));
-    CHECK(wakes.payloads(wake) ==
-          std::vector<std::string>{"default", "default", "default", "default", "default", "other"});
+    CHECK(wakes.payloads(wake) == std::vector<std::string>{"default 1 j 1", "default 2 j 2",
+                                                           "default 3 r 1", "default 4 j 3",
+                                                           "default 5 j 4", "other 1 j 1"});
+    CHECK(c.value().seq == 4);
   });
 }
 
