@@ -1,0 +1,580 @@
+// bench_waiting_room: the waiting room at flash-crowd scale, end to end.
+//
+// Starts a private redis-server, one pushonce-leader, W workers and G gateways (--dev-auth),
+// then P client processes (this program again, --client) that open one WebSocket session
+// per user (user i on gateway i mod G, from loopback address 127.0.0.(2 + client)), say
+// hello and join the queue all at once. Then, in order:
+//   1. joins: how long until all N had their `joined` reply; RSS per session (gateways),
+//      Redis memory per waiting user;
+//   2. one user churning: 4 sessions of one extra user alternate join/leave at 5 ops/s
+//      each (the per-session limit) for 10 s: Redis calls/s (INFO commandstats, commands
+//      inside scripts included) against an idle second measured before;
+//   3. R resources in one `resource add`: time from the add to each assigned user's first
+//      assignment frame (p50/p99/max), assignments/s, Redis CPU per assignment;
+//   4. sustained: --sustained-rate resources/s added in chunks for 3 s while
+//      --churn-percent of the waiting users leave and join again: assignments/s;
+//   5. checks: every user got at most one assignment and every assignment reached its user
+//      (duplicates, losses), every session still waiting was last told its true rank.
+// Prints one JSON line; exit 0 when nothing was lost, duplicated or mispositioned.
+//
+//   bench_waiting_room [--users N] [--gateways G] [--workers W] [--clients P]
+//                      [--resources R] [--batch B] [--churn-percent X] [--sustained-rate N]
+
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/buffers_to_string.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/websocket.hpp>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/support/process.hpp"
+#include "tests/support/redis_server.hpp"
+#include "tests/support/sync_redis.hpp"
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace websocket = beast::websocket;
+using tcp = asio::ip::tcp;
+using namespace std::chrono_literals;
+using pushonce::test::process;
+
+namespace {
+
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+struct options {
+  long long users = 2000, gateways = 2, workers = 3, clients = 1, resources = 1000;
+  long long batch = 200, churn_percent = 1, sustained_rate = 10000;
+  // --client mode
+  long long client = -1, first = 0, last = 0, churn_seconds = 0;
+  std::string ports, dir;
+  bool churn_one = false;  // the 4-session single-user churner
+};
+
+long long now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+options parse(int argc, char** argv) {
+  options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--churn-one") {
+      o.churn_one = true;
+      continue;
+    }
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "error: %s needs a value\n", a.c_str());
+      std::exit(2);
+    }
+    std::string v = argv[++i];
+    auto num = [&] {
+      try {
+        return std::stoll(v);
+      } catch (...) {
+        std::fprintf(stderr, "error: %s needs a number\n", a.c_str());
+        std::exit(2);
+      }
+    };
+    if (a == "--users")
+      o.users = num();
+    else if (a == "--gateways")
+      o.gateways = num();
+    else if (a == "--workers")
+      o.workers = num();
+    else if (a == "--clients")
+      o.clients = num();
+    else if (a == "--resources")
+      o.resources = num();
+    else if (a == "--batch")
+      o.batch = num();
+    else if (a == "--churn-percent")
+      o.churn_percent = num();
+    else if (a == "--client")
+      o.client = num();
+    else if (a == "--first")
+      o.first = num();
+    else if (a == "--last")
+      o.last = num();
+    else if (a == "--churn-seconds")
+      o.churn_seconds = num();
+    else if (a == "--ports")
+      o.ports = v;
+    else if (a == "--dir")
+      o.dir = v;
+    else {
+      std::fprintf(stderr,
+                   "usage: bench_waiting_room [--users N] [--gateways G] [--workers W] "
+                   "[--clients P] [--resources R] [--batch B] [--churn-percent X] "
+                   "[--sustained-rate N]\n");
+      std::exit(2);
+    }
+  }
+  return o;
+}
+
+// --- client mode ----------------------------------------------------------------------------
+
+// One waiting user's session, as the client process sees it.
+struct user_state {
+  long long index = 0;
+  long long position = 0;     // the latest joined/position value
+  long long assignments = 0;  // assignment frames
+  long long first_assignment_ms = 0;
+  std::string assignment_id;
+  long long duplicates = 0;
+  bool joined = false;
+  bool churner = false;
+};
+
+// The number after `"field":` in a frame pushonce renders (no JSON parse on this path).
+long long number_of(const std::string& f, std::string_view field) {
+  auto at = f.find(field);
+  if (at == std::string::npos) return -1;
+  return std::atoll(f.c_str() + at + field.size());
+}
+
+struct client {
+  options o;
+  asio::io_context io;
+  std::vector<tcp::endpoint> gateways;
+  std::vector<user_state> users;
+  long long joined = 0, join_done_ms = 0, failed = 0;
+  bool churning = false;
+
+  void on_frame(user_state& u, const std::string& f) {
+    if (f.find(R"("type":"position")") != std::string::npos ||
+        f.find(R"("type":"joined")") != std::string::npos) {
+      u.position = number_of(f, R"("position":)");
+      if (!u.joined) {
+        u.joined = true;
+        if (++joined == static_cast<long long>(users.size())) {
+          join_done_ms = now_ms();
+          write_file("joined", fmt::format("{} {}\n", joined, join_done_ms));
+        }
+      }
+    } else if (f.find(R"("kind":"assignment")") != std::string::npos) {
+      auto id_at = f.find(R"("id":")");
+      auto id = f.substr(id_at + 6, f.find('"', id_at + 6) - id_at - 6);
+      if (u.assignments > 0 && id == u.assignment_id) ++u.duplicates;
+      if (u.assignments++ == 0) {
+        u.first_assignment_ms = now_ms();
+        u.assignment_id = id;
+      }
+      u.position = 0;
+    } else if (f.find(R"("type":"left")") != std::string::npos) {
+      u.position = 0;
+    }
+  }
+
+  void write_file(const std::string& what, const std::string& text) {
+    auto path = fmt::format("{}/client-{}.{}", o.dir, o.client, what);
+    std::ofstream(path + ".tmp") << text;
+    std::filesystem::rename(path + ".tmp", path);
+  }
+
+  void report() {
+    std::string out;
+    out.reserve(users.size() * 32);
+    for (auto& u : users)
+      out += fmt::format("{} {} {} {} {}\n", u.index, u.position, u.assignments,
+                         u.first_assignment_ms, u.duplicates);
+    write_file("report", out);
+  }
+
+  asio::awaitable<void> run_user(user_state& u) {
+    auto ex = co_await asio::this_coro::executor;
+    websocket::stream<tcp::socket> ws(ex);
+    auto& sock = ws.next_layer();
+    boost::system::error_code ec;
+    sock.open(tcp::v4(), ec);
+    // Spread over loopback addresses: each (source, gateway) pair has its own port range.
+    sock.bind({asio::ip::make_address_v4(fmt::format("127.0.0.{}", 2 + o.client % 250)), 0}, ec);
+    auto ep = gateways[static_cast<std::size_t>(u.index) % gateways.size()];
+    for (int attempt = 0;; ++attempt) {
+      auto [cec] = co_await sock.async_connect(ep, use_tuple);
+      if (!cec) break;
+      if (attempt > 50) {
+        ++failed;
+        co_return;
+      }
+      asio::steady_timer t(ex, 100ms);
+      co_await t.async_wait(use_tuple);
+      sock.close(ec);
+      sock.open(tcp::v4(), ec);
+    }
+    auto [hec] = co_await ws.async_handshake("127.0.0.1", "/ws", use_tuple);
+    if (hec) {
+      ++failed;
+      co_return;
+    }
+    ws.text(true);
+    auto user = o.churn_one ? std::string("churner") : fmt::format("u{}", u.index);
+    auto hello = fmt::format(R"({{"op":"hello","user":"{}"}})", user);
+    co_await ws.async_write(asio::buffer(hello), use_tuple);
+    if (!o.churn_one) {
+      std::string join = R"({"op":"join"})";
+      co_await ws.async_write(asio::buffer(join), use_tuple);
+    }
+    if (u.churner || o.churn_one) asio::co_spawn(ex, churn(ws, u), asio::detached);
+    beast::flat_buffer buf;
+    for (;;) {
+      auto [rec, n] = co_await ws.async_read(buf, use_tuple);
+      if (rec) co_return;
+      auto f = beast::buffers_to_string(buf.data());
+      buf.consume(n);
+      on_frame(u, f);
+    }
+  }
+
+  // A churning session: leave and join again (or, --churn-one, join then leave) once per
+  // ~200 ms per op while churning lasts (5 ops/s, the per-session limit).
+  asio::awaitable<void> churn(websocket::stream<tcp::socket>& ws, user_state& u) {
+    auto ex = co_await asio::this_coro::executor;
+    std::mt19937 rng(static_cast<unsigned>(u.index));
+    asio::steady_timer t(ex);
+    while (!churning) {
+      t.expires_after(50ms);
+      co_await t.async_wait(use_tuple);
+    }
+    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(o.churn_seconds);
+    t.expires_after(std::chrono::milliseconds(rng() % 400));
+    co_await t.async_wait(use_tuple);
+    bool in = !o.churn_one;
+    while (std::chrono::steady_clock::now() < until || (!in && !o.churn_one)) {
+      std::string op = in ? R"({"op":"leave"})" : R"({"op":"join"})";
+      auto [wec, n] = co_await ws.async_write(asio::buffer(op), use_tuple);
+      if (wec) co_return;
+      in = !in;
+      t.expires_after(210ms);
+      co_await t.async_wait(use_tuple);
+    }
+  }
+
+  int run() {
+    std::stringstream ss(o.ports);
+    for (std::string p; std::getline(ss, p, ',');)
+      gateways.emplace_back(asio::ip::make_address_v4("127.0.0.1"),
+                            static_cast<unsigned short>(std::stoi(p)));
+    if (o.churn_one) {
+      users.resize(4);
+    } else {
+      for (long long i = o.first; i < o.last; ++i) {
+        user_state u;
+        u.index = i;
+        u.churner = o.churn_percent > 0 && i % (100 / o.churn_percent) == 7;
+        users.push_back(u);
+      }
+    }
+    for (auto& u : users) asio::co_spawn(io, run_user(u), asio::detached);
+    asio::signal_set signals(io, SIGUSR1, SIGUSR2, SIGTERM);
+    std::function<void(boost::system::error_code, int)> on_signal =
+        [&](boost::system::error_code ec, int sig) {
+          if (ec) return;
+          if (sig == SIGUSR2) churning = true;
+          if (sig == SIGUSR1 || sig == SIGTERM) report();
+          if (sig == SIGTERM) {
+            io.stop();
+            return;
+          }
+          signals.async_wait(on_signal);
+        };
+    signals.async_wait(on_signal);
+    io.run();
+    return 0;
+  }
+};
+
+// --- coordinator ----------------------------------------------------------------------------
+
+long long rss_kb(pid_t pid) {
+  std::ifstream f(fmt::format("/proc/{}/status", pid));
+  for (std::string line; std::getline(f, line);)
+    if (line.rfind("VmRSS:", 0) == 0) return std::atoll(line.c_str() + 6);
+  return 0;
+}
+
+long long info_field(pushonce::test::sync_redis& r, const char* section, const std::string& name) {
+  auto info = r.text({"INFO", section});
+  auto at = info.find(name + ":");
+  return at == std::string::npos ? -1 : std::atoll(info.c_str() + at + name.size() + 1);
+}
+
+double redis_cpu_s(pushonce::test::sync_redis& r) {
+  auto info = r.text({"INFO", "cpu"});
+  auto get = [&](const std::string& k) {
+    auto at = info.find(k + ":");
+    return at == std::string::npos ? 0.0 : std::atof(info.c_str() + at + k.size() + 1);
+  };
+  return get("used_cpu_sys") + get("used_cpu_user");
+}
+
+long long redis_calls(pushonce::test::sync_redis& r) {
+  auto info = r.text({"INFO", "commandstats"});
+  long long total = 0;
+  for (std::size_t at = 0; (at = info.find("calls=", at)) != std::string::npos; at += 6)
+    total += std::atoll(info.c_str() + at + 6);
+  return total;
+}
+
+long long percentile(std::vector<long long> v, double p) {
+  if (v.empty()) return -1;
+  std::sort(v.begin(), v.end());
+  return v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))];
+}
+
+bool wait_files(const std::string& dir, const std::string& what, long long n,
+                std::chrono::seconds timeout) {
+  auto until = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < until) {
+    long long have = 0;
+    for (long long c = 0; c < n; ++c)
+      have += std::filesystem::exists(fmt::format("{}/client-{}.{}", dir, c, what));
+    if (have == n) return true;
+    std::this_thread::sleep_for(50ms);
+  }
+  return false;
+}
+
+// Every client's per-user lines: index position assignments first_ms duplicates.
+std::vector<user_state> collect(const std::string& dir, std::vector<std::unique_ptr<process>>& cs) {
+  for (long long c = 0; c < static_cast<long long>(cs.size()); ++c)
+    std::filesystem::remove(fmt::format("{}/client-{}.report", dir, c));
+  for (auto& c : cs) c->kill(SIGUSR1);
+  wait_files(dir, "report", static_cast<long long>(cs.size()), 60s);
+  std::vector<user_state> out;
+  for (std::size_t c = 0; c < cs.size(); ++c) {
+    std::ifstream f(fmt::format("{}/client-{}.report", dir, c));
+    user_state u;
+    while (f >> u.index >> u.position >> u.assignments >> u.first_assignment_ms >> u.duplicates)
+      out.push_back(u);
+  }
+  return out;
+}
+
+int coordinate(const options& o) {
+  // Children inherit the open-files limit: raise it to the hard one (20,000 here).
+  rlimit rl{};
+  getrlimit(RLIMIT_NOFILE, &rl);
+  rl.rlim_cur = rl.rlim_max;
+  setrlimit(RLIMIT_NOFILE, &rl);
+
+  pushonce::test::redis_server redis;
+  pushonce::test::sync_redis r(redis.port());
+  const std::string ns = "bench", bin = PUSHONCE_BIN_DIR;
+  pushonce::test::environment env{
+      {"PUSHONCE_REDIS", redis.url()}, {"PUSHONCE_NAMESPACE", ns}, {"PUSHONCE_LOG_LEVEL", "warn"}};
+  auto dir = std::filesystem::temp_directory_path() / fmt::format("bench-wr-{}", getpid());
+  std::filesystem::create_directories(dir);
+  std::vector<std::unique_ptr<process>> procs, gateways, clients;
+  procs.push_back(std::make_unique<process>(
+      bin + "/pushonce-leader",
+      std::vector<std::string>{"run", "--assign-batch", std::to_string(o.batch)}, env));
+  for (long long i = 0; i < o.workers; ++i)
+    procs.push_back(std::make_unique<process>(
+        bin + "/pushonce-worker", std::vector<std::string>{"--id", fmt::format("w{}", i)}, env));
+  std::string ports;
+  for (long long i = 0; i < o.gateways; ++i) {
+    auto port = pushonce::test::free_port();
+    ports += (i ? "," : "") + std::to_string(port);
+    gateways.push_back(std::make_unique<process>(
+        bin + "/pushonce-gateway",
+        std::vector<std::string>{"--listen", fmt::format("0.0.0.0:{}", port), "--dev-auth", "--id",
+                                 fmt::format("g{}", i), "--max-connections-per-ip", "0",
+                                 "--max-sessions-per-ip", "0"},
+        env));
+  }
+  // The queue must be registered (the leader does it) before anyone joins.
+  auto registered = fmt::format("{}:{{q:default}}:registered", ns);
+  for (int i = 0; i < 100 && r.integer({"EXISTS", registered}) != 1; ++i)
+    std::this_thread::sleep_for(50ms);
+  std::this_thread::sleep_for(500ms);  // gateways listening, workers subscribed
+  const double mem0 = static_cast<double>(info_field(r, "memory", "used_memory"));
+
+  // 1. Everyone joins at once.
+  const long long per = (o.users + o.clients - 1) / o.clients;
+  const long long join_start = now_ms();
+  auto self = std::filesystem::read_symlink("/proc/self/exe").string();
+  for (long long c = 0; c < o.clients; ++c) {
+    std::filesystem::create_directories(dir / fmt::format("c{}", c));
+    clients.push_back(std::make_unique<process>(
+        self,
+        std::vector<std::string>{"--client", std::to_string(c), "--first", std::to_string(c * per),
+                                 "--last", std::to_string(std::min(o.users, (c + 1) * per)),
+                                 "--ports", ports, "--dir", dir.string(), "--churn-percent",
+                                 std::to_string(o.churn_percent), "--churn-seconds", "5"},
+        pushonce::test::environment{}, dir.string() + fmt::format("/c{}", c)));
+  }
+  if (!wait_files(dir.string(), "joined", o.clients, 120s)) {
+    std::fprintf(stderr, "error: not every client joined its users within 120 s\n");
+    for (auto& c : clients) std::fprintf(stderr, "%s", c->stderr_text().c_str());
+    return 1;
+  }
+  long long join_end = 0;
+  for (long long c = 0; c < o.clients; ++c) {
+    std::ifstream f(fmt::format("{}/client-{}.joined", dir.string(), c));
+    long long n = 0, t = 0;
+    f >> n >> t;
+    join_end = std::max(join_end, t);
+  }
+  const long long waiting = r.integer({"ZCARD", fmt::format("{}:{{q:default}}:waiting", ns)});
+  std::this_thread::sleep_for(1s);
+  long long gw_rss = 0;
+  for (auto& g : gateways) gw_rss += rss_kb(g->pid());
+  const double mem1 = static_cast<double>(info_field(r, "memory", "used_memory"));
+
+  // 2. One user churning with four sessions, against an idle second.
+  auto idle0 = redis_calls(r);
+  auto idle_cpu0 = redis_cpu_s(r);
+  std::this_thread::sleep_for(2s);
+  const double idle_per_s = static_cast<double>(redis_calls(r) - idle0) / 2.0;
+  const double idle_cpu_per_s = (redis_cpu_s(r) - idle_cpu0) / 2.0;
+  long long churn_calls = 0;
+  {
+    std::filesystem::create_directories(dir / "churner");
+    auto churner = std::make_unique<process>(
+        self,
+        std::vector<std::string>{"--client", "999", "--churn-one", "--ports", ports, "--dir",
+                                 dir.string(), "--churn-seconds", "10"},
+        pushonce::test::environment{}, dir.string() + "/churner");
+    std::this_thread::sleep_for(1s);
+    auto c0 = redis_calls(r);
+    churner->kill(SIGUSR2);
+    std::this_thread::sleep_for(10s);
+    churn_calls = redis_calls(r) - c0;
+    churner->kill(SIGTERM);
+    churner->wait(5s);
+  }
+  const double churn_per_s = static_cast<double>(churn_calls) / 10.0;
+
+  // 3. R resources at once.
+  const double cpu0 = redis_cpu_s(r);
+  std::vector<std::string> add{"resource", "add"};
+  for (long long i = 0; i < o.resources; ++i) add.push_back(fmt::format("r{}", i));
+  const long long t0 = now_ms();
+  auto added = pushonce::test::run_capture(bin + "/pushonce-leader", add, env, 60s);
+  if (added.exit_code != 0) {
+    std::fprintf(stderr, "error: resource add: %s\n", added.err.c_str());
+    return 1;
+  }
+  const auto assigned_key = fmt::format("{}:{{q:default}}:assigned", ns);
+  const long long expected = std::min(o.resources, waiting);
+  long long t_all = 0;
+  for (int i = 0; i < 6000; ++i) {
+    if (r.integer({"HLEN", assigned_key}) >= expected) {
+      t_all = now_ms();
+      break;
+    }
+    std::this_thread::sleep_for(5ms);
+  }
+  std::this_thread::sleep_for(300ms);  // the workers' claims of the last batches
+  const double cpu1 = redis_cpu_s(r);
+  const double cpu_window_s = static_cast<double>(now_ms() - t0) / 1000.0;
+  std::this_thread::sleep_for(3s);  // frames delivered, positions settled
+  auto burst = collect(dir.string(), clients);
+  std::vector<long long> lat;
+  for (auto& u : burst)
+    if (u.assignments > 0) lat.push_back(u.first_assignment_ms - t0);
+
+  // 4. Sustained: --sustained-rate resources/s in chunks every 100 ms for 3 s (fewer when
+  // the line runs out) while --churn-percent of the users leave and join again.
+  for (auto& c : clients) c->kill(SIGUSR2);
+  const long long sustained_start = now_ms();
+  const long long before_sustained = r.integer({"HLEN", assigned_key});
+  long long next = o.resources;
+  const long long chunk = std::max(1LL, o.sustained_rate / 10);
+  const long long room = std::max(0LL, (waiting - expected) * 9 / 10);
+  while (now_ms() - sustained_start < 3000 && next - o.resources + chunk <= room) {
+    std::vector<std::string> more{"resource", "add"};
+    for (long long i = 0; i < chunk; ++i) more.push_back(fmt::format("r{}", next++));
+    pushonce::test::run_capture(bin + "/pushonce-leader", more, env, 60s);
+    std::this_thread::sleep_for(100ms);
+  }
+  const long long sustained_ms = now_ms() - sustained_start;
+  const long long sustained = r.integer({"HLEN", assigned_key}) - before_sustained;
+  std::this_thread::sleep_for(3s);  // churners back in line, final positions out
+
+  // 5. Checks: exactly once, true ranks.
+  auto last = collect(dir.string(), clients);
+  std::map<std::string, long long> rank;
+  {
+    auto line = r.cmd({"ZRANGE", fmt::format("{}:{{q:default}}:waiting", ns), "0", "-1"});
+    for (std::size_t i = 0; i < line->elements; ++i)
+      rank[std::string(line->element[i]->str, line->element[i]->len)] =
+          static_cast<long long>(i) + 1;
+  }
+  long long frames = 0, duplicates = 0, twice = 0, wrong = 0;
+  for (auto& u : last) {
+    frames += u.assignments;
+    duplicates += u.duplicates;
+    twice += u.assignments > 1;
+    auto it = rank.find(fmt::format("u{}", u.index));
+    long long want = it == rank.end() ? 0 : it->second;
+    if (u.assignments == 0 && u.position != want) ++wrong;
+  }
+  const long long held = r.integer({"HLEN", assigned_key});
+  const long long lost = held - frames;
+  for (auto& c : clients) c->kill(SIGTERM);
+
+  auto line = fmt::format(
+      R"({{"users":{},"waiting":{},"gateways":{},"workers":{},"clients":{},"batch":{},)"
+      R"("join_s":{:.2f},"joins_per_s":{:.0f},"gateway_rss_kb_per_session":{:.1f},)"
+      R"("redis_bytes_per_waiting_user":{:.0f},"idle_calls_per_s":{:.0f},)"
+      R"("churn_calls_per_s":{:.0f},"churn_calls_per_s_above_idle":{:.0f},"resources":{},"assign_all_ms":{},)"
+      R"("first_frame_ms_p50":{},"first_frame_ms_p99":{},"first_frame_ms_max":{},)"
+      R"("assignments_per_s_burst":{:.0f},"redis_cpu_us_per_assignment":{:.1f},)"
+      R"("sustained_assignments_per_s":{:.0f},"assigned":{},"assignment_frames":{},)"
+      R"("duplicates":{},"users_assigned_twice":{},"lost":{},"wrong_positions":{}}})",
+      o.users, waiting, o.gateways, o.workers, o.clients, o.batch,
+      static_cast<double>(join_end - join_start) / 1000.0,
+      static_cast<double>(waiting) * 1000.0 /
+          static_cast<double>(std::max(1LL, join_end - join_start)),
+      static_cast<double>(gw_rss) / static_cast<double>(std::max(1LL, waiting)),
+      (mem1 - mem0) / static_cast<double>(std::max(1LL, waiting)), idle_per_s, churn_per_s,
+      churn_per_s - idle_per_s, o.resources, t_all ? t_all - t0 : -1, percentile(lat, 0.5),
+      percentile(lat, 0.99), percentile(lat, 1.0),
+      static_cast<double>(expected) * 1000.0 / static_cast<double>(std::max(1LL, t_all - t0)),
+      (cpu1 - cpu0 - idle_cpu_per_s * cpu_window_s) * 1e6 /
+          static_cast<double>(std::max(1LL, expected)),
+      static_cast<double>(sustained) * 1000.0 / static_cast<double>(sustained_ms), held, frames,
+      duplicates, twice, lost, wrong);
+  std::printf("%s\n", line.c_str());
+  std::filesystem::remove_all(dir);
+  return duplicates == 0 && twice == 0 && lost == 0 && wrong == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  auto o = parse(argc, argv);
+  if (o.client >= 0) {
+    client c;
+    c.o = o;
+    return c.run();
+  }
+  return coordinate(o);
+}
