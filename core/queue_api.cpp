@@ -92,12 +92,14 @@ asio::awaitable<outcome<queue_positions>> queue_api::positions(std::string queue
   co_return out;
 }
 
-asio::awaitable<outcome<queue_listing>> queue_api::list(std::string queue, long long limit) {
+asio::awaitable<outcome<queue_listing>> queue_api::list(std::string queue, long long limit,
+                                                        long long offset) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (limit <= 0) limit = 100;
-  std::vector<redis::command> cmds{
-      {"ZCARD", keys_.queue(queue, "waiting")},
-      {"ZRANGE", keys_.queue(queue, "waiting"), "0", std::to_string(limit - 1)}};
+  if (offset < 0) offset = 0;
+  std::vector<redis::command> cmds{{"ZCARD", keys_.queue(queue, "waiting")},
+                                   {"ZRANGE", keys_.queue(queue, "waiting"), std::to_string(offset),
+                                    std::to_string(offset + limit - 1)}};
   auto rs = co_await conn_->exec_all(std::move(cmds));
   for (auto& r : rs)
     if (!r.ok()) co_return failure_of(r);

@@ -57,7 +57,9 @@ class queue_api {
   /// Positions and tickets of `users` with the event sequence they are true at, in one call.
   boost::asio::awaitable<outcome<queue_positions>> positions(std::string queue,
                                                              std::vector<std::string> users);
-  boost::asio::awaitable<outcome<queue_listing>> list(std::string queue, long long limit);
+  /// `limit` users from position `offset` + 1 on (a page), and the queue's length.
+  boost::asio::awaitable<outcome<queue_listing>> list(std::string queue, long long limit,
+                                                      long long offset = 0);
 
   /// meta_json: validated JSON text, or empty for none.
   boost::asio::awaitable<outcome<std::vector<std::string>>> add_resources(

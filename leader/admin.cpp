@@ -101,19 +101,24 @@ asio::awaitable<int> token(admin_context& ctx) {
 
 asio::awaitable<int> list_queue(admin_context& ctx, queue_api& q) {
   int code = 0;
-  if (!want_args(ctx, 0, "queue [--queue Q] [--limit N]", code)) co_return code;
+  if (!want_args(ctx, 0, "queue [--queue Q] [--limit N] [--offset N]", code)) co_return code;
   long long limit = ctx.vm.count("limit") ? ctx.vm["limit"].as<long long>() : 100;
-  if (limit <= 0) co_return ctx.out.usage("--limit must be a positive number");
-  auto r = co_await q.list(ctx.queue, limit);
+  long long offset = ctx.vm.count("offset") ? ctx.vm["offset"].as<long long>() : 0;
+  if (limit <= 0 || limit > 10000) co_return ctx.out.usage("--limit must be 1..10000");
+  if (offset < 0) co_return ctx.out.usage("--offset must not be negative");
+  auto r = co_await q.list(ctx.queue, limit, offset);
   if (!r) co_return report_failure(ctx, r.error());
   json::array users;
   std::string text = "queue " + ctx.queue + ": " + std::to_string(r.value().length) + " waiting";
-  long long i = 0;
+  long long i = offset;
   for (auto& u : r.value().users) {
     users.emplace_back(u);
     text += "\n" + std::to_string(++i) + ". " + u;
   }
-  json::object o{{"queue", ctx.queue}, {"length", r.value().length}, {"users", std::move(users)}};
+  json::object o{{"queue", ctx.queue},
+                 {"length", r.value().length},
+                 {"offset", offset},
+                 {"users", std::move(users)}};
   co_return ctx.out.ok(o, text);
 }
 

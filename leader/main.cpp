@@ -24,7 +24,7 @@ constexpr const char* usage_text =
     "usage: pushonce-leader run [--queue Q]... [--accept-timeout S] [--lease-ms MS]\n"
     "                           [--assign-batch N]\n"
     "       pushonce-leader join|leave|position|accept USER [--queue Q] [--json]\n"
-    "       pushonce-leader queue [--queue Q] [--limit N] [--json]\n"
+    "       pushonce-leader queue [--queue Q] [--limit N] [--offset N] [--json]\n"
     "       pushonce-leader resource add ID... [--meta JSON] | release ID | remove ID | list\n"
     "       pushonce-leader publish USER JSON [--id KEY] [--json]\n"
     "       pushonce-leader status [--queue Q] [--json]\n"
@@ -133,6 +133,7 @@ int main(int argc, char** argv) {
                     "queue name (default: default)")(
       "json", po::bool_switch(), "print one JSON object")("limit", po::value<long long>(),
                                                           "queue: how many users to list")(
+      "offset", po::value<long long>(), "queue: how many to skip from the head (pages)")(
       "meta", po::value<std::string>(), "resource add: metadata JSON")(
       "id", po::value<std::string>(), "publish: idempotency key; run: leader name")(
       "ttl", po::value<long long>(), "token: lifetime in seconds")(

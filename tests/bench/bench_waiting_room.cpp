@@ -114,6 +114,8 @@ options parse(int argc, char** argv) {
       o.batch = num();
     else if (a == "--churn-percent")
       o.churn_percent = num();
+    else if (a == "--sustained-rate")
+      o.sustained_rate = num();
     else if (a == "--client")
       o.client = num();
     else if (a == "--first")
@@ -172,10 +174,8 @@ struct client {
       u.position = number_of(f, R"("position":)");
       if (!u.joined) {
         u.joined = true;
-        if (++joined == static_cast<long long>(users.size())) {
-          join_done_ms = now_ms();
-          write_file("joined", fmt::format("{} {}\n", joined, join_done_ms));
-        }
+        ++joined;
+        settled();
       }
     } else if (f.find(R"("kind":"assignment")") != std::string::npos) {
       auto id_at = f.find(R"("id":")");
@@ -189,6 +189,19 @@ struct client {
     } else if (f.find(R"("type":"left")") != std::string::npos) {
       u.position = 0;
     }
+  }
+
+  // Every session joined or failed: tell the coordinator (once).
+  void settled() {
+    if (join_done_ms || joined + failed < static_cast<long long>(users.size())) return;
+    join_done_ms = now_ms();
+    write_file("joined", fmt::format("{} {} {}\n", joined, join_done_ms, failed));
+  }
+
+  void fail(const user_state& u, const boost::system::error_code& ec, const char* what) {
+    if (failed++ < 5)
+      std::fprintf(stderr, "user %lld: %s: %s\n", u.index, what, ec.message().c_str());
+    settled();
   }
 
   void write_file(const std::string& what, const std::string& text) {
@@ -219,7 +232,7 @@ struct client {
       auto [cec] = co_await sock.async_connect(ep, use_tuple);
       if (!cec) break;
       if (attempt > 50) {
-        ++failed;
+        fail(u, cec, "connect");
         co_return;
       }
       asio::steady_timer t(ex, 100ms);
@@ -229,7 +242,7 @@ struct client {
     }
     auto [hec] = co_await ws.async_handshake("127.0.0.1", "/ws", use_tuple);
     if (hec) {
-      ++failed;
+      fail(u, hec, "handshake");
       co_return;
     }
     ws.text(true);
@@ -244,7 +257,10 @@ struct client {
     beast::flat_buffer buf;
     for (;;) {
       auto [rec, n] = co_await ws.async_read(buf, use_tuple);
-      if (rec) co_return;
+      if (rec) {
+        if (!u.joined && !o.churn_one) fail(u, rec, "read");
+        co_return;
+      }
       auto f = beast::buffers_to_string(buf.data());
       buf.consume(n);
       on_frame(u, f);
@@ -347,6 +363,20 @@ long long percentile(std::vector<long long> v, double p) {
   return v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))];
 }
 
+// A port below the ephemeral range (the clients' own ports can't take it) that is free now.
+std::uint16_t listen_port(long long i) {
+  for (int base = 20000 + static_cast<int>(getpid() % 500) * 16 + static_cast<int>(i);
+       base < 32000; base += 16 * 500 / 8) {
+    asio::io_context io;
+    tcp::acceptor a(io);
+    boost::system::error_code ec;
+    a.open(tcp::v4(), ec);
+    a.bind({asio::ip::address_v4::any(), static_cast<unsigned short>(base)}, ec);
+    if (!ec) return static_cast<std::uint16_t>(base);
+  }
+  throw std::runtime_error("no free port below 32000");
+}
+
 bool wait_files(const std::string& dir, const std::string& what, long long n,
                 std::chrono::seconds timeout) {
   auto until = std::chrono::steady_clock::now() + timeout;
@@ -399,14 +429,15 @@ int coordinate(const options& o) {
         bin + "/pushonce-worker", std::vector<std::string>{"--id", fmt::format("w{}", i)}, env));
   std::string ports;
   for (long long i = 0; i < o.gateways; ++i) {
-    auto port = pushonce::test::free_port();
+    std::filesystem::create_directories(dir / fmt::format("g{}", i));
+    auto port = listen_port(i);
     ports += (i ? "," : "") + std::to_string(port);
     gateways.push_back(std::make_unique<process>(
         bin + "/pushonce-gateway",
         std::vector<std::string>{"--listen", fmt::format("0.0.0.0:{}", port), "--dev-auth", "--id",
                                  fmt::format("g{}", i), "--max-connections-per-ip", "0",
                                  "--max-sessions-per-ip", "0"},
-        env));
+        env, (dir / fmt::format("g{}", i)).string()));
   }
   // The queue must be registered (the leader does it) before anyone joins.
   auto registered = fmt::format("{}:{{q:default}}:registered", ns);
@@ -430,16 +461,24 @@ int coordinate(const options& o) {
         pushonce::test::environment{}, dir.string() + fmt::format("/c{}", c)));
   }
   if (!wait_files(dir.string(), "joined", o.clients, 120s)) {
-    std::fprintf(stderr, "error: not every client joined its users within 120 s\n");
+    std::fprintf(stderr, "error: not every client joined its users within 120 s (%lld waiting)\n",
+                 r.integer({"ZCARD", fmt::format("{}:{{q:default}}:waiting", ns)}));
     for (auto& c : clients) std::fprintf(stderr, "%s", c->stderr_text().c_str());
     return 1;
   }
-  long long join_end = 0;
+  long long join_end = 0, join_failed = 0;
   for (long long c = 0; c < o.clients; ++c) {
     std::ifstream f(fmt::format("{}/client-{}.joined", dir.string(), c));
-    long long n = 0, t = 0;
-    f >> n >> t;
+    long long n = 0, t = 0, failed = 0;
+    f >> n >> t >> failed;
     join_end = std::max(join_end, t);
+    join_failed += failed;
+  }
+  if (join_failed) {
+    std::fprintf(stderr, "error: %lld sessions failed to join\n", join_failed);
+    for (auto& c : clients) std::fprintf(stderr, "%s", c->stderr_text().c_str());
+    for (auto& g : gateways) std::fprintf(stderr, "gateway: %s", g->stderr_text().c_str());
+    return 1;
   }
   const long long waiting = r.integer({"ZCARD", fmt::format("{}:{{q:default}}:waiting", ns)});
   std::this_thread::sleep_for(1s);
@@ -505,6 +544,7 @@ int coordinate(const options& o) {
   for (auto& c : clients) c->kill(SIGUSR2);
   const long long sustained_start = now_ms();
   const long long before_sustained = r.integer({"HLEN", assigned_key});
+  long long to_assign = 0;
   long long next = o.resources;
   const long long chunk = std::max(1LL, o.sustained_rate / 10);
   const long long room = std::max(0LL, (waiting - expected) * 9 / 10);
@@ -512,11 +552,19 @@ int coordinate(const options& o) {
     std::vector<std::string> more{"resource", "add"};
     for (long long i = 0; i < chunk; ++i) more.push_back(fmt::format("r{}", next++));
     pushonce::test::run_capture(bin + "/pushonce-leader", more, env, 60s);
-    std::this_thread::sleep_for(100ms);
+    // Chunks start every 100 ms (at once when the CLI call took longer).
+    const auto slot = sustained_start + (next - o.resources) / chunk * 100;
+    while (now_ms() < slot) std::this_thread::sleep_for(1ms);
   }
+  to_assign = next - o.resources;
+  while (r.integer({"HLEN", assigned_key}) - before_sustained < to_assign &&
+         now_ms() - sustained_start < 30000)
+    std::this_thread::sleep_for(5ms);
   const long long sustained_ms = now_ms() - sustained_start;
   const long long sustained = r.integer({"HLEN", assigned_key}) - before_sustained;
-  std::this_thread::sleep_for(3s);  // churners back in line, final positions out
+  // The churners stop after 5 s (back in line); then the final positions go out.
+  while (now_ms() - sustained_start < 6000) std::this_thread::sleep_for(50ms);
+  std::this_thread::sleep_for(3s);
 
   // 5. Checks: exactly once, true ranks.
   auto last = collect(dir.string(), clients);
@@ -538,7 +586,7 @@ int coordinate(const options& o) {
   }
   const long long held = r.integer({"HLEN", assigned_key});
   const long long lost = held - frames;
-  for (auto& c : clients) c->kill(SIGTERM);
+  for (auto& c : clients) c->stop(5s);
 
   auto line = fmt::format(
       R"({{"users":{},"waiting":{},"gateways":{},"workers":{},"clients":{},"batch":{},)"
@@ -560,10 +608,12 @@ int coordinate(const options& o) {
       static_cast<double>(expected) * 1000.0 / static_cast<double>(std::max(1LL, t_all - t0)),
       (cpu1 - cpu0 - idle_cpu_per_s * cpu_window_s) * 1e6 /
           static_cast<double>(std::max(1LL, expected)),
-      static_cast<double>(sustained) * 1000.0 / static_cast<double>(sustained_ms), held, frames,
-      duplicates, twice, lost, wrong);
+      to_assign ? static_cast<double>(sustained) * 1000.0 / static_cast<double>(sustained_ms) : 0.0,
+      held, frames, duplicates, twice, lost, wrong);
   std::printf("%s\n", line.c_str());
-  std::filesystem::remove_all(dir);
+  std::fflush(stdout);
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
   return duplicates == 0 && twice == 0 && lost == 0 && wrong == 0 ? 0 : 1;
 }
 

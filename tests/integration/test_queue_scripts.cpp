@@ -104,6 +104,9 @@ TEST_CASE(
     CO_LET(auto head, api.list(q, 2));
     CHECK(head.value().length == 3);
     CHECK(head.value().users == std::vector<std::string>{"bob", "carol"});
+    CO_LET(auto page2, api.list(q, 2, 2));  // the next page
+    CHECK(page2.value().length == 3);
+    CHECK(page2.value().users == std::vector<std::string>{"alice"});
 
     // Queues are independent.
     CO_LET(auto other, api.join("other", "alice"));
