@@ -38,7 +38,8 @@ bus_worker::bus_worker(asio::any_io_executor ex, redis::connection_options redis
           [this](std::vector<bus_message> ms) {
             return claim_all(std::move(ms), claim_path::redrive);
           },
-          [this](const std::string& e, const std::string& raw) { on_malformed(e, raw); }) {
+          [this](const std::string& e, const std::string& raw) { on_malformed(e, raw); }),
+      backlog_(opts_.max_queued, opts_.max_queued_bytes) {
   auto on_payload = [this](const std::string&, std::string payload) {
     asio::post(ex_, [this, p = std::move(payload)]() mutable { on_bus_message(std::move(p)); });
   };
@@ -85,7 +86,7 @@ void bus_worker::on_bus_message(std::string payload) {
   auto n = split_bus_payload(payload).size();
   counters_.received += n;
   if (n == 0) return;
-  if (queued_messages_ + n > opts_.max_queued) {
+  if (!backlog_.admit(n, payload.size())) {
     // Still in the outbox: the recovery sweeper re-drives them.
     auto before = counters_.dropped;
     counters_.dropped += n;
@@ -93,7 +94,6 @@ void bus_worker::on_bus_message(std::string payload) {
       log::warn("worker saturated; {} bus messages dropped so far", counters_.dropped);
     return;
   }
-  queued_messages_ += n;
   queued_.emplace_back(std::move(payload), n);
   pump();
 }
@@ -125,7 +125,7 @@ void bus_worker::pump() {
     ++inflight_;
     auto [payload, n] = std::move(queued_.front());
     queued_.pop_front();
-    queued_messages_ -= n;
+    backlog_.release(n, payload.size());
     asio::co_spawn(ex_, process(std::move(payload)), exit_on_exception("worker batch"));
   }
 }
@@ -306,7 +306,7 @@ asio::awaitable<void> bus_worker::stop(std::chrono::milliseconds drain) {
   heartbeat_.stop();
   sweeper_.stop();
   queued_.clear();  // not claimed yet: other workers (or the sweeper) take them
-  queued_messages_ = 0;
+  backlog_.clear();
   asio::steady_timer timer(ex_);
   auto deadline = std::chrono::steady_clock::now() + drain;
   while (inflight_ > 0 && std::chrono::steady_clock::now() < deadline) {
