@@ -10,6 +10,7 @@
 #include "core/dead_letter_entry.hpp"
 #include "core/exit_on_exception.hpp"
 #include "core/log.hpp"
+#include "core/redis/scripts.hpp"
 
 namespace pushonce::worker {
 
@@ -117,7 +118,15 @@ std::vector<bus_message> bus_worker::parse_lines(std::span<const std::string_vie
 void bus_worker::on_malformed(const std::string& entry_id, const std::string& raw) {
   log::warn("outbox entry {} is not a bus message; dead-lettered: {:.200}", entry_id, raw);
   ++counters_.dead_lettered;
-  conn_->async_exec(dead_letter_entry(keys_, "", "", "", "malformed", 0, raw), asio::detached);
+  asio::co_spawn(ex_, add_malformed(raw), asio::detached);
+}
+
+asio::awaitable<void> bus_worker::add_malformed(std::string raw) {
+  std::vector<redis::command> add{dead_letter_entry(keys_, "", "", "", "malformed", 0, raw)};
+  auto rs = co_await redis::eval_all(*conn_, redis::get_script("dead_letter_add"), std::move(add));
+  if (rs.front().ok())
+    counters_.dead_letters_trimmed +=
+        static_cast<std::uint64_t>(parse_dead_letter_entry_reply(rs.front().value).value_or(0));
 }
 
 void bus_worker::pump() {
@@ -258,8 +267,9 @@ asio::awaitable<void> bus_worker::dead_letter(const bus_message& m, const std::s
   leased_[m.id] = {m, owner};
   auto reason = "not delivered after " + std::to_string(attempts - 1) + " attempts";
   auto dead = co_await claims_.dead_letter(m, owner, reason, attempts - 1);
-  if (dead && dead.value()) {
+  if (dead && dead.value().marked) {
     ++counters_.dead_lettered;
+    counters_.dead_letters_trimmed += static_cast<std::uint64_t>(dead.value().trimmed);
     if (opts_.trace)
       trace_.record(m.id, {{"event", "dead_lettered"}, {"worker", opts_.id}, {"reason", reason}});
     log::warn(log::fields{{"message_id", m.id}, {"user", m.user}, {"worker", opts_.id}},
@@ -280,6 +290,7 @@ asio::awaitable<void> bus_worker::flush_stats() {
   add("duplicates_suppressed", now.lost, flushed_.lost);
   add("redelivered", now.redelivered, flushed_.redelivered);
   add("dead_lettered", now.dead_lettered, flushed_.dead_lettered);
+  add("dead_letters_trimmed", now.dead_letters_trimmed, flushed_.dead_letters_trimmed);
   add("retention_exceeded", now.expired, flushed_.expired);
   add("wait_replicas_timeout", now.wait_replicas_timeout, flushed_.wait_replicas_timeout);
   if (cmds.empty()) co_return;

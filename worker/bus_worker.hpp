@@ -41,6 +41,7 @@ struct worker_counters {
                 redelivered = 0, dead_lettered = 0,
                 expired = 0,      // heard too late to deliver safely (claim.lua: "expired")
       wait_replicas_timeout = 0;  // --wait-replicas: WAITs short of N replicas
+  std::uint64_t dead_letters_trimmed = 0;  // dead-letter entries dropped by the stream's trim
 };
 
 class bus_worker {
@@ -76,6 +77,7 @@ class bus_worker {
   boost::asio::awaitable<void> dead_letter(const bus_message& m, const std::string& owner,
                                            long long attempts);
   void on_malformed(const std::string& entry_id, const std::string& raw);
+  boost::asio::awaitable<void> add_malformed(std::string raw);
   boost::asio::awaitable<void> flush_stats_loop();
   boost::asio::awaitable<void> flush_stats();
   std::string next_owner();

@@ -54,3 +54,15 @@ local function take_tokens(key, rate, burst, cost)
   redis.call('PEXPIRE', key, math.ceil(burst * 1000 / rate) + 1000)
   return taken, wait
 end
+
+-- Adds an entry to the dead-letter stream `stream` (trimmed to about `maxlen` entries) with
+-- the fields id, user, src, reason, attempts, m. Returns how many older entries the trim
+-- dropped (counted in NS:stats dead_letters_trimmed, so retention never drops silently).
+local function add_dead_letter(stream, maxlen, id, user, src, reason, attempts, m)
+  local before = redis.call('XLEN', stream)
+  redis.call('XADD', stream, 'MAXLEN', '~', maxlen, '*', 'id', id, 'user', user, 'src', src,
+             'reason', reason, 'attempts', attempts, 'm', m)
+  local dropped = before + 1 - redis.call('XLEN', stream)
+  if dropped < 0 then dropped = 0 end
+  return dropped
+end
