@@ -93,8 +93,9 @@ asio::awaitable<outcome<json::object>> collect_status(std::shared_ptr<redis::con
   }
   auto stats = hash_to_object(rs[2].value);
   json::object counters;
-  for (auto name : {"published", "delivered", "duplicates_suppressed", "redelivered",
-                    "dead_lettered", "retention_exceeded", "wait_replicas_timeout"})
+  for (auto name :
+       {"published", "delivered", "duplicates_suppressed", "redelivered", "dead_lettered",
+        "retention_exceeded", "wait_replicas_timeout", "dead_letters_trimmed"})
     counters[name] = stats.contains(name) ? stats[name] : json::value(0);
   co_return json::object{{"leader", leader},
                          {"queue_length", rs[1].value.integer},

@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include "core/lua/script_limits.hpp"
 #include "core/outcome.hpp"
 
 namespace pushonce::gateway {
@@ -14,9 +15,10 @@ protocol_error bad(std::string message, std::string_view op) {
   return {"bad_request", std::move(message), std::string(op)};
 }
 
-// A non-negative integer that fits in 53 bits (offsets are exact doubles in Lua).
+// A non-negative integer the scripts accept as one (prelude.lua uint(): 15 digits at most,
+// exact doubles in Lua), so an offset that passes here is never refused by session.lua.
 std::optional<long long> non_negative(const json::value& v) {
-  constexpr long long max = 1LL << 53;
+  constexpr long long max = lua::max_script_uint;
   if (v.is_int64()) {
     auto n = v.get_int64();
     if (n >= 0 && n <= max) return n;

@@ -65,6 +65,8 @@ asio::awaitable<void> session_flow::on_frame(std::string text, bool is_text) {
     case action::ignore:
       break;
     case action::close_policy:
+      if (!d.error.code.empty())
+        io_.send_text(render_error(d.error.code, d.error.message, d.error.op));
       io_.close(close_policy, d.message);
       break;
     case action::error:

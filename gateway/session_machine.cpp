@@ -43,6 +43,12 @@ frame_decision session_machine::on_frame(std::string_view text, bool is_text) {
       d.message = "the first frame must be hello";
       if (!is_text) return d;
       auto parsed = parse_client_frame(text);
+      if (auto* err = std::get_if<protocol_error>(&parsed); err && err->op == "hello") {
+        // A malformed hello (e.g. a since offset out of range): say why, then close.
+        d.error = std::move(*err);
+        d.message = d.error.message;
+        return d;
+      }
       auto* op = std::get_if<client_op>(&parsed);
       if (!op || !std::holds_alternative<hello_op>(*op)) return d;
       phase_ = session_phase::authenticating;

@@ -1,9 +1,12 @@
 // `pushonce-leader dead-letters list|replay ID|purge` (docs/protocol.md).
 
 #include <boost/json.hpp>
+#include <optional>
 
-#include "core/lua/claim.hpp"
+#include "core/dead_letter_entry.hpp"
+#include "core/lua/replay.hpp"
 #include "core/message.hpp"
+#include "core/redis/scripts.hpp"
 #include "leader/admin.hpp"
 
 namespace pushonce::leader {
@@ -13,7 +16,8 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr long long scan_limit = 10000;  // the dead-letter stream is trimmed near this
+// The stream is trimmed near dead_letters_maxlen (MAXLEN ~ may keep a little more).
+constexpr long long scan_limit = dead_letters_maxlen + 1000;
 
 std::string field(const redis::reply& fields, std::string_view name) {
   return fields.field(name).str;
@@ -56,44 +60,66 @@ asio::awaitable<int> list(admin_context& ctx) {
   co_return ctx.out.ok(json::object{{"dead_letters", std::move(items)}}, text);
 }
 
+// Redis's clock in ms (a replayed message is published again now, like the scripts do).
+asio::awaitable<std::optional<long long>> redis_now_ms(redis::connection& conn) {
+  redis::command time{"TIME"};
+  auto t = co_await conn.exec(std::move(time));
+  if (!t.ok() || t.value.elements.size() != 2) co_return std::nullopt;
+  auto secs = t.value.elements[0].as_int(), micros = t.value.elements[1].as_int();
+  if (!secs || !micros) co_return std::nullopt;
+  co_return *secs * 1000 + *micros / 1000;
+}
+
+// replay.lua decides on the claim record (docs/data-model.md): only a message still marked
+// dead, or whose mark has expired, is re-driven, and every listed entry of the id goes with
+// it; a delivered or already replayed one is refused (not_dead) and nothing is written.
 asio::awaitable<int> replay(admin_context& ctx, std::string id) {
   redis::command range{"XRANGE", ctx.k.plain("dead-letters"), "-", "+",
                        "COUNT",  std::to_string(scan_limit)};
   auto r = co_await ctx.conn->exec(std::move(range));
   if (!r.ok()) co_return ctx.out.fail(failure_of(r));
-  const redis::reply* found = nullptr;
+  lua::replay_request req;
+  req.id = id;
+  req.dedup_window = ctx.retention.dedup_window;
+  const redis::reply* last = nullptr;
   for (auto& e : r.value.elements)
-    if (field(e.at(1), "id") == id) found = &e;
-  if (!found) co_return ctx.out.fail({"not_found", "no dead letter with id " + id});
-  const auto& f = found->at(1);
-  auto user = field(f, "user"), src = field(f, "src"), m = field(f, "m");
-  auto outbox = outbox_of(ctx.k, src);
-  if (user.empty() || outbox.empty())
-    co_return ctx.out.fail(
-        {"bad_request", "dead letter " + id + " is malformed and cannot be replayed"});
-  // Published again now (Redis's clock, like the scripts): claim.lua would not deliver a
-  // message without a claim record that is older than the dedup window.
-  if (auto parsed = parse_bus_message(m)) {
-    redis::command time{"TIME"};
-    auto t = co_await ctx.conn->exec(std::move(time));
-    if (!t.ok()) co_return ctx.out.fail(failure_of(t));
-    if (t.value.elements.size() != 2)
-      co_return ctx.out.fail({"internal", "TIME: unexpected reply"});
-    auto secs = t.value.elements[0].as_int(), micros = t.value.elements[1].as_int();
-    if (!secs || !micros) co_return ctx.out.fail({"internal", "TIME: unexpected reply"});
-    m = with_publish_time(*parsed, *secs * 1000 + *micros / 1000);
+    if (field(e.at(1), "id") == id) {
+      req.entries.push_back(e.at(0).str);
+      last = &e;
+    }
+  const bool cluster = ctx.conn->is_cluster();
+  if (last) {
+    const auto& f = last->at(1);
+    req.user = field(f, "user");
+    req.outbox = outbox_of(ctx.k, field(f, "src"));
+    req.message = field(f, "m");
+    if (req.user.empty() || req.outbox.empty())
+      co_return ctx.out.fail(
+          {"bad_request", "dead letter " + id + " is malformed and cannot be replayed"});
+    // Published again now: claim.lua would not deliver a message without a claim record that
+    // is older than the dedup window.
+    if (auto parsed = parse_bus_message(req.message)) {
+      auto now = co_await redis_now_ms(*ctx.conn);
+      if (!now) co_return ctx.out.fail({"internal", "TIME: unexpected reply"});
+      req.message = with_publish_time(*parsed, *now);
+    }
+  } else if (cluster) {
+    // Without an entry there is no user, so no record to look at on a cluster.
+    co_return ctx.out.fail({"not_found", "no dead letter with id " + id});
   }
-  // The claim forgets the message (it was marked dead); back into its outbox and onto the
-  // bus, where the normal claim → deliver path takes it; then off the dead-letter list.
-  auto record = lua::claim_record_ref(ctx.k, lua::records_on(ctx.conn->is_cluster()), user, id);
-  std::vector<redis::command> cmds{lua::record_forget(record),
-                                   {"XADD", outbox, "*", "m", m},
-                                   {"PUBLISH", ctx.k.bus_channel(), m},
-                                   {"XDEL", ctx.k.plain("dead-letters"), found->at(0).str}};
-  auto rs = co_await ctx.conn->exec_all(std::move(cmds));
-  for (auto& x : rs)
-    if (!x.ok()) co_return ctx.out.fail(failure_of(x));
-  co_return ctx.out.ok(json::object{{"id", id}, {"replayed", true}}, "replayed message " + id);
+  std::vector<redis::command> cmds{lua::replay_command(ctx.k, cluster, req)};
+  auto rs = co_await redis::eval_all(*ctx.conn, redis::get_script("replay"), std::move(cmds));
+  if (!rs.front().ok()) co_return ctx.out.fail(failure_of(rs.front()));
+  auto removed = rs.front().value.as_int().value_or(0);
+  if (cluster) {
+    // The record now refuses another replay; the rest lives in other slots. A failure here
+    // leaves the entries listed: running the replay again finishes it (the record dedups).
+    auto more = co_await ctx.conn->exec_all(lua::replay_followups(ctx.k, req));
+    for (auto& x : more)
+      if (!x.ok()) co_return ctx.out.fail(failure_of(x));
+  }
+  co_return ctx.out.ok(json::object{{"id", id}, {"replayed", true}, {"entries_removed", removed}},
+                       "replayed message " + id);
 }
 
 asio::awaitable<int> purge(admin_context& ctx) {

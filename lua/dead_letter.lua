@@ -1,19 +1,29 @@
 -- dead_letter.lua: marks a message the caller holds the lease of as dead, so no worker
--- claims it again until it is replayed. The caller has already added it to the
--- dead-letter stream (first add, then mark: a crash in between leaves a message that is
--- both listed and still deliverable, never one that is lost).
+-- claims it again until it is replayed, and (on a single Redis) adds its dead-letter entry
+-- in the same step: a mark the script refuses writes no entry, so a message is listed once.
+-- On Redis Cluster the stream is in another slot: the caller adds the entry
+-- (dead_letter_add.lua) only after this script marked the message (a crash in between
+-- leaves a message marked dead that `dead-letters list` does not show; never one listed
+-- twice or listed and still deliverable).
 -- KEYS[1] the claim record's key: NS:{u:U}:c:<id> (a string, Redis Cluster) or its bucket
---   NS:c:<source>:<id div 524288> (a hash, a single Redis), as described in claim.lua
+--   NS:c:<source>:<id div 524288> (a hash, a single Redis), as described in claim.lua;
+--   KEYS[2] (a single Redis only) the dead-letter stream NS:dead-letters
 -- ARGV[1] owner token, ARGV[2] reason, ARGV[3] dedup window ms, ARGV[4] the record's field
--- in the bucket ('' = KEYS[1] is a string)
--- Returns 1 when marked, 0 when the caller no longer holds a live lease.
+-- in the bucket ('' = KEYS[1] is a string); with KEYS[2]: ARGV[5] the stream's maxlen,
+-- ARGV[6] id, ARGV[7] user, ARGV[8] src, ARGV[9] attempts, ARGV[10] the bus message line
+-- Returns {1, entries trimmed from the stream} when marked, {0, 0} when the caller no longer
+-- holds a live lease (nothing written).
 local field = ARGV[4] or ''
+local stream = KEYS[2]
+if stream and (not uint(ARGV[5]) or #ARGV ~= 10) then
+  return redis.error_reply('bad_request maxlen, id, user, src, attempts, m expected')
+end
 local v
 if field == '' then v = redis.call('GET', KEYS[1]) else v = redis.call('HGET', KEYS[1], field) end
-if not v or string.sub(v, 1, 2) ~= 'l:' then return 0 end
+if not v or string.sub(v, 1, 2) ~= 'l:' then return {0, 0} end
 local owner, till, attempts = string.match(v, '^l:(.*):(%d+):(%d+)$')
 local now = now_ms()
-if owner ~= ARGV[1] or tonumber(till) < now then return 0 end
+if owner ~= ARGV[1] or tonumber(till) < now then return {0, 0} end
 local dead = 'x:' .. attempts .. ':' .. ARGV[2]
 if field == '' then
   redis.call('SET', KEYS[1], dead, 'PX', tonumber(ARGV[3]))
@@ -22,4 +32,8 @@ else
   redis.call('HSET', KEYS[1], field, dead)
   redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]))
 end
-return 1
+local trimmed = 0
+if stream then
+  trimmed = add_dead_letter(stream, ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[2], ARGV[9], ARGV[10])
+end
+return {1, trimmed}

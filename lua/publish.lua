@@ -62,13 +62,16 @@ if rate > 0 then
   next_key = next_key + 1
 end
 
-local out, lines, seq = {}, {}, nil
+-- Reads first, writes after: the idempotency keys are set only once the outbox entry is
+-- written, so an XADD that fails (e.g. the outbox key holds another type) leaves no key
+-- naming an id that was never published (only the sequence has moved on: ids skip).
+local out, lines, seq, pending, fresh = {}, {}, nil, {}, {}
 for i = 1, n do
   local user, data, has_key = ARGV[6 + 3 * i], ARGV[7 + 3 * i], ARGV[8 + 3 * i] == '1'
   local key, first
   if has_key then
     key, next_key = KEYS[next_key], next_key + 1
-    first = redis.call('GET', key)
+    first = fresh[key] or redis.call('GET', key)
   end
   if first then
     out[2 * i - 1], out[2 * i] = first, 1
@@ -78,13 +81,17 @@ for i = 1, n do
     seq = seq + 1
     local id = string.format('%d', seq * 4096 + source)
     lines[#lines + 1] = '{"id":"' .. id .. '","user":"' .. user .. head .. data .. tail
-    if key then redis.call('SET', key, id, 'PX', window) end
+    if key then
+      fresh[key] = id
+      pending[#pending + 1] = key
+    end
     out[2 * i - 1], out[2 * i] = id, 0
   end
 end
 if #lines > 0 then
   local payload = table.concat(lines, '\n')
   redis.call('XADD', KEYS[2], 'MINID', '~', minid, '*', 'm', payload)
+  for _, key in ipairs(pending) do redis.call('SET', key, fresh[key], 'PX', window) end
   redis.call(mode == 's' and 'SPUBLISH' or 'PUBLISH', channel, payload)
   if stats then redis.call('HINCRBY', stats, 'published', #lines) end
 end

@@ -10,6 +10,7 @@
 #include "core/dead_letter_entry.hpp"
 #include "core/exit_on_exception.hpp"
 #include "core/log.hpp"
+#include "core/redis/scripts.hpp"
 
 namespace pushonce::worker {
 
@@ -38,7 +39,8 @@ bus_worker::bus_worker(asio::any_io_executor ex, redis::connection_options redis
           [this](std::vector<bus_message> ms) {
             return claim_all(std::move(ms), claim_path::redrive);
           },
-          [this](const std::string& e, const std::string& raw) { on_malformed(e, raw); }) {
+          [this](const std::string& e, const std::string& raw) { on_malformed(e, raw); }),
+      backlog_(opts_.max_queued, opts_.max_queued_bytes) {
   auto on_payload = [this](const std::string&, std::string payload) {
     asio::post(ex_, [this, p = std::move(payload)]() mutable { on_bus_message(std::move(p)); });
   };
@@ -85,7 +87,7 @@ void bus_worker::on_bus_message(std::string payload) {
   auto n = split_bus_payload(payload).size();
   counters_.received += n;
   if (n == 0) return;
-  if (queued_messages_ + n > opts_.max_queued) {
+  if (!backlog_.admit(n, payload.size())) {
     // Still in the outbox: the recovery sweeper re-drives them.
     auto before = counters_.dropped;
     counters_.dropped += n;
@@ -93,7 +95,6 @@ void bus_worker::on_bus_message(std::string payload) {
       log::warn("worker saturated; {} bus messages dropped so far", counters_.dropped);
     return;
   }
-  queued_messages_ += n;
   queued_.emplace_back(std::move(payload), n);
   pump();
 }
@@ -117,7 +118,15 @@ std::vector<bus_message> bus_worker::parse_lines(std::span<const std::string_vie
 void bus_worker::on_malformed(const std::string& entry_id, const std::string& raw) {
   log::warn("outbox entry {} is not a bus message; dead-lettered: {:.200}", entry_id, raw);
   ++counters_.dead_lettered;
-  conn_->async_exec(dead_letter_entry(keys_, "", "", "", "malformed", 0, raw), asio::detached);
+  asio::co_spawn(ex_, add_malformed(raw), asio::detached);
+}
+
+asio::awaitable<void> bus_worker::add_malformed(std::string raw) {
+  std::vector<redis::command> add{dead_letter_entry(keys_, "", "", "", "malformed", 0, raw)};
+  auto rs = co_await redis::eval_all(*conn_, redis::get_script("dead_letter_add"), std::move(add));
+  if (rs.front().ok())
+    counters_.dead_letters_trimmed +=
+        static_cast<std::uint64_t>(parse_dead_letter_entry_reply(rs.front().value).value_or(0));
 }
 
 void bus_worker::pump() {
@@ -125,7 +134,7 @@ void bus_worker::pump() {
     ++inflight_;
     auto [payload, n] = std::move(queued_.front());
     queued_.pop_front();
-    queued_messages_ -= n;
+    backlog_.release(n, payload.size());
     asio::co_spawn(ex_, process(std::move(payload)), exit_on_exception("worker batch"));
   }
 }
@@ -258,8 +267,9 @@ asio::awaitable<void> bus_worker::dead_letter(const bus_message& m, const std::s
   leased_[m.id] = {m, owner};
   auto reason = "not delivered after " + std::to_string(attempts - 1) + " attempts";
   auto dead = co_await claims_.dead_letter(m, owner, reason, attempts - 1);
-  if (dead && dead.value()) {
+  if (dead && dead.value().marked) {
     ++counters_.dead_lettered;
+    counters_.dead_letters_trimmed += static_cast<std::uint64_t>(dead.value().trimmed);
     if (opts_.trace)
       trace_.record(m.id, {{"event", "dead_lettered"}, {"worker", opts_.id}, {"reason", reason}});
     log::warn(log::fields{{"message_id", m.id}, {"user", m.user}, {"worker", opts_.id}},
@@ -280,6 +290,7 @@ asio::awaitable<void> bus_worker::flush_stats() {
   add("duplicates_suppressed", now.lost, flushed_.lost);
   add("redelivered", now.redelivered, flushed_.redelivered);
   add("dead_lettered", now.dead_lettered, flushed_.dead_lettered);
+  add("dead_letters_trimmed", now.dead_letters_trimmed, flushed_.dead_letters_trimmed);
   add("retention_exceeded", now.expired, flushed_.expired);
   add("wait_replicas_timeout", now.wait_replicas_timeout, flushed_.wait_replicas_timeout);
   if (cmds.empty()) co_return;
@@ -306,7 +317,7 @@ asio::awaitable<void> bus_worker::stop(std::chrono::milliseconds drain) {
   heartbeat_.stop();
   sweeper_.stop();
   queued_.clear();  // not claimed yet: other workers (or the sweeper) take them
-  queued_messages_ = 0;
+  backlog_.clear();
   asio::steady_timer timer(ex_);
   auto deadline = std::chrono::steady_clock::now() + drain;
   while (inflight_ > 0 && std::chrono::steady_clock::now() < deadline) {

@@ -18,6 +18,7 @@
 #include "core/redis/sharded_subscriber.hpp"
 #include "core/redis/subscriber.hpp"
 #include "core/trace.hpp"
+#include "worker/bus_backlog.hpp"
 #include "worker/claim_client.hpp"
 #include "worker/sweeper.hpp"
 
@@ -25,10 +26,11 @@ namespace pushonce::worker {
 
 struct worker_options {
   std::string id;
-  std::size_t concurrency = 64;     // claim.lua calls in flight
-  std::size_t max_queued = 100000;  // bus messages waiting for a slot; beyond: dropped
-  std::size_t max_batch = 200;      // messages per claim.lua call
-  bool trace = false;               // record per-event detail for `pushonce-leader trace`
+  std::size_t concurrency = 64;              // claim.lua calls in flight
+  std::size_t max_queued = 100000;           // bus messages waiting for a slot; beyond: dropped
+  std::size_t max_queued_bytes = 64u << 20;  // --max-queued-bytes: their payload bytes too
+  std::size_t max_batch = 200;               // messages per claim.lua call
+  bool trace = false;                        // record per-event detail for `pushonce-leader trace`
   std::chrono::milliseconds sweep_interval{1000};
   unsigned bus_shards = 1;  // --bus-shards: on a cluster, NS:{bus:N}:ch for N < bus_shards
   claim_options claim;
@@ -39,6 +41,7 @@ struct worker_counters {
                 redelivered = 0, dead_lettered = 0,
                 expired = 0,      // heard too late to deliver safely (claim.lua: "expired")
       wait_replicas_timeout = 0;  // --wait-replicas: WAITs short of N replicas
+  std::uint64_t dead_letters_trimmed = 0;  // dead-letter entries dropped by the stream's trim
 };
 
 class bus_worker {
@@ -74,6 +77,7 @@ class bus_worker {
   boost::asio::awaitable<void> dead_letter(const bus_message& m, const std::string& owner,
                                            long long attempts);
   void on_malformed(const std::string& entry_id, const std::string& raw);
+  boost::asio::awaitable<void> add_malformed(std::string raw);
   boost::asio::awaitable<void> flush_stats_loop();
   boost::asio::awaitable<void> flush_stats();
   std::string next_owner();
@@ -89,7 +93,7 @@ class bus_worker {
   tracer trace_;
   sweeper sweeper_;
   std::deque<std::pair<std::string, std::size_t>> queued_;  // payloads heard, their lines
-  std::size_t queued_messages_ = 0;
+  bus_backlog backlog_;                                     // bounds queued_ (messages and bytes)
   std::map<std::string, std::pair<bus_message, std::string>> leased_;  // id → (message, owner)
   std::size_t inflight_ = 0;
   std::uint64_t owner_seq_ = 0;

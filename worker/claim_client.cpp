@@ -144,16 +144,28 @@ asio::awaitable<bool> claim_client::release(const bus_message& m, std::string ow
   co_return rs.front().ok() && rs.front().value.integer == 1;
 }
 
-asio::awaitable<outcome<bool>> claim_client::dead_letter(const bus_message& m, std::string owner,
-                                                         std::string reason, long long attempts) {
-  auto add = dead_letter_entry(keys_, m.id, m.user, m.src, reason, attempts, m.raw);
-  auto added = co_await conn_->exec(std::move(add));
-  if (!added.ok()) co_return failure_of(added);
+// A single Redis: one dead_letter.lua call marks the message and adds its entry. A cluster:
+// the mark in the record's slot first, then the entry in the stream's slot, added only when
+// the mark succeeded (a refused mark, e.g. a lapsed lease, writes no entry: the sweeper
+// may dead-letter the message again, and then it is listed once).
+asio::awaitable<outcome<lua::dead_letter_result>> claim_client::dead_letter(const bus_message& m,
+                                                                            std::string owner,
+                                                                            std::string reason,
+                                                                            long long attempts) {
   std::vector<redis::command> cmds{
-      lua::dead_letter_command(keys_, layout(), m, owner, reason, opts_.dedup_window)};
+      lua::dead_letter_command(keys_, layout(), m, owner, reason, opts_.dedup_window, attempts)};
   auto rs = co_await redis::eval_all(*conn_, redis::get_script("dead_letter"), std::move(cmds));
   if (!rs.front().ok()) co_return failure_of(rs.front());
-  co_return rs.front().value.integer == 1;
+  auto marked = lua::parse_dead_letter_reply(rs.front().value);
+  if (!marked) co_return failure{"internal", "unexpected reply from dead_letter.lua"};
+  if (!marked->marked || layout() == lua::record_layout::buckets) co_return *marked;
+  std::vector<redis::command> add{
+      dead_letter_entry(keys_, m.id, m.user, m.src, reason, attempts, m.raw)};
+  auto added =
+      co_await redis::eval_all(*conn_, redis::get_script("dead_letter_add"), std::move(add));
+  if (!added.front().ok()) co_return failure_of(added.front());
+  marked->trimmed = parse_dead_letter_entry_reply(added.front().value).value_or(0);
+  co_return *marked;
 }
 
 }  // namespace pushonce::worker

@@ -1,7 +1,7 @@
 #pragma once
 // The scripts a worker runs on a message: claim.lua (the one check-and-set, which also
-// delivers), and for a message that keeps failing, the dead-letter stream and
-// dead_letter.lua; release.lua hands back a lease on shutdown.
+// delivers), and for a message that keeps failing, dead_letter.lua (and its
+// dead-letter entry); release.lua hands back a lease on shutdown.
 
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
@@ -47,10 +47,13 @@ class claim_client {
       std::span<const bus_message> batch, std::string owner);
   /// Hands back a lease the caller holds (shutdown). True when it held it.
   boost::asio::awaitable<bool> release(const bus_message& m, std::string owner);
-  /// Adds the message to the dead-letter stream, then marks its claim dead (while the
-  /// caller still holds the lease). True when marked.
-  boost::asio::awaitable<outcome<bool>> dead_letter(const bus_message& m, std::string owner,
-                                                    std::string reason, long long attempts);
+  /// Marks the message's claim dead (while the caller still holds the lease) and adds it to
+  /// the dead-letter stream, only when marked: one script on a single Redis, the entry after
+  /// the mark on a cluster.
+  boost::asio::awaitable<outcome<lua::dead_letter_result>> dead_letter(const bus_message& m,
+                                                                       std::string owner,
+                                                                       std::string reason,
+                                                                       long long attempts);
 
   const claim_options& options() const { return opts_; }
   /// WAITs that returned fewer replicas than --wait-replicas (the frames were published).

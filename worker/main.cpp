@@ -23,6 +23,9 @@ int main(int argc, char** argv) {
   po::options_description own("worker options");
   own.add_options()("id", po::value<std::string>(), "worker name (default: <host>-<pid>-<random>)")(
       "concurrency", po::value<std::size_t>()->default_value(64), "messages in flight at once")(
+      "max-queued-bytes", po::value<std::size_t>()->default_value(64u << 20),
+      "bytes of bus payloads held while every claim slot is busy; beyond: dropped (the "
+      "sweeper re-drives them from the outbox)")(
       "lease-ms", po::value<long long>()->default_value(5000), "how long a claim is held (ms)")(
       "trace", po::bool_switch(), "also record per-event detail (claims) for `trace`")(
       "no-trace", po::bool_switch(), "no per-event detail for `trace` (the default)")(
@@ -52,6 +55,8 @@ int main(int argc, char** argv) {
     if (!valid_name(opts.id))
       throw usage_error("--id: use 1-128 characters of A-Z a-z 0-9 . _ @ -");
     opts.concurrency = cl.vm["concurrency"].as<std::size_t>();
+    opts.max_queued_bytes = cl.vm["max-queued-bytes"].as<std::size_t>();
+    if (opts.max_queued_bytes == 0) throw usage_error("--max-queued-bytes must be positive");
     opts.max_batch = cl.vm["claim-batch"].as<std::size_t>();
     if (opts.max_batch == 0 || opts.max_batch > 200)
       throw usage_error("--claim-batch must be 1-200");

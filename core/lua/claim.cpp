@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "core/dead_letter_entry.hpp"
 #include "core/redis/hash_slot.hpp"
 #include "core/redis/scripts.hpp"
 
@@ -113,11 +114,23 @@ redis::command release_command(const keys& k, record_layout layout, const bus_me
 
 redis::command dead_letter_command(const keys& k, record_layout layout, const bus_message& m,
                                    const std::string& owner, const std::string& reason,
-                                   std::chrono::milliseconds window) {
+                                   std::chrono::milliseconds window, long long attempts) {
   auto ref = claim_record_ref(k, layout, m.user, m.id);
   std::vector<std::string> ks{std::move(ref.key)};
   std::vector<std::string> as{owner, reason, std::to_string(window.count()), std::move(ref.field)};
+  if (layout == record_layout::buckets) {
+    ks.push_back(k.plain("dead-letters"));
+    as.insert(as.end(), {std::to_string(dead_letters_maxlen), m.id, m.user, m.src,
+                         std::to_string(attempts), m.raw});
+  }
   return redis::evalsha_command(redis::get_script("dead_letter"), ks, as);
+}
+
+std::optional<dead_letter_result> parse_dead_letter_reply(const redis::reply& r) {
+  if (!r.is_array() || r.elements.size() != 2) return std::nullopt;
+  auto marked = r.elements[0].as_int(), trimmed = r.elements[1].as_int();
+  if (!marked || !trimmed || (*marked != 0 && *marked != 1)) return std::nullopt;
+  return dead_letter_result{*marked == 1, *trimmed};
 }
 
 std::optional<std::vector<claim_outcome>> parse_claim_reply(const redis::reply& r,

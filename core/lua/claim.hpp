@@ -119,10 +119,19 @@ std::vector<std::vector<std::size_t>> claim_groups(const keys& k,
 /// release.lua: `owner` hands back its lease on message `m` (reply 1 when it held it).
 redis::command release_command(const keys& k, record_layout layout, const bus_message& m,
                                const std::string& owner);
-/// dead_letter.lua: `owner`, holding the lease on `m`, marks it dead (reply 1 when marked).
+/// dead_letter.lua: `owner`, holding the lease on `m`, marks it dead. With record buckets
+/// (a single Redis) the same call adds its dead-letter entry (`attempts` is the entry's
+/// field); with string keys (a cluster, where the stream is another slot) the caller adds
+/// the entry (dead_letter_entry) only once this call marked the message.
 redis::command dead_letter_command(const keys& k, record_layout layout, const bus_message& m,
                                    const std::string& owner, const std::string& reason,
-                                   std::chrono::milliseconds window);
+                                   std::chrono::milliseconds window, long long attempts = 0);
+struct dead_letter_result {
+  bool marked = false;    // false: the caller held no live lease; nothing written
+  long long trimmed = 0;  // dead-letter entries the stream's trim dropped (buckets only)
+};
+/// dead_letter.lua's {marked, trimmed}; std::nullopt when the reply is not its.
+std::optional<dead_letter_result> parse_dead_letter_reply(const redis::reply& r);
 
 /// One outcome per message, in order; std::nullopt when the reply is not claim.lua's.
 std::optional<std::vector<claim_outcome>> parse_claim_reply(const redis::reply& r,

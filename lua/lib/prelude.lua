@@ -66,3 +66,15 @@ local function queue_event(events, wake, queue, kind, tickets)
   redis.call('PUBLISH', wake, table.concat(parts, ' '))
   return seq
 end
+
+-- Adds an entry to the dead-letter stream `stream` (trimmed to about `maxlen` entries) with
+-- the fields id, user, src, reason, attempts, m. Returns how many older entries the trim
+-- dropped (counted in NS:stats dead_letters_trimmed, so retention never drops silently).
+local function add_dead_letter(stream, maxlen, id, user, src, reason, attempts, m)
+  local before = redis.call('XLEN', stream)
+  redis.call('XADD', stream, 'MAXLEN', '~', maxlen, '*', 'id', id, 'user', user, 'src', src,
+             'reason', reason, 'attempts', attempts, 'm', m)
+  local dropped = before + 1 - redis.call('XLEN', stream)
+  if dropped < 0 then dropped = 0 end
+  return dropped
+end

@@ -198,6 +198,19 @@ TEST_CASE("bad input: every client-input row of docs/security.md, while a witnes
   }
   still_serving("bad token");
 
+  {  // a since offset the scripts would refuse (16 digits): bad_request, then closed 1008
+    ws_client c;
+    c.connect("127.0.0.1", gw);
+    REQUIRE(
+        c.send(R"({"op":"hello","user":"hugo","since":{"epoch":"e","offset":1000000000000000}})"));
+    auto e = next(c);
+    REQUIRE(e);
+    CHECK(str(*e, "code") == "bad_request");
+    CHECK(c.wait_closed(5s));
+    CHECK(c.close_code() == 1008);
+  }
+  still_serving("since offset out of range");
+
   {  // a frame over 64 KiB: closed 1009
     auto c = session(gw, "gina");
     c->send(R"({"op":"ping","pad":")" + std::string(65 * 1024, 'x') + "\"}");

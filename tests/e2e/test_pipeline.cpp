@@ -138,6 +138,8 @@ TEST_CASE("pipeline: 100 users, 100 resources, 3 workers: one assignment each, n
   CHECK(counter(st, "duplicates_suppressed") == 200);
   CHECK(counter(st, "redelivered") == 0);
   CHECK(counter(st, "dead_lettered") == 0);
+  CHECK(st.at("counters").as_object().contains("dead_letters_trimmed"));
+  CHECK(counter(st, "dead_letters_trimmed") == 0);
   CHECK(st.at("workers").as_array().size() == 3);
   REQUIRE(st.at("leader").is_object());
   CHECK(st.at("leader").as_object().contains("fencing_token"));

@@ -328,6 +328,9 @@ TEST_CASE(
       },
       2s));
   REQUIRE(first.stop() == 0);
+  // As if it had then been dead-lettered: only a message marked dead is replayed.
+  auto at = lua::claim_record_ref(d.k(), lua::record_layout::buckets, "alice", id);
+  d.redis().cmd({"HSET", at.key, at.field, "x:5:test"});
   const std::string m = R"({"id":")" + id +
                         R"(","user":"alice","src":"bus:0","kind":"message","data":{"n":0},"ts":1})";
   d.redis().cmd({"XADD", d.key("dead-letters"), "*", "id", id, "user", "alice", "src", "bus:0",
@@ -337,6 +340,66 @@ TEST_CASE(
   REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 17; }, 10s));
   CHECK(json::parse(d.redis().inbox(inbox)[16].second).at("id").as_string() == id);
   CHECK(wait_until([&] { return d.counter("redelivered") == 1; }, 5s));  // by the sweeper
+}
+
+TEST_CASE("recovery: dead letters the stream's trim drops are counted in dead_letters_trimmed") {
+  deployment d("deadtrim");
+  auto id = id_of(d.admin_json({"publish", "ida", R"({"poison":true})"}));
+  // 10,250 older letters: the next one added trims whole stream nodes (MAXLEN ~ 10000).
+  d.redis().cmd({"EVAL",
+                 "for i = 1, 10250 do redis.call('XADD', KEYS[1], '*', 'id', i) end return 1", "1",
+                 d.key("dead-letters")});
+  // One worker that "crashed" holding an expired lease: with --max-attempts 1 the next
+  // claim dead-letters the message.
+  auto outbox = d.redis().cmd({"XRANGE", d.k().bus(0, "outbox"), "-", "+"});
+  REQUIRE(outbox->type == REDIS_REPLY_ARRAY);
+  REQUIRE(outbox->elements == 1);
+  auto* fields = outbox->element[0]->element[1];
+  auto m = parse_bus_message(std::string(fields->element[1]->str, fields->element[1]->len));
+  REQUIRE(m);
+  std::vector<bus_message> batch{*m};
+  auto load = d.redis().cmd({"SCRIPT", "LOAD", redis::get_script("claim").text});
+  REQUIRE(load->type == REDIS_REPLY_STRING);
+  lua::claim_settings s;
+  s.owner = "crashed";
+  s.lease = 1ms;
+  s.epoch = "E-crashed";
+  auto r = d.redis().cmd(lua::claim_command(d.k(), s, batch, {true}));
+  REQUIRE(r->type == REDIS_REPLY_ARRAY);
+  std::this_thread::sleep_for(5ms);
+  d.start_worker({"--lease-ms", "1000", "--max-attempts", "1", "--sweep-interval-ms", "200"});
+  REQUIRE(wait_until([&] { return d.counter("dead_lettered") == 1; }, 15s));
+  REQUIRE(wait_until([&] { return d.counter("dead_letters_trimmed") > 0; }, 5s));
+  auto st = d.admin_json({"status"});
+  CHECK(st.at("counters").at("dead_letters_trimmed").as_int64() ==
+        d.counter("dead_letters_trimmed"));
+  CHECK(d.redis().integer({"XLEN", d.key("dead-letters")}) <= 10100);
+  (void)id;
+}
+
+TEST_CASE("recovery: replaying a delivered message is refused (not_dead); nothing is sent") {
+  deployment d("replaydelivered");
+  d.start_worker({"--lease-ms", "1000", "--sweep-interval-ms", "200"});
+  REQUIRE(d.wait_subscribers(d.k().bus_channel(), 1));
+  auto id = id_of(d.admin_json({"publish", "hank", R"({"n":1})"}));
+  auto inbox = d.k().user("hank", "inbox");
+  REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 1; }, 10s));
+  // Two dead-letter entries for the delivered id (as an older worker could leave them).
+  const std::string m = R"({"id":")" + id +
+                        R"(","user":"hank","src":"bus:0","kind":"message","data":{"n":1},"ts":1})";
+  for (int i = 0; i < 2; ++i)
+    d.redis().cmd({"XADD", d.key("dead-letters"), "*", "id", id, "user", "hank", "src", "bus:0",
+                   "reason", "test", "attempts", "5", "m", m});
+  for (int i = 0; i < 2; ++i) {
+    auto r = d.cli({"dead-letters", "replay", id});
+    CHECK(r.exit_code == 1);
+    auto j = json::parse(r.out).as_object();
+    CHECK(j.at("error") == "not_dead");
+    CHECK(j.contains("message"));
+  }
+  std::this_thread::sleep_for(1s);  // a sweep or two
+  CHECK(d.redis().inbox(inbox).size() == 1);
+  CHECK(d.counter("redelivered") <= 0);
 }
 
 TEST_CASE("recovery: a message past --max-attempts is dead-lettered; list, trace, replay, purge") {
@@ -408,9 +471,12 @@ TEST_CASE("recovery: a message past --max-attempts is dead-lettered; list, trace
   CHECK(after[1].at("event") == "delivered");
   CHECK(after[1].at("offset") == 1);
   CHECK(d.admin_json({"dead-letters", "list"}).at("dead_letters").as_array().empty());
+  // Replayed (and delivered): a second replay is refused and sends nothing.
   auto again = d.cli({"dead-letters", "replay", id});
   CHECK(again.exit_code == 1);
-  CHECK(json::parse(again.out).at("error") == "not_found");
+  CHECK(json::parse(again.out).at("error") == "not_dead");
+  std::this_thread::sleep_for(300ms);
+  CHECK(d.redis().inbox(inbox).size() == 1);
 
   // Purge deletes whatever is listed.
   d.redis().cmd({"XADD", d.k().plain("dead-letters"), "*", "id", "1", "user", "x", "src", "",

@@ -147,15 +147,22 @@ inline boost::asio::awaitable<redis::result> release(redis::connection& c, keys 
   co_return r;
 }
 
-/// dead_letter.lua (lua::dead_letter_command): OWNER (holding the lease) marks m dead.
-inline boost::asio::awaitable<redis::result> mark_dead(redis::connection& c, keys k,
-                                                       const bus_message& m, std::string owner,
-                                                       std::string reason,
-                                                       long long window_ms = 60000) {
-  auto cmd = lua::dead_letter_command(k, lua::record_layout::buckets, m, owner, reason,
-                                      std::chrono::milliseconds(window_ms));
+/// dead_letter.lua (lua::dead_letter_command): OWNER (holding the lease) marks m dead (and,
+/// in the buckets of a single Redis, adds its dead-letter entry with `attempts`).
+inline boost::asio::awaitable<redis::result> mark_dead(
+    redis::connection& c, keys k, const bus_message& m, std::string owner, std::string reason,
+    long long window_ms = 60000, long long attempts = 1,
+    lua::record_layout layout = lua::record_layout::buckets) {
+  auto cmd = lua::dead_letter_command(k, layout, m, owner, reason,
+                                      std::chrono::milliseconds(window_ms), attempts);
   CO_LET(auto r, run_built(c, "dead_letter", std::move(cmd)));
   co_return r;
+}
+
+/// 1 when dead_letter.lua's reply says marked, 0 when refused, -1 for anything else.
+inline int marked_of(const redis::result& r) {
+  auto d = r.ok() ? lua::parse_dead_letter_reply(r.value) : std::nullopt;
+  return d ? (d->marked ? 1 : 0) : -1;
 }
 
 }  // namespace pushonce::test

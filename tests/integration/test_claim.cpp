@@ -344,9 +344,9 @@ TEST_CASE("claim: leases, max attempts -> won, then dead_letter.lua marks it dea
 
     // Only the lease holder marks it dead.
     CO_LET(auto not_owner, pushonce::test::mark_dead(*fx.conn, fx.k, m, "w2", "poison"));
-    CHECK(not_owner.value.integer == 0);
+    CHECK(pushonce::test::marked_of(not_owner) == 0);
     CO_LET(auto dead, pushonce::test::mark_dead(*fx.conn, fx.k, m, "w3", "poison"));
-    CHECK(dead.value.integer == 1);
+    CHECK(pushonce::test::marked_of(dead) == 1);
     CO_LET(auto g2, fx.conn->exec(get));
     CHECK(g2.value.str == "x:3:poison");
     auto rec2 = record_of(g2);
@@ -357,7 +357,7 @@ TEST_CASE("claim: leases, max attempts -> won, then dead_letter.lua marks it dea
     CHECK(outcome_of(after) == "dead 0");
     // A second mark is refused: the lease is gone.
     CO_LET(auto twice, pushonce::test::mark_dead(*fx.conn, fx.k, m, "w3", "poison"));
-    CHECK(twice.value.integer == 0);
+    CHECK(pushonce::test::marked_of(twice) == 0);
   });
 }
 
@@ -369,7 +369,7 @@ TEST_CASE("claim: an expired lease cannot be marked dead by its former holder") 
     CHECK(outcome_of(l1) == "won 1");
     CO_DO(sleep_for(80ms));
     CO_LET(auto late, pushonce::test::mark_dead(*fx.conn, fx.k, m, "w1", "poison"));
-    CHECK(late.value.integer == 0);
+    CHECK(pushonce::test::marked_of(late) == 0);
     CO_LET(auto d, claim_one(*fx.conn, fx.k, claim_opts("w2"), m));
     CHECK(outcome_of(d) == "delivered 1");
     auto get = record_read(record_at(fx.k, "jack", "4096"));

@@ -156,3 +156,43 @@ TEST_CASE("publish.lua: a key is forgotten after the window; bad requests") {
     CHECK(e3.value.error_code() == "bad_request");
   });
 }
+
+TEST_CASE("publish.lua: an outbox write that fails leaves no idempotency key behind") {
+  redis_fixture fx;
+  const auto outbox = fx.k.bus(0, "outbox");
+  fx.run([&]() -> asio::awaitable<void> {
+    // The outbox key holds a string: the XADD fails, after the GETs and the INCRBY.
+    auto broken = cmd({"SET", outbox, "not a stream"});
+    CO_LET(auto b, fx.conn->exec(std::move(broken)));
+    REQUIRE(b.ok());
+    std::vector<publish_item> batch{item("ann", "1", "k1"), item("ann", "2"),
+                                    item("ben", "3", "k2")};
+    CO_LET(auto r1, publish(*fx.conn, fx.k, batch));
+    CHECK_FALSE(r1.ok());
+    CHECK(r1.value.is_error());
+    for (auto key : {fx.k.idem(0, "ann", "k1"), fx.k.idem(0, "ben", "k2")}) {
+      auto exists = cmd({"EXISTS", key});
+      CO_LET(auto e, fx.conn->exec(std::move(exists)));
+      CHECK(e.value.integer == 0);
+    }
+    // The outbox repaired, the same request again: published, not a duplicate of the failure.
+    auto repair = cmd({"DEL", outbox});
+    CO_LET(auto d, fx.conn->exec(std::move(repair)));
+    REQUIRE(d.ok());
+    CO_LET(auto r2, publish(*fx.conn, fx.k, batch));
+    auto w = words(r2, 3);
+    REQUIRE(w.size() == 3);
+    for (const auto& word : w) CHECK(word.find("dup") == std::string::npos);
+    auto range = cmd({"XRANGE", outbox, "-", "+"});
+    CO_LET(auto x, fx.conn->exec(std::move(range)));
+    REQUIRE(x.value.elements.size() == 1);
+    CHECK(pushonce::split_bus_payload(x.value.elements[0].at(1).at(1).str).size() == 3);
+    // And now the keys name the ids that were published.
+    CO_LET(auto r3, publish(*fx.conn, fx.k, batch));
+    auto w3 = words(r3, 3);
+    REQUIRE(w3.size() == 3);
+    CHECK(w3[0] == w[0] + " dup");
+    CHECK(w3[1].find("dup") == std::string::npos);
+    CHECK(w3[2] == w[2] + " dup");
+  });
+}

@@ -315,10 +315,12 @@ TEST_CASE("release, dead_letter, session, ack: the KEYS/ARGV layout of each scri
                                  std::chrono::milliseconds(120000)) ==
         std::vector<std::string>{"EVALSHA", redis::get_script("dead_letter").sha1, "1",
                                  "ns:{u:alice}:c:4096", "w1-3", "poison", "120000", ""});
+  // Buckets (a single Redis): the dead-letter stream and the entry's fields come too.
   CHECK(lua::dead_letter_command(k, record_layout::buckets, m, "w1-3", "poison",
-                                 std::chrono::milliseconds(120000)) ==
-        std::vector<std::string>{"EVALSHA", redis::get_script("dead_letter").sha1, "1", "ns:c:0:0",
-                                 "w1-3", "poison", "120000", "4096"});
+                                 std::chrono::milliseconds(120000), 5) ==
+        std::vector<std::string>{"EVALSHA", redis::get_script("dead_letter").sha1, "2", "ns:c:0:0",
+                                 "ns:dead-letters", "w1-3", "poison", "120000", "4096", "10000",
+                                 "4096", "alice", m.src, "5", m.raw});
   CHECK(lua::session_command(k, "alice", "E1", std::nullopt) ==
         std::vector<std::string>{"EVALSHA", redis::get_script("session").sha1, "1",
                                  "ns:{u:alice}:meta", "E1"});

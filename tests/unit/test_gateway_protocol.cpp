@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
 #include "core/jwt.hpp"
+#include "core/lua/script_limits.hpp"
+#include "core/redis/scripts.hpp"
 #include "gateway/authenticator.hpp"
 #include "gateway/protocol.hpp"
 
@@ -45,6 +47,22 @@ TEST_CASE("gateway protocol: hello") {
   CHECK(error_of(R"({"op":"hello","since":{"epoch":"e","offset":1.5}})").code == "bad_request");
   CHECK(error_of(R"({"op":"hello","since":{"epoch":1,"offset":1}})").code == "bad_request");
   CHECK(error_of(R"({"op":"hello","since":[1]})").code == "bad_request");
+  // The bound is the scripts' (prelude.lua uint(): 15 digits), not 2^53: an offset that
+  // passes here is one session.lua takes.
+  constexpr auto max = pushonce::lua::max_script_uint;
+  CHECK(std::to_string(max).size() == 15);
+  CHECK(std::to_string(max + 1).size() == 16);
+  auto at_max =
+      R"({"op":"hello","user":"a","since":{"epoch":"e","offset":)" + std::to_string(max) + "}}";
+  CHECK(std::get<hello_op>(op_of(at_max)).since->offset == max);
+  auto over =
+      R"({"op":"hello","user":"a","since":{"epoch":"e","offset":)" + std::to_string(max + 1) + "}}";
+  CHECK(error_of(over).code == "bad_request");
+  CHECK(error_of(R"({"op":"hello","since":{"epoch":"e","offset":9007199254740992}})").code ==
+        "bad_request");
+  CHECK(error_of(R"({"op":"ack","offset":1000000000000000})").code == "bad_request");
+  // prelude.lua's uint() is the other side of the bound.
+  CHECK(pushonce::redis::get_script("session").text.find("#v > 15") != std::string::npos);
   // since: null is the same as no since
   CHECK_FALSE(std::get<hello_op>(op_of(R"({"op":"hello","user":"a","since":null})")).since);
 }

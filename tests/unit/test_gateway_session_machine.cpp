@@ -37,6 +37,19 @@ TEST_CASE("session_machine: the first frame must be a text hello, else 1008") {
   }
 }
 
+TEST_CASE("session_machine: a hello with a since offset the scripts refuse: bad_request, 1008") {
+  // 10^15 passes a 2^53 bound but not session.lua's uint() (15 digits at most).
+  session_machine m;
+  m.on_handshake();
+  auto d = m.on_frame(
+      R"({"op":"hello","user":"alice","since":{"epoch":"e","offset":1000000000000000}})", true);
+  CHECK(d.what == action::close_policy);
+  CHECK(d.error.code == "bad_request");
+  CHECK(d.error.op == "hello");
+  CHECK(d.message.find("since.offset") != std::string::npos);
+  CHECK(m.phase() == phase::awaiting_hello);
+}
+
 TEST_CASE("session_machine: hello moves to authenticating and carries the op") {
   session_machine m;
   m.on_handshake();
