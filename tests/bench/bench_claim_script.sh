@@ -5,11 +5,11 @@
 # message from INFO commandstats, redis-server's CPU per message (used_cpu_user + sys), the
 # growth of used_memory per message and the calls the script made per message. No subscribers and no other client: what the
 # script costs, not what a delivery costs the whole system (tests/bench/bench_soak.sh and
-# ../shared/peer/load/bench.sh measure that).
+# the Socket.IO peer's load/bench.sh measure that: docs/benchmarks.md).
 #   tests/bench/bench_claim_script.sh [SCRIPT]     (default lua/claim.lua)
 # Settings by environment [default]: CALLS [2000] BATCH [100] RUNS [3: fresh Redis each]
 # RECORDS [buckets: the record hashes of a single Redis; keys: a string key per record, as
-# on Redis Cluster; old: the argument list of claim.lua before record buckets (stop 19)]
+# on Redis Cluster; old: the argument list of a claim.lua that kept a string key per record]
 set -euo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 script="${1:-$here/lua/claim.lua}"

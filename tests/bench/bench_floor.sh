@@ -2,14 +2,19 @@
 # The load generator's own latency on this machine (tests/bench/harness_floor.mjs: a
 # stand-in system that forwards each published message at once, no Redis): the floor
 # under every latency figure bench.sh prints, for pushonce and the peer alike. Runs the
-# shared load generator RUNS times with bench.sh's default shape and prints each JSON
+# peer's load generator RUNS times with bench.sh's default shape and prints each JSON
 # line's rate and latency, then the medians.
-#   tests/bench/bench_floor.sh
+#   tests/bench/bench_floor.sh PEER_DIR
+# PEER_DIR is a checkout of the Socket.IO peer, the comparison deployment that is not part
+# of this repository: a Node.js + Socket.IO system doing the same work on the same Redis,
+# with its load generator (load/loadgen.mjs) and bench driver (load/bench.sh); run
+# `npm ci` in it first. Given as an argument or as PEER in the environment.
 # Settings by environment [default]: RATE [6500] MESSAGES [30000] CONNS [200] USERS [100]
-#   BATCH [100] RUNS [3] PEER [../shared/peer] (its node_modules must hold ws: npm ci)
+#   BATCH [100] RUNS [3]
 set -euo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
-PEER=${PEER:-$here/../shared/peer}
+PEER=${1:-${PEER:-}}
+[[ -n "$PEER" ]] || { echo "usage: tests/bench/bench_floor.sh PEER_DIR (a checkout of the Socket.IO peer)" >&2; exit 2; }
 RATE=${RATE:-6500} MESSAGES=${MESSAGES:-30000} CONNS=${CONNS:-200} USERS=${USERS:-100}
 BATCH=${BATCH:-100} RUNS=${RUNS:-3}
 [[ -d "$PEER/node_modules/ws" ]] || { echo "error: no $PEER/node_modules/ws (cd $PEER && npm ci)" >&2; exit 2; }

@@ -4,16 +4,23 @@
 # reaches every session exactly once (the recovery sweeper re-drives what the bus dropped).
 # Prints the load generator's JSON line and the system's counters; exits non-zero on any
 # duplicate, loss or retention_exceeded.
-#   tests/bench/bench_recovery.sh [BIN_DIR]      (default build/bin)
+#   tests/bench/bench_recovery.sh BIN_DIR PEER_DIR     (BIN_DIR: build/bin)
+# PEER_DIR is a checkout of the Socket.IO peer, the comparison deployment that is not part
+# of this repository: a Node.js + Socket.IO system doing the same work on the same Redis,
+# with its load generator (load/loadgen.mjs) and bench driver (load/bench.sh); run
+# `npm ci` in it first. Given as an argument or as PEER in the environment.
 # Settings by environment [default]: MESSAGES [200000] STOPPED_S [10] WORKERS [3]
-#   CONNS [200] USERS [100] LOADGEN [../shared/peer/load/loadgen.mjs]
+#   CONNS [200] USERS [100] LOADGEN [PEER_DIR/load/loadgen.mjs; given, PEER_DIR may be left out]
 set -euo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 bin="$(cd "${1:-$here/build/bin}" && pwd)"
 MESSAGES=${MESSAGES:-200000} STOPPED_S=${STOPPED_S:-10} WORKERS=${WORKERS:-3}
 CONNS=${CONNS:-200} USERS=${USERS:-100}
-LOADGEN=${LOADGEN:-$here/../shared/peer/load/loadgen.mjs}
-[[ -f "$LOADGEN" ]] || { echo "error: no load generator at $LOADGEN (set LOADGEN)" >&2; exit 2; }
+PEER=${2:-${PEER:-}}
+[[ -n "${LOADGEN:-}" || -n "$PEER" ]] ||
+  { echo "usage: tests/bench/bench_recovery.sh BIN_DIR PEER_DIR (a checkout of the Socket.IO peer)" >&2; exit 2; }
+LOADGEN=${LOADGEN:-$PEER/load/loadgen.mjs}
+[[ -f "$LOADGEN" ]] || { echo "error: no load generator at $LOADGEN" >&2; exit 2; }
 ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
 
 dir="$(mktemp -d /tmp/pushonce-recovery-XXXXXX)"

@@ -1,21 +1,29 @@
 #!/usr/bin/env bash
-# Redis memory under sustained load: runs the shared bench at RATE msgs/s for DURATION_S
-# seconds (../shared/peer/load/bench.sh, one run, no warm-up), samples redis-server's
+# Redis memory under sustained load: runs the peer's bench driver at RATE msgs/s for
+# DURATION_S seconds (PEER_DIR/load/bench.sh, one run, no warm-up), samples redis-server's
 # used_memory every 10 s, and reports whether it plateaus (growth of the last third over
 # the middle third, target < 10 %) and the bytes Redis retains per message beyond the
 # user inboxes: (used_memory - inbox bytes - empty-server baseline) / (RATE × dedup window).
-#   tests/bench/bench_soak.sh [BIN_DIR]        (default build/bin)
+#   tests/bench/bench_soak.sh BIN_DIR PEER_DIR        (BIN_DIR: build/bin)
+# PEER_DIR is a checkout of the Socket.IO peer, the comparison deployment that is not part
+# of this repository: a Node.js + Socket.IO system doing the same work on the same Redis,
+# with its load generator (load/loadgen.mjs) and bench driver (load/bench.sh); run
+# `npm ci` in it first. Given as an argument or as PEER in the environment.
 # Settings by environment [default]: RATE [4000] DURATION_S [300] WINDOW_S [120, the
-# default dedup window] BENCH [../shared/peer/load/bench.sh] EXPIRE_EFFORT [0: leave
-# Redis's active-expire-effort at its default (1), the setting the memory target is for;
-# a number: CONFIG SET it on the bench's Redis first (before stop 20, with one key per
-# claim record, the default effort let the keyspace overshoot and 10 was needed)]
+# default dedup window] BENCH [PEER_DIR/load/bench.sh; given, PEER_DIR may be left out]
+# EXPIRE_EFFORT [0: leave Redis's active-expire-effort at its default (1), the setting the
+# memory target is for; a number: CONFIG SET it on the bench's Redis first (a Redis
+# Cluster keeps a key per claim record, where a higher effort keeps the keyspace down)]
 set -euo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 bin="$(cd "${1:-$here/build/bin}" && pwd)"
 RATE=${RATE:-4000} DURATION_S=${DURATION_S:-300} WINDOW_S=${WINDOW_S:-120}
 EXPIRE_EFFORT=${EXPIRE_EFFORT:-0}
-BENCH=${BENCH:-$here/../shared/peer/load/bench.sh}
+PEER=${2:-${PEER:-}}
+[[ -n "${BENCH:-}" || -n "$PEER" ]] ||
+  { echo "usage: tests/bench/bench_soak.sh BIN_DIR PEER_DIR (a checkout of the Socket.IO peer)" >&2; exit 2; }
+BENCH=${BENCH:-$PEER/load/bench.sh}
+[[ -x "$BENCH" ]] || { echo "error: no bench driver at $BENCH" >&2; exit 2; }
 out="$(mktemp -d /tmp/pushonce-soak-XXXXXX)"
 messages=$((RATE * DURATION_S))
 RUNS=1 WARMUP=0 RATE=$RATE MESSAGES=$messages MAX_NOISE_PCT=100 OUT_DIR="$out/bench" \
@@ -43,7 +51,7 @@ while kill -0 "$bench" 2>/dev/null; do
   [[ -n "$m" ]] || break
   inbox=0
   # SCAN with a large COUNT: redis-cli --scan asks for 10 keys a call, and with a key per
-  # claim record (before stop 20) its ~60k calls a sample cost Redis ~4 us per message.
+  # claim record (a Redis Cluster) its ~60k calls a sample would cost Redis ~4 us per message.
   cursor=0
   while :; do
     page="$(redis-cli -p "$port" SCAN "$cursor" MATCH '*:inbox' COUNT 10000 2>/dev/null)" || break

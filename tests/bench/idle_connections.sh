@@ -7,13 +7,21 @@
 # gateway's VmRSS before/after and bytes per session, its CPU while the sessions sit idle
 # (IDLE_S seconds: heartbeats and WebSocket pings), whether /healthz still answers, and
 # Redis's channel count. Stops everything it started (by PID).
-# Usage: tests/bench/idle_connections.sh [BIN_DIR]  (default build/bin)
+# Usage: tests/bench/idle_connections.sh BIN_DIR WS_MODULE_DIR   (BIN_DIR: build/bin)
+# WS_MODULE_DIR is a folder whose node_modules holds the `ws` package (the Socket.IO
+# peer's checkout after `npm ci` has it, or any folder after `npm install ws`); given as an
+# argument or as WS_MODULE_DIR in the environment.
 # Environment [default]: N [19000] PROCS [4] THREADS [gateway default] IDLE_S [30]
 #   SETTLE_S [3] CONCURRENCY [100 handshakes in flight per process]
-#   WS_MODULE_DIR [/work/shared/peer: a folder whose node_modules holds `ws`]
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 bin_dir="$(cd "${1:-$here/../../build/bin}" && pwd)"
+WS_MODULE_DIR=${2:-${WS_MODULE_DIR:-}}
+[[ -d "$WS_MODULE_DIR/node_modules/ws" ]] || {
+  echo "usage: tests/bench/idle_connections.sh BIN_DIR WS_MODULE_DIR (a folder whose node_modules holds ws)" >&2
+  exit 2
+}
+export WS_MODULE_DIR
 N=${N:-19000} PROCS=${PROCS:-4} IDLE_S=${IDLE_S:-30} SETTLE_S=${SETTLE_S:-3}
 CONCURRENCY=${CONCURRENCY:-100} THREADS=${THREADS:-}
 ulimit -n "$(ulimit -Hn)"
