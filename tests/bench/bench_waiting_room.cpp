@@ -19,6 +19,10 @@
 //
 //   bench_waiting_room [--users N] [--gateways G] [--workers W] [--clients P]
 //                      [--resources R] [--batch B] [--churn-percent X] [--sustained-rate N]
+//                      [--join-rate N]
+// --join-rate spreads the arrivals (N per second in all); by default everyone comes at once.
+// A session whose join is refused or closed tries again (0.5-1.5 s later, 10 times), as the
+// browser client does.
 
 #include <fmt/format.h>
 #include <netinet/in.h>
@@ -68,6 +72,7 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 struct options {
   long long users = 2000, gateways = 2, workers = 3, clients = 1, resources = 1000;
   long long batch = 200, churn_percent = 1, sustained_rate = 10000;
+  long long join_rate = 0;  // arrivals per second (per client in --client mode); 0: at once
   // --client mode
   long long client = -1, first = 0, last = 0, churn_seconds = 0;
   std::string ports, dir;
@@ -117,6 +122,8 @@ options parse(int argc, char** argv) {
       o.churn_percent = num();
     else if (a == "--sustained-rate")
       o.sustained_rate = num();
+    else if (a == "--join-rate")
+      o.join_rate = num();
     else if (a == "--client")
       o.client = num();
     else if (a == "--first")
@@ -133,7 +140,7 @@ options parse(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: bench_waiting_room [--users N] [--gateways G] [--workers W] "
                    "[--clients P] [--resources R] [--batch B] [--churn-percent X] "
-                   "[--sustained-rate N]\n");
+                   "[--sustained-rate N] [--join-rate N]\n");
       std::exit(2);
     }
   }
@@ -220,7 +227,26 @@ struct client {
     write_file("report", out);
   }
 
+  // A user's session until it has joined (what a browser does: reconnect after a refusal,
+  // a close or an error answer, up to 10 times, 0.5-1.5 s apart), then its frames.
   asio::awaitable<void> run_user(user_state& u) {
+    auto ex = co_await asio::this_coro::executor;
+    std::mt19937 rng(static_cast<unsigned>(u.index));
+    for (int attempt = 0; attempt < 10; ++attempt) {
+      auto [ec, what] = co_await session(u);
+      if (u.joined || o.churn_one) co_return;
+      if (attempt == 9) {
+        fail(u, ec, what);
+        co_return;
+      }
+      asio::steady_timer t(ex, std::chrono::milliseconds(500 + rng() % 1000));
+      co_await t.async_wait(use_tuple);
+    }
+  }
+
+  // One connection: connect, hello, join, then frames until it closes (or, before the
+  // join succeeded, an error answer to it). What ended it.
+  asio::awaitable<std::pair<boost::system::error_code, const char*>> session(user_state& u) {
     auto ex = co_await asio::this_coro::executor;
     websocket::stream<tcp::socket> ws(ex);
     auto& sock = ws.next_layer();
@@ -233,23 +259,10 @@ struct client {
     ::setsockopt(sock.native_handle(), IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
     sock.bind({asio::ip::make_address_v4(fmt::format("127.0.0.{}", 2 + o.client % 250)), 0}, ec);
     auto ep = gateways[static_cast<std::size_t>(u.index) % gateways.size()];
-    for (int attempt = 0;; ++attempt) {
-      auto [cec] = co_await sock.async_connect(ep, use_tuple);
-      if (!cec) break;
-      if (attempt > 50) {
-        fail(u, cec, "connect");
-        co_return;
-      }
-      asio::steady_timer t(ex, 100ms);
-      co_await t.async_wait(use_tuple);
-      sock.close(ec);
-      sock.open(tcp::v4(), ec);
-    }
+    auto [cec] = co_await sock.async_connect(ep, use_tuple);
+    if (cec) co_return std::pair{cec, "connect"};
     auto [hec] = co_await ws.async_handshake("127.0.0.1", "/ws", use_tuple);
-    if (hec) {
-      fail(u, hec, "handshake");
-      co_return;
-    }
+    if (hec) co_return std::pair{hec, "handshake"};
     ws.text(true);
     auto user = o.churn_one ? std::string("churner") : fmt::format("u{}", u.index);
     auto hello = fmt::format(R"({{"op":"hello","user":"{}"}})", user);
@@ -262,12 +275,14 @@ struct client {
     beast::flat_buffer buf;
     for (;;) {
       auto [rec, n] = co_await ws.async_read(buf, use_tuple);
-      if (rec) {
-        if (!u.joined && !o.churn_one) fail(u, rec, "read");
-        co_return;
-      }
+      if (rec) co_return std::pair{rec, "read"};
       auto f = beast::buffers_to_string(buf.data());
       buf.consume(n);
+      if (!u.joined && !o.churn_one && f.find(R"("type":"error")") != std::string::npos &&
+          f.find(R"("op":"join")") != std::string::npos) {
+        ws.next_layer().close(ec);  // refused (Redis busy): try again on a new connection
+        co_return std::pair{boost::system::error_code{}, "join refused"};
+      }
       on_frame(u, f);
     }
   }
@@ -311,7 +326,22 @@ struct client {
         users.push_back(u);
       }
     }
-    for (auto& u : users) asio::co_spawn(io, run_user(u), asio::detached);
+    // Arrivals: all at once, or --join-rate per second spread over this client's users.
+    asio::co_spawn(
+        io,
+        [this]() -> asio::awaitable<void> {
+          asio::steady_timer t(io);
+          const auto start = std::chrono::steady_clock::now();
+          for (std::size_t i = 0; i < users.size(); ++i) {
+            if (o.join_rate > 0 && i % 100 == 0) {
+              t.expires_at(start + std::chrono::microseconds(static_cast<long long>(i) * 1000000 /
+                                                             o.join_rate));
+              co_await t.async_wait(use_tuple);
+            }
+            asio::co_spawn(io, run_user(users[i]), asio::detached);
+          }
+        },
+        asio::detached);
     asio::signal_set signals(io, SIGUSR1, SIGUSR2, SIGTERM);
     std::function<void(boost::system::error_code, int)> on_signal =
         [&](boost::system::error_code ec, int sig) {
@@ -462,7 +492,8 @@ int coordinate(const options& o) {
         std::vector<std::string>{"--client", std::to_string(c), "--first", std::to_string(c * per),
                                  "--last", std::to_string(std::min(o.users, (c + 1) * per)),
                                  "--ports", ports, "--dir", dir.string(), "--churn-percent",
-                                 std::to_string(o.churn_percent), "--churn-seconds", "5"},
+                                 std::to_string(o.churn_percent), "--churn-seconds", "5",
+                                 "--join-rate", std::to_string(o.join_rate / o.clients)},
         pushonce::test::environment{}, dir.string() + fmt::format("/c{}", c)));
   }
   if (!wait_files(dir.string(), "joined", o.clients, 120s)) {
