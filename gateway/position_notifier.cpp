@@ -31,19 +31,24 @@ void position_notifier::watch(std::shared_ptr<session> s, std::string queue, std
     auto& st = self->queues_[q];
     auto* key = s.get();
     if (auto old = st.sessions.find(key); old != st.sessions.end()) {
-      auto was = old->second.ticket;
+      drop_ticket(st, old->second.ticket);
       st.sessions.erase(old);
-      if (was != ticket) self->drop_ticket_if_unwatched(st, was);
     }
     st.sessions[key] = watcher{std::move(s), std::move(u), ticket, position};
+    add_ticket(st, ticket);
     st.view.watch(ticket, position, seq);
     self->maybe_resync(q);
   });
 }
 
-void position_notifier::drop_ticket_if_unwatched(queue_state& q, long long ticket) {
-  for (auto& [_, w] : q.sessions)
-    if (w.ticket == ticket) return;
+void position_notifier::add_ticket(queue_state& q, long long ticket) {
+  ++q.sessions_of[ticket];
+}
+
+void position_notifier::drop_ticket(queue_state& q, long long ticket) {
+  auto it = q.sessions_of.find(ticket);
+  if (it == q.sessions_of.end() || --it->second > 0) return;
+  q.sessions_of.erase(it);
   q.view.unwatch(ticket);
 }
 
@@ -53,9 +58,8 @@ void position_notifier::unwatch(const session* s, std::string queue) {
     if (it == self->queues_.end()) return;
     auto w = it->second.sessions.find(s);
     if (w == it->second.sessions.end()) return;
-    auto ticket = w->second.ticket;
+    drop_ticket(it->second, w->second.ticket);
     it->second.sessions.erase(w);
-    self->drop_ticket_if_unwatched(it->second, ticket);
   });
 }
 
@@ -64,9 +68,8 @@ void position_notifier::unwatch_all(const session* s) {
     for (auto& [_, q] : self->queues_) {
       auto w = q.sessions.find(s);
       if (w == q.sessions.end()) continue;
-      auto ticket = w->second.ticket;
+      drop_ticket(q, w->second.ticket);
       q.sessions.erase(w);
-      self->drop_ticket_if_unwatched(q, ticket);
     }
   });
 }
@@ -76,8 +79,8 @@ void position_notifier::on_wake(std::string payload) {
     auto e = parse_queue_event(p);
     if (!e) return;  // a bare queue name (resources changed): no position moved
     auto& q = self->queues_[e->queue];
-    if (q.view.on_event(e->seq, e->removal, e->tickets) && !q.sessions.empty())
-      self->changed(e->queue);
+    const bool moved = q.view.on_event(e->seq, e->removal, e->tickets);
+    if (moved && !q.sessions.empty()) self->changed(e->queue);
     self->maybe_resync(e->queue);
   });
 }
@@ -113,7 +116,14 @@ void position_notifier::arm() {
 void position_notifier::push_due() {
   for (const auto& name : schedule_.due(clock::now())) {
     auto it = queues_.find(name);
-    if (it != queues_.end()) push(name, it->second);
+    if (it == queues_.end()) continue;
+    push(name, it->second);
+    const auto& v = it->second.view;
+    log::debug(
+        "positions of queue {}: pushed at event {}: {} sessions, {} tickets ({} not yet known), {} "
+        "events held{}",
+        name, v.seq(), it->second.sessions.size(), v.watched(), v.pending_count(), v.held_count(),
+        v.resyncing() ? ", re-reading" : "");
   }
 }
 
@@ -124,9 +134,8 @@ void position_notifier::push(const std::string& queue, queue_state& q) {
     auto at = q.view.at(w->second.ticket);
     using kind = queue_view::standing::kind;
     if (!s || at.state == kind::gone) {  // closed, or no longer waiting
-      auto ticket = w->second.ticket;
+      drop_ticket(q, w->second.ticket);
       w = q.sessions.erase(w);
-      drop_ticket_if_unwatched(q, ticket);
       continue;
     }
     if (at.state == kind::waiting && at.position != w->second.last) {
@@ -180,9 +189,16 @@ asio::awaitable<void> position_notifier::resync(std::string queue) {
     auto i = index.find(w.user);
     if (i == index.end()) continue;
     const auto& e = r.value().users[i->second];
-    if (e.position > 0) w.ticket = e.ticket;
+    if (e.position > 0 && e.ticket != w.ticket) {
+      --now.sessions_of[w.ticket];  // the view forgets the old ticket in resynced()
+      if (now.sessions_of[w.ticket] <= 0) now.sessions_of.erase(w.ticket);
+      w.ticket = e.ticket;
+      add_ticket(now, w.ticket);
+    }
   }
   now.view.resynced(r.value().seq, asked, items);
+  log::info("positions of queue {}: re-read {} users at event {} ({} watched)", queue, users.size(),
+            r.value().seq, now.view.watched());
   changed(queue);
   maybe_resync(queue);
 }

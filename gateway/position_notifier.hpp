@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 
 #include "core/keys.hpp"
 #include "core/queue_api.hpp"
@@ -53,13 +54,16 @@ class position_notifier : public std::enable_shared_from_this<position_notifier>
   struct queue_state {
     queue_view view;
     std::map<const session*, watcher> sessions;
+    std::unordered_map<long long, int> sessions_of;  // ticket -> sessions watching it
   };
 
   void changed(const std::string& queue);
   void arm();
   void push_due();
   void push(const std::string& queue, queue_state& q);
-  void drop_ticket_if_unwatched(queue_state& q, long long ticket);
+  static void add_ticket(queue_state& q, long long ticket);
+  /// One session less watches `ticket`; the view forgets it with the last one.
+  static void drop_ticket(queue_state& q, long long ticket);
   void maybe_resync(const std::string& queue);
   boost::asio::awaitable<void> resync(std::string queue);
 

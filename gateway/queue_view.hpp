@@ -67,6 +67,9 @@ class queue_view {
   void lost_events() { needs_resync_ = true; }
 
   long long seq() const { return applied_; }
+  std::size_t pending_count() const { return pending_.size(); }
+  std::size_t held_count() const { return held_.size(); }
+  bool resyncing() const { return resyncing_; }
   std::size_t watched() const { return active_.size() + pending_.size(); }
   std::size_t removed_kept() const { return removed_.size(); }
 

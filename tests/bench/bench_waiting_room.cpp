@@ -622,6 +622,25 @@ int coordinate(const options& o) {
   }
   const long long held = r.integer({"HLEN", assigned_key});
   const long long lost = held - frames;
+  if (lost != 0 || wrong != 0) {  // where: by gateway (user i is on gateway i mod G)
+    std::map<std::string, long long> got;
+    for (auto& u : last) got[fmt::format("u{}", u.index)] = u.assignments;
+    std::vector<long long> lost_on(static_cast<std::size_t>(o.gateways)),
+        wrong_on(static_cast<std::size_t>(o.gateways));
+    auto holders = r.cmd({"HKEYS", assigned_key});
+    for (std::size_t i = 0; i < holders->elements; ++i) {
+      std::string user(holders->element[i]->str, holders->element[i]->len);
+      if (got[user] == 0) ++lost_on[std::stoul(user.substr(1)) % lost_on.size()];
+    }
+    for (auto& u : last) {
+      auto it = rank.find(fmt::format("u{}", u.index));
+      if (u.assignments == 0 && u.position != (it == rank.end() ? 0 : it->second))
+        ++wrong_on[static_cast<std::size_t>(u.index % o.gateways)];
+    }
+    for (std::size_t g = 0; g < lost_on.size(); ++g)
+      std::fprintf(stderr, "gateway g%zu: %lld assignments not seen, %lld positions wrong\n", g,
+                   lost_on[g], wrong_on[g]);
+  }
   for (auto& c : clients) c->stop(5s);
 
   auto line = fmt::format(
@@ -648,9 +667,13 @@ int coordinate(const options& o) {
       held, frames, duplicates, twice, lost, wrong);
   std::printf("%s\n", line.c_str());
   std::fflush(stdout);
+  const bool ok = duplicates == 0 && twice == 0 && lost == 0 && wrong == 0;
   std::error_code ec;
-  std::filesystem::remove_all(dir, ec);
-  return duplicates == 0 && twice == 0 && lost == 0 && wrong == 0 ? 0 : 1;
+  if (ok)
+    std::filesystem::remove_all(dir, ec);
+  else
+    std::fprintf(stderr, "logs kept in %s\n", dir.c_str());
+  return ok ? 0 : 1;
 }
 
 }  // namespace
