@@ -19,7 +19,8 @@
 //
 //   bench_waiting_room [--users N] [--gateways G] [--workers W] [--clients P]
 //                      [--resources R] [--batch B] [--churn-percent X] [--sustained-rate N]
-//                      [--join-rate N]
+//                      [--join-rate N] [--cluster]
+// --cluster runs it on a private 3-master Redis Cluster (figures summed over the masters).
 // --join-rate spreads the arrivals (N per second in all); by default everyone comes at once.
 // A session whose join is refused or closed tries again (0.5-1.5 s later, 10 times), as the
 // browser client does.
@@ -48,6 +49,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -55,6 +57,7 @@
 #include <vector>
 
 #include "tests/support/process.hpp"
+#include "tests/support/redis_cluster.hpp"
 #include "tests/support/redis_server.hpp"
 #include "tests/support/sync_redis.hpp"
 
@@ -77,6 +80,7 @@ struct options {
   long long client = -1, first = 0, last = 0, churn_seconds = 0;
   std::string ports, dir;
   bool churn_one = false;  // the 4-session single-user churner
+  bool cluster = false;    // a 3-master Redis Cluster instead of one redis-server
 };
 
 long long now_ms() {
@@ -91,6 +95,10 @@ options parse(int argc, char** argv) {
     std::string a = argv[i];
     if (a == "--churn-one") {
       o.churn_one = true;
+      continue;
+    }
+    if (a == "--cluster") {
+      o.cluster = true;
       continue;
     }
     if (i + 1 >= argc) {
@@ -140,7 +148,7 @@ options parse(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: bench_waiting_room [--users N] [--gateways G] [--workers W] "
                    "[--clients P] [--resources R] [--batch B] [--churn-percent X] "
-                   "[--sustained-rate N] [--join-rate N]\n");
+                   "[--sustained-rate N] [--join-rate N] [--cluster]\n");
       std::exit(2);
     }
   }
@@ -369,10 +377,25 @@ long long rss_kb(pid_t pid) {
   return 0;
 }
 
+using masters = std::vector<std::unique_ptr<pushonce::test::sync_redis>>;
+
 long long info_field(pushonce::test::sync_redis& r, const char* section, const std::string& name) {
   auto info = r.text({"INFO", section});
   auto at = info.find(name + ":");
   return at == std::string::npos ? -1 : std::atoll(info.c_str() + at + name.size() + 1);
+}
+
+long long info_field(masters& all, const char* section, const std::string& name) {
+  long long sum = 0;
+  for (auto& m : all) sum += info_field(*m, section, name);
+  return sum;
+}
+
+double redis_cpu_s(pushonce::test::sync_redis& r);
+double redis_cpu_s(masters& all) {
+  double sum = 0;
+  for (auto& m : all) sum += redis_cpu_s(*m);
+  return sum;
 }
 
 double redis_cpu_s(pushonce::test::sync_redis& r) {
@@ -382,6 +405,13 @@ double redis_cpu_s(pushonce::test::sync_redis& r) {
     return at == std::string::npos ? 0.0 : std::atof(info.c_str() + at + k.size() + 1);
   };
   return get("used_cpu_sys") + get("used_cpu_user");
+}
+
+long long redis_calls(pushonce::test::sync_redis& r);
+long long redis_calls(masters& all) {
+  long long sum = 0;
+  for (auto& m : all) sum += redis_calls(*m);
+  return sum;
 }
 
 long long redis_calls(pushonce::test::sync_redis& r) {
@@ -448,11 +478,28 @@ int coordinate(const options& o) {
   rl.rlim_cur = rl.rlim_max;
   setrlimit(RLIMIT_NOFILE, &rl);
 
-  pushonce::test::redis_server redis;
-  pushonce::test::sync_redis r(redis.port());
+  // One redis-server, or (--cluster) a 3-master Redis Cluster: `r` is the master of the
+  // queue's slot, `all` every master (calls, CPU and memory are summed over them).
+  std::optional<pushonce::test::redis_server> redis;
+  std::optional<pushonce::test::redis_cluster> cluster;
+  std::vector<std::unique_ptr<pushonce::test::sync_redis>> all;
+  std::uint16_t queue_port = 0;
+  if (o.cluster) {
+    cluster.emplace();
+    queue_port = cluster->master_of(cluster->slot_of("bench:{q:default}:waiting"));
+    for (auto port : cluster->masters())
+      all.push_back(std::make_unique<pushonce::test::sync_redis>(port));
+  } else {
+    redis.emplace();
+    queue_port = redis->port();
+    all.push_back(std::make_unique<pushonce::test::sync_redis>(queue_port));
+  }
+  pushonce::test::sync_redis r(queue_port);
   const std::string ns = "bench", bin = PUSHONCE_BIN_DIR;
-  pushonce::test::environment env{
-      {"PUSHONCE_REDIS", redis.url()}, {"PUSHONCE_NAMESPACE", ns}, {"PUSHONCE_LOG_LEVEL", "warn"}};
+  pushonce::test::environment env{{o.cluster ? "PUSHONCE_REDIS_CLUSTER" : "PUSHONCE_REDIS",
+                                   o.cluster ? cluster->url() : redis->url()},
+                                  {"PUSHONCE_NAMESPACE", ns},
+                                  {"PUSHONCE_LOG_LEVEL", "warn"}};
   auto dir = std::filesystem::temp_directory_path() / fmt::format("bench-wr-{}", getpid());
   std::filesystem::create_directories(dir);
   std::vector<std::unique_ptr<process>> procs, gateways, clients;
@@ -479,7 +526,7 @@ int coordinate(const options& o) {
   for (int i = 0; i < 100 && r.integer({"EXISTS", registered}) != 1; ++i)
     std::this_thread::sleep_for(50ms);
   std::this_thread::sleep_for(500ms);  // gateways listening, workers subscribed
-  const double mem0 = static_cast<double>(info_field(r, "memory", "used_memory"));
+  const double mem0 = static_cast<double>(info_field(all, "memory", "used_memory"));
 
   // 1. Everyone joins at once.
   const long long per = (o.users + o.clients - 1) / o.clients;
@@ -520,14 +567,14 @@ int coordinate(const options& o) {
   std::this_thread::sleep_for(1s);
   long long gw_rss = 0;
   for (auto& g : gateways) gw_rss += rss_kb(g->pid());
-  const double mem1 = static_cast<double>(info_field(r, "memory", "used_memory"));
+  const double mem1 = static_cast<double>(info_field(all, "memory", "used_memory"));
 
   // 2. One user churning with four sessions, against an idle second.
-  auto idle0 = redis_calls(r);
-  auto idle_cpu0 = redis_cpu_s(r);
+  auto idle0 = redis_calls(all);
+  auto idle_cpu0 = redis_cpu_s(all);
   std::this_thread::sleep_for(2s);
-  const double idle_per_s = static_cast<double>(redis_calls(r) - idle0) / 2.0;
-  const double idle_cpu_per_s = (redis_cpu_s(r) - idle_cpu0) / 2.0;
+  const double idle_per_s = static_cast<double>(redis_calls(all) - idle0) / 2.0;
+  const double idle_cpu_per_s = (redis_cpu_s(all) - idle_cpu0) / 2.0;
   long long churn_calls = 0;
   {
     std::filesystem::create_directories(dir / "churner");
@@ -537,17 +584,17 @@ int coordinate(const options& o) {
                                  dir.string(), "--churn-seconds", "10"},
         pushonce::test::environment{}, dir.string() + "/churner");
     std::this_thread::sleep_for(1s);
-    auto c0 = redis_calls(r);
+    auto c0 = redis_calls(all);
     churner->kill(SIGUSR2);
     std::this_thread::sleep_for(10s);
-    churn_calls = redis_calls(r) - c0;
+    churn_calls = redis_calls(all) - c0;
     churner->kill(SIGTERM);
     churner->wait(5s);
   }
   const double churn_per_s = static_cast<double>(churn_calls) / 10.0;
 
   // 3. R resources at once.
-  const double cpu0 = redis_cpu_s(r);
+  const double cpu0 = redis_cpu_s(all);
   std::vector<std::string> add{"resource", "add"};
   for (long long i = 0; i < o.resources; ++i) add.push_back(fmt::format("r{}", i));
   const long long t0 = now_ms();
@@ -567,7 +614,7 @@ int coordinate(const options& o) {
     std::this_thread::sleep_for(5ms);
   }
   std::this_thread::sleep_for(300ms);  // the workers' claims of the last batches
-  const double cpu1 = redis_cpu_s(r);
+  const double cpu1 = redis_cpu_s(all);
   const double cpu_window_s = static_cast<double>(now_ms() - t0) / 1000.0;
   std::this_thread::sleep_for(3s);  // frames delivered, positions settled
   auto burst = collect(dir.string(), clients);
