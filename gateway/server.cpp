@@ -86,6 +86,7 @@ int server::run() {
   redis::connection_options copts;
   copts.where = opts_.common.redis;
   copts.cluster = opts_.common.redis_cluster;
+  copts.sentinel = opts_.common.redis_sentinel;
   copts.client_name = "pushonce-gateway:" + id;
   state->conn = redis::connection::create(ex, copts);
   auto hopts = copts;
