@@ -211,6 +211,19 @@ void fill_common(const po::variables_map& vm, common_options& common) {
 
 }  // namespace
 
+std::string redis_display(const common_options& c) {
+  auto list = [](const std::vector<redis::endpoint>& nodes) {
+    std::string out;
+    for (const auto& n : nodes) out += (out.empty() ? "" : ",") + n.display();
+    return out;
+  };
+  if (c.redis_sentinel.enabled())
+    return fmt::format("master '{}' of the sentinels {}", c.redis_sentinel.master_name,
+                       list(c.redis_sentinel.sentinels));
+  if (!c.redis_cluster.empty()) return "cluster via " + list(c.redis_cluster);
+  return c.redis.display();
+}
+
 unsigned default_bus_shards(bool cluster) {
   return cluster ? 16 : 1;
 }

@@ -51,6 +51,10 @@ struct common_options {
   unsigned bus_shards = 1;
 };
 
+/// Where the Redis is, for the start-up log line: host:port, "cluster via host:port,...", or
+/// "master 'NAME' of the sentinels host:port,...".
+std::string redis_display(const common_options& c);
+
 /// --bus-shards when not given: 1 on a single Redis, 16 on a Redis Cluster.
 unsigned default_bus_shards(bool cluster);
 

@@ -153,7 +153,7 @@ int server::run() {
       exit_on_exception("gateway wake subscription"));
   lst->run();
   log::info("listening on {}:{} ({} threads), redis {}, namespace {}", opts_.listen_host,
-            lst->local_endpoint().port(), opts_.threads, copts.where.display(), k.ns());
+            lst->local_endpoint().port(), opts_.threads, redis_display(opts_.common), k.ns());
   const auto& set = state->settings;
   log::info(
       "limits: {} connections ({} per address), {} sessions per address, {} per user, "

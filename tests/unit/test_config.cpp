@@ -469,3 +469,13 @@ TEST_CASE("rediss:// and the TLS file options") {
   for (const auto& f : {ca, cert, key}) std::remove(f.c_str());
   ::rmdir(dir.c_str());
 }
+
+TEST_CASE("redis_display: one Redis, a cluster, a Sentinel") {
+  clean_env env;
+  CHECK(pushonce::redis_display(parse({"--redis", "redis://u:pw@h:1"}).common) == "h:1");
+  CHECK(pushonce::redis_display(parse({"--redis-cluster", "redis://:pw@a:1,b:2"}).common) ==
+        "cluster via a:1,b:2");
+  CHECK(
+      pushonce::redis_display(parse({"--redis-sentinel", "redis+sentinel://:pw@a:1,b:2"}).common) ==
+      "master 'mymaster' of the sentinels a:1,b:2");
+}
