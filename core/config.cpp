@@ -37,6 +37,10 @@ po::options_description common_description() {
        "redis://[[user]:password@]host:port[,host:port]...: seed nodes of a Redis Cluster "
        "(rediss://... for TLS to every node); when given, --redis is not used (env "
        "PUSHONCE_REDIS_CLUSTER)")
+      ("redis-sentinel", po::value<std::string>()->value_name("URL"),
+       "redis+sentinel://[[user]:password@]host:port[,host:port]...[/MASTER]: the sentinels of "
+       "a master (default name mymaster; rediss+sentinel://... for TLS); the programs follow "
+       "the current master; when given, --redis is not used (env PUSHONCE_REDIS_SENTINEL)")
       ("namespace", po::value<std::string>()->value_name("NS"),
        "prefix of every key and channel (env PUSHONCE_NAMESPACE, default pushonce)")
       ("log-level", po::value<std::string>()->value_name("L"),
@@ -110,9 +114,11 @@ void fill_tls(const po::variables_map& vm, common_options& common) {
   if (any && !common.redis.tls)
     throw usage_error(
         "--redis-tls-ca, --redis-tls-cert and --redis-tls-key need a rediss:// URL in --redis "
-        "or --redis-cluster");
-  // Every cluster node (seeds, and the masters the slot map names) uses the same files.
+        "or --redis-cluster, or a rediss+sentinel:// URL in --redis-sentinel");
+  // Every cluster node (seeds, and the masters the slot map names) uses the same files, and
+  // so do the sentinels and the masters they name.
   for (auto& seed : common.redis_cluster) seed.certs = f;
+  for (auto& s : common.redis_sentinel.sentinels) s.certs = f;
   common.redis.certs = std::move(f);
 }
 
@@ -134,6 +140,19 @@ void fill_common(const po::variables_map& vm, common_options& common) {
       throw usage_error(fmt::format("{}: {}", source, e.what()));
     }
     common.redis = common.redis_cluster.front();
+  }
+  std::string cluster_source = source;
+  source.clear();
+  if (auto url = lookup(vm, "redis-sentinel", "PUSHONCE_REDIS_SENTINEL", source)) {
+    if (!common.redis_cluster.empty())
+      throw usage_error(fmt::format("{} and {}: give a Redis Cluster or a Sentinel, not both",
+                                    cluster_source, source));
+    try {
+      common.redis_sentinel = redis::sentinel_config::parse(*url);
+    } catch (const std::invalid_argument& e) {
+      throw usage_error(fmt::format("{}: {}", source, e.what()));
+    }
+    common.redis = common.redis_sentinel.sentinels.front();
   }
   fill_tls(vm, common);
 
@@ -191,6 +210,19 @@ void fill_common(const po::variables_map& vm, common_options& common) {
 }
 
 }  // namespace
+
+std::string redis_display(const common_options& c) {
+  auto list = [](const std::vector<redis::endpoint>& nodes) {
+    std::string out;
+    for (const auto& n : nodes) out += (out.empty() ? "" : ",") + n.display();
+    return out;
+  };
+  if (c.redis_sentinel.enabled())
+    return fmt::format("master '{}' of the sentinels {}", c.redis_sentinel.master_name,
+                       list(c.redis_sentinel.sentinels));
+  if (!c.redis_cluster.empty()) return "cluster via " + list(c.redis_cluster);
+  return c.redis.display();
+}
 
 unsigned default_bus_shards(bool cluster) {
   return cluster ? 16 : 1;

@@ -1,6 +1,7 @@
 #pragma once
 // Command-line and environment options common to every program (docs/protocol.md "Programs and
 // common options"): --redis / PUSHONCE_REDIS, --redis-cluster / PUSHONCE_REDIS_CLUSTER,
+// --redis-sentinel / PUSHONCE_REDIS_SENTINEL,
 // --namespace / PUSHONCE_NAMESPACE, --log-level / PUSHONCE_LOG_LEVEL, --log-format /
 // PUSHONCE_LOG_FORMAT, --max-data-bytes / PUSHONCE_MAX_DATA_BYTES, --bus-shards /
 // PUSHONCE_BUS_SHARDS, --help, --version. Common
@@ -34,6 +35,9 @@ struct common_options {
   // --redis-cluster: the seed nodes of a Redis Cluster (empty: a single Redis at `redis`).
   // When given, `redis` is the first seed and --redis is not used.
   std::vector<redis::endpoint> redis_cluster;
+  // --redis-sentinel: the sentinels of a monitored master (not enabled: none). When given,
+  // `redis` is the first sentinel (for log lines) and --redis is not used.
+  redis::sentinel_config redis_sentinel;
   std::string ns = "pushonce";
   log::level log_level = log::level::info;
   log::format log_format = log::format::text;
@@ -46,6 +50,10 @@ struct common_options {
   /// Redis Cluster (the outboxes and bus channels then spread over the masters).
   unsigned bus_shards = 1;
 };
+
+/// Where the Redis is, for the start-up log line: host:port, "cluster via host:port,...", or
+/// "master 'NAME' of the sentinels host:port,...".
+std::string redis_display(const common_options& c);
 
 /// --bus-shards when not given: 1 on a single Redis, 16 on a Redis Cluster.
 unsigned default_bus_shards(bool cluster);

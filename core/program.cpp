@@ -52,6 +52,7 @@ redis::connection_options redis_options(const common_options& c, std::string_vie
   redis::connection_options o;
   o.where = c.redis;
   o.cluster = c.redis_cluster;
+  o.sentinel = c.redis_sentinel;
   o.client_name = std::string(client_name);
   return o;
 }

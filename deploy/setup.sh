@@ -7,7 +7,7 @@ packages=(
   cmake g++ make pkg-config git ca-certificates
   libhiredis-dev libfmt-dev doctest-dev libssl-dev
   libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev libboost-program-options1.81-dev
-  libjwt-dev redis-server redis-tools jq clang-format
+  libjwt-dev redis-server redis-tools redis-sentinel jq clang-format
   clang libclang-rt-14-dev
   chromium
   nginx systemd openssl
@@ -27,10 +27,13 @@ if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
   $sudo apt-get update -q
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
-  # Debian starts a system redis-server on 6379; pushonce runs its own private ones.
-  if command -v systemctl >/dev/null && systemctl is-active --quiet redis-server 2>/dev/null; then
-    $sudo systemctl stop redis-server || true
-  fi
+  # Debian starts a system redis-server on 6379 (and redis-sentinel on 26379); pushonce runs
+  # its own private ones.
+  for unit in redis-server redis-sentinel; do
+    if command -v systemctl >/dev/null && systemctl is-active --quiet "$unit" 2>/dev/null; then
+      $sudo systemctl stop "$unit" || true
+    fi
+  done
   # Likewise nginx: the tests and `deploy/run.sh --nginx` run private ones (own prefix and
   # config); a system nginx left on port 80 by the package is stopped, not used.
   if command -v systemctl >/dev/null && systemctl is-active --quiet nginx 2>/dev/null; then

@@ -86,6 +86,7 @@ int server::run() {
   redis::connection_options copts;
   copts.where = opts_.common.redis;
   copts.cluster = opts_.common.redis_cluster;
+  copts.sentinel = opts_.common.redis_sentinel;
   copts.client_name = "pushonce-gateway:" + id;
   state->conn = redis::connection::create(ex, copts);
   auto hopts = copts;
@@ -152,7 +153,7 @@ int server::run() {
       exit_on_exception("gateway wake subscription"));
   lst->run();
   log::info("listening on {}:{} ({} threads), redis {}, namespace {}", opts_.listen_host,
-            lst->local_endpoint().port(), opts_.threads, copts.where.display(), k.ns());
+            lst->local_endpoint().port(), opts_.threads, redis_display(opts_.common), k.ns());
   const auto& set = state->settings;
   log::info(
       "limits: {} connections ({} per address), {} sessions per address, {} per user, "

@@ -60,7 +60,7 @@ int run_daemon(command_line& cl) {
       "started (queues {}, lease {} ms, accept timeout {} ms, {} assignments per call, redis {}, "
       "namespace {}, {} bus shards)",
       fmt::join(opts.queues, ","), lease, opts.accept_timeout.count(), opts.batch,
-      cl.common.redis.display(), cl.common.ns, cl.common.bus_shards);
+      redis_display(cl.common), cl.common.ns, cl.common.bus_shards);
   asio::signal_set signals(io, SIGTERM, SIGINT);
   signals.async_wait([&](auto ec, int sig) {
     if (ec) return;

@@ -46,8 +46,8 @@ int main(int argc, char** argv) {
       "and counted as wait_replicas_timeout");
   program_info info{"pushonce-worker",
                     "usage: pushonce-worker [--id NAME] [--concurrency N] [--lease-ms MS] "
-                    "[--bus-shards N] [--redis URL | --redis-cluster URL] [--namespace NS] "
-                    "[--log-level L]\n"};
+                    "[--bus-shards N] [--redis URL | --redis-cluster URL | --redis-sentinel URL] "
+                    "[--namespace NS] [--log-level L]\n"};
 
   return run_program(argc, argv, info, own, [&](command_line& cl) {
     worker::worker_options opts;
@@ -102,10 +102,10 @@ int main(int argc, char** argv) {
                          keys(cl.common.ns), opts);
     w.start();
     log::info(
-        "started (concurrency {}, lease {} ms, wait replicas {}, redis {}{}, namespace {}, {} bus "
+        "started (concurrency {}, lease {} ms, wait replicas {}, redis {}, namespace {}, {} bus "
         "shards)",
-        opts.concurrency, lease, opts.claim.wait_replicas, cl.common.redis.display(),
-        cl.common.redis_cluster.empty() ? "" : " (cluster)", cl.common.ns, opts.bus_shards);
+        opts.concurrency, lease, opts.claim.wait_replicas, redis_display(cl.common), cl.common.ns,
+        opts.bus_shards);
 
     asio::signal_set signals(io, SIGTERM, SIGINT);
     signals.async_wait([&](auto ec, int sig) {

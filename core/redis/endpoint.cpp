@@ -126,6 +126,36 @@ std::vector<endpoint> endpoint::parse_list(std::string_view url) {
   return out;
 }
 
+sentinel_config sentinel_config::parse(std::string_view url) {
+  auto scheme_end = url.find("://");
+  std::string_view scheme = scheme_end == std::string_view::npos ? "" : url.substr(0, scheme_end);
+  bool tls = iequals(scheme, "rediss+sentinel");
+  if (!tls && !iequals(scheme, "redis+sentinel"))
+    fail(
+        url,
+        "not a URL of the form redis+sentinel://[[user]:password@]host:port[,host:port]...[/MASTER]"
+        " (or rediss+sentinel://)");
+  std::string_view rest = url.substr(scheme_end + 3);
+  sentinel_config out;
+  auto at = rest.rfind('@');
+  auto slash = rest.find('/', at == std::string_view::npos ? 0 : at);
+  if (slash != std::string_view::npos) {
+    std::string_view name = rest.substr(slash + 1);
+    for (char c : name)
+      if (c == '/' || c == '?' || c == '#' || static_cast<unsigned char>(c) <= 0x20)
+        fail(url, "the master name must be one word without '/', '?', '#' or spaces");
+    if (!name.empty()) out.master_name = std::string(name);  // a bare '/': the default
+    rest = rest.substr(0, slash);
+  }
+  auto list = fmt::format("{}://{}", tls ? "rediss" : "redis", rest);
+  try {
+    out.sentinels = endpoint::parse_list(list);
+  } catch (const std::invalid_argument&) {
+    fail(url, "bad sentinel list: expected host:port[,host:port]...");
+  }
+  return out;
+}
+
 std::string endpoint::display() const {
   if (host.find(':') != std::string::npos) return fmt::format("[{}]:{}", host, port);
   return fmt::format("{}:{}", host, port);

@@ -1,6 +1,7 @@
 #pragma once
 // Where a Redis server is and how to log in: parsed from redis://[[user]:password@]host:port[/db]
-// or rediss://... (TLS, with the certificate files the common options give).
+// or rediss://... (TLS, with the certificate files the common options give), and where the
+// Sentinels of a monitored master are: redis+sentinel://[[user]:password@]host:port[,...][/MASTER].
 
 #include <chrono>
 #include <cstdint>
@@ -35,6 +36,18 @@ struct endpoint {
   std::string display() const;
 };
 
+/// Redis Sentinel: the sentinels to ask, and the name of the master they monitor. Every
+/// sentinel carries the URL's credentials and TLS; the master found gets them too.
+struct sentinel_config {
+  std::vector<endpoint> sentinels;  // empty: no Sentinel
+  std::string master_name = "mymaster";
+
+  /// Parses redis+sentinel://[[user]:password@]host:port[,host:port]...[/MASTER] or
+  /// rediss+sentinel://... (TLS to the sentinels and the master); throws std::invalid_argument.
+  static sentinel_config parse(std::string_view url);
+  bool enabled() const { return !sentinels.empty(); }
+};
+
 struct connection_options {
   endpoint where;
   std::string client_name;  // CLIENT SETNAME, empty: none
@@ -47,6 +60,9 @@ struct connection_options {
   // connection per master, commands routed by key) and a subscriber moves to the next seed
   // when one cannot be reached. `where` is the first seed.
   std::vector<endpoint> cluster;  // commands waiting or in flight; beyond: error::queue_full
+  // Redis Sentinel; when enabled, every (re)connect asks the sentinels where the master is
+  // (`where` is then the master last found) and checks that it answers ROLE as master.
+  sentinel_config sentinel;
 };
 
 }  // namespace pushonce::redis

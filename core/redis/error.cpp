@@ -26,6 +26,8 @@ class category final : public std::error_category {
                "read-only replica)";
       case error::moved:
         return "the channel's cluster slot is served by another node";
+      case error::not_master:
+        return "the server the sentinels named is not (or no longer) a master";
     }
     return "unknown Redis error";
   }

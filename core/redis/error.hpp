@@ -14,6 +14,7 @@ enum class error {
   stopped,       // the client was stopped
   refused,       // Redis refused the login commands for now (BUSY, LOADING, OOM, ...)
   moved,         // a sharded channel's slot is served by another node (MOVED, sunsubscribe)
+  not_master,    // Sentinel: the server the sentinels named does not answer ROLE as a master
 };
 
 const std::error_category& error_category();

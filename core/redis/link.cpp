@@ -9,6 +9,7 @@
 
 #include "core/exit_on_exception.hpp"
 #include "core/log.hpp"
+#include "core/redis/sentinel_lookup.hpp"
 
 namespace pushonce::redis {
 
@@ -18,6 +19,13 @@ using namespace asio::experimental::awaitable_operators;
 namespace {
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t max_write_batch = 256 * 1024;
+
+// Behind a Sentinel, a failover is waited out in short steps: the new master is used
+// within a second of its promotion.
+std::chrono::milliseconds retry_ceiling(const connection_options& o) {
+  return o.sentinel.enabled() ? std::min(o.backoff_max, std::chrono::milliseconds{1000})
+                              : o.backoff_max;
+}
 }  // namespace
 
 link::link(asio::any_io_executor ex, connection_options opts, std::string role, client& owner)
@@ -31,7 +39,8 @@ link::link(asio::any_io_executor ex, connection_options opts, std::string role, 
       wake_(strand_),
       tick_(strand_),
       pause_(strand_),
-      retry_(opts_.backoff_initial, opts_.backoff_max) {}
+      retry_(opts_.backoff_initial, retry_ceiling(opts_)),
+      sentinel_(opts_.sentinel) {}
 
 void link::start(std::shared_ptr<void> keep_alive) {
   if (started_ || stopped_) return;
@@ -71,8 +80,36 @@ asio::awaitable<void> link::pause_before_retry() {
   co_await pause_.async_wait(use_tuple);
 }
 
+// Asks the sentinels where the master is and points `where` there. stop() cancels the
+// question (through pause_).
+asio::awaitable<bool> link::locate_master() {
+  std::string why;
+  pause_.expires_at(clock_type::time_point::max());
+  auto outcome =
+      co_await (find_master(strand_, opts_, sentinel_, why) || pause_.async_wait(use_tuple));
+  if (stopped_ || outcome.index() == 1) co_return false;
+  auto& found = std::get<0>(outcome);
+  if (!found) {
+    if (!was_down_ || retry_.attempts() % 20 == 0)
+      log::warn("{}: no master '{}' from the sentinels ({}); retrying (attempt {})", role_,
+                opts_.sentinel.master_name, why, retry_.attempts() + 1);
+    co_return false;
+  }
+  if (found->host != opts_.where.host || found->port != opts_.where.port)
+    log::info("{}: the sentinels name {} as master '{}'", role_, found->display(),
+              opts_.sentinel.master_name);
+  opts_.where = std::move(*found);
+  co_return true;
+}
+
 asio::awaitable<void> link::run([[maybe_unused]] std::shared_ptr<void> keep_alive) {
   while (!stopped_) {
+    if (opts_.sentinel.enabled() && !co_await locate_master()) {
+      if (stopped_) break;
+      was_down_ = true;
+      co_await pause_before_retry();
+      continue;
+    }
     auto ec = co_await stream_.connect(opts_);
     if (stopped_) break;
     if (ec) {

@@ -3,6 +3,10 @@
 // Boost.Redis run() shape): one strand, one socket with hiredis as the RESP codec, one run
 // loop that connects with a deadline and backs off with full jitter between attempts, one
 // reader and one writer per connection, and a ticker that runs from start() to stop().
+// With a Sentinel in the options, every (re)connect first asks the sentinels where the
+// master is (redis::find_master) and connects there; the connection must answer ROLE as a
+// master. A lost connection, a failed ROLE check or READONLY (the owner drops the link) thus
+// all lead to asking the sentinels again.
 // It decides nothing: a `client` (the bookkeeping of requests or of subscriptions) is told
 // what happened and says what to write.
 
@@ -20,6 +24,7 @@
 #include "core/redis/endpoint.hpp"
 #include "core/redis/reply.hpp"
 #include "core/redis/resp_stream.hpp"
+#include "core/redis/sentinel_choice.hpp"
 
 namespace pushonce::redis {
 
@@ -77,6 +82,7 @@ class link {
   boost::asio::awaitable<void> writer();
   boost::asio::awaitable<void> ticker(std::shared_ptr<void> keep_alive);
   boost::asio::awaitable<void> pause_before_retry();
+  boost::asio::awaitable<bool> locate_master();
   void next_seed();
 
   strand_type strand_;
@@ -92,6 +98,7 @@ class link {
   std::atomic<bool> connected_{false};
   bool started_ = false, stopped_ = false, was_down_ = false;
   std::size_t seed_ = 0;  // index in opts_.cluster of `where`
+  sentinel_choice sentinel_;
 };
 
 }  // namespace pushonce::redis

@@ -13,6 +13,7 @@
 
 #include "core/redis/error.hpp"
 #include "core/redis/error_reply.hpp"
+#include "core/redis/sentinel_choice.hpp"
 
 namespace pushonce::redis {
 
@@ -104,6 +105,13 @@ static std::shared_ptr<asio::ssl::context> make_tls_context(const tls_files& fil
   return ctx;
 }
 
+asio::awaitable<std::error_code> resp_stream::call(const command& cmd, reply& out) {
+  std::string wire;
+  encode(cmd, wire);
+  if (auto ec = co_await write_all(asio::buffer(wire))) co_return ec;
+  co_return co_await read(out);
+}
+
 asio::awaitable<std::error_code> resp_stream::write_all(asio::const_buffer data) {
   if (tls_) {
     auto [ec, n] = co_await asio::async_write(*tls_, data, use_tuple);
@@ -161,6 +169,7 @@ asio::awaitable<std::error_code> resp_stream::connect(const connection_options& 
     if (!opts.where.password.empty()) hello.push_back(login_command(opts));
     if (opts.where.db != 0) hello.push_back({"SELECT", std::to_string(opts.where.db)});
     if (!opts.client_name.empty()) hello.push_back({"CLIENT", "SETNAME", opts.client_name});
+    if (opts.sentinel.enabled()) hello.push_back({"ROLE"});
     if (hello.empty()) co_return std::error_code{};
     std::string wire;
     for (const auto& c : hello) encode(c, wire);
@@ -176,6 +185,7 @@ asio::awaitable<std::error_code> resp_stream::connect(const connection_options& 
           co_return error::refused;  // BUSY, LOADING, READONLY ...: try again later
         co_return std::make_error_code(std::errc::permission_denied);
       }
+      if (hello[i].front() == "ROLE" && !sentinel_choice::is_master(r)) co_return error::not_master;
     }
     co_return std::error_code{};
   };

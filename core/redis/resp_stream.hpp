@@ -28,8 +28,11 @@ class resp_stream {
   resp_stream(const resp_stream&) = delete;
   resp_stream& operator=(const resp_stream&) = delete;
 
-  /// Resolves, connects and logs in within opts.connect_timeout.
+  /// Resolves, connects and logs in within opts.connect_timeout. With a Sentinel in `opts`,
+  /// the server must also answer ROLE as a master (else error::not_master).
   boost::asio::awaitable<std::error_code> connect(const connection_options& opts);
+  /// Writes one command and reads its reply (no deadline: the caller races a timer).
+  boost::asio::awaitable<std::error_code> call(const command& cmd, reply& out);
   /// Reads the next complete reply.
   boost::asio::awaitable<std::error_code> read(reply& out);
   void close();

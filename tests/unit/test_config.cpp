@@ -46,7 +46,7 @@ class clean_env {
       "PUSHONCE_DEDUP_WINDOW_MS", "PUSHONCE_OUTBOX_RETENTION_MS", "PUSHONCE_MAX_DATA_BYTES",
       "PUSHONCE_LOG_FORMAT",      "PUSHONCE_TEST_SECRET",         "PUSHONCE_TEST_SECRET_FILE",
       "PUSHONCE_REDIS_CLUSTER",   "PUSHONCE_REDIS_TLS_CA",        "PUSHONCE_REDIS_TLS_CERT",
-      "PUSHONCE_REDIS_TLS_KEY",   "PUSHONCE_BUS_SHARDS"};
+      "PUSHONCE_REDIS_TLS_KEY",   "PUSHONCE_BUS_SHARDS",          "PUSHONCE_REDIS_SENTINEL"};
   std::vector<std::optional<std::string>> saved_;
 };
 
@@ -330,6 +330,66 @@ TEST_CASE("--redis-cluster: a seed list with shared credentials; the environment
   CHECK_THROWS_AS(parse({"--redis-cluster", "h:1"}), usage_error);
 }
 
+TEST_CASE("--redis-sentinel: sentinels, master name, credentials, TLS; the environment; errors") {
+  clean_env env;
+  CHECK_FALSE(parse({}).common.redis_sentinel.enabled());
+
+  auto one = parse({"--redis-sentinel", "redis+sentinel://10.0.0.1:26379"});
+  REQUIRE(one.common.redis_sentinel.sentinels.size() == 1);
+  CHECK(one.common.redis_sentinel.master_name == "mymaster");
+  CHECK(one.common.redis_sentinel.sentinels[0].host == "10.0.0.1");
+  CHECK(one.common.redis_sentinel.sentinels[0].port == 26379);
+  CHECK(one.common.redis_sentinel.sentinels[0].password.empty());
+  CHECK_FALSE(one.common.redis_sentinel.sentinels[0].tls);
+  CHECK(one.common.redis.host == "10.0.0.1");  // the first sentinel, for log lines
+
+  auto many =
+      parse({"--redis-sentinel", "redis+sentinel://u:pw@h1:26379,h2:26380,[::1]:26381/main"});
+  auto& s = many.common.redis_sentinel;
+  REQUIRE(s.sentinels.size() == 3);
+  CHECK(s.master_name == "main");
+  CHECK(s.sentinels[1].host == "h2");
+  CHECK(s.sentinels[1].port == 26380);
+  CHECK(s.sentinels[2].host == "::1");
+  for (const auto& e : s.sentinels) {
+    CHECK(e.user == "u");
+    CHECK(e.password == "pw");
+  }
+  auto pw_only = parse({"--redis-sentinel", "redis+sentinel://:pw@h1:1/"});
+  CHECK(pw_only.common.redis_sentinel.master_name == "mymaster");
+  CHECK(pw_only.common.redis_sentinel.sentinels[0].user.empty());
+  CHECK(pw_only.common.redis_sentinel.sentinels[0].password == "pw");
+
+  auto tls = parse({"--redis-sentinel", "rediss+sentinel://:pw@h1:1,h2:2/m1"});
+  REQUIRE(tls.common.redis_sentinel.sentinels.size() == 2);
+  CHECK(tls.common.redis_sentinel.sentinels[0].tls);
+  CHECK(tls.common.redis_sentinel.sentinels[1].tls);
+  CHECK(tls.common.redis_sentinel.master_name == "m1");
+
+  ::setenv("PUSHONCE_REDIS_SENTINEL", "REDIS+SENTINEL://127.0.0.1:26379/x", 1);
+  auto from_env = parse({});
+  REQUIRE(from_env.common.redis_sentinel.sentinels.size() == 1);
+  CHECK(from_env.common.redis_sentinel.master_name == "x");
+  ::unsetenv("PUSHONCE_REDIS_SENTINEL");
+
+  CHECK_THROWS_AS(parse({"--redis-sentinel", "redis://h:26379"}), usage_error);
+  CHECK_THROWS_AS(parse({"--redis-sentinel", "redis+sentinel://"}), usage_error);
+  CHECK_THROWS_AS(parse({"--redis-sentinel", "redis+sentinel://h:1,,h:2"}), usage_error);
+  CHECK_THROWS_AS(parse({"--redis-sentinel", "redis+sentinel://h:99999"}), usage_error);
+  CHECK_THROWS_AS(parse({"--redis-sentinel", "redis+sentinel://h:1/a/b"}), usage_error);
+  CHECK_THROWS_AS(parse({"--redis-sentinel", "redis+sentinel://h:1/a b"}), usage_error);
+  CHECK_THROWS_AS(parse({"--redis-sentinel", "redis+sentinel://user@h:1"}), usage_error);
+  CHECK_THROWS_AS(
+      parse({"--redis-sentinel", "redis+sentinel://h:1", "--redis-cluster", "redis://h:7000"}),
+      usage_error);
+  try {
+    parse({"--redis-sentinel", "redis+sentinel://u:secret@h:99999"});
+    FAIL("expected a usage error");
+  } catch (const usage_error& e) {
+    CHECK(std::string(e.what()).find("secret") == std::string::npos);
+  }
+}
+
 TEST_CASE("--bus-shards: 1 on a single Redis, 16 on a cluster; option, environment, bounds") {
   clean_env env;
   CHECK(parse({}).common.bus_shards == 1);
@@ -408,4 +468,14 @@ TEST_CASE("rediss:// and the TLS file options") {
   CHECK(cluster.common.redis.certs.ca == ca);
   for (const auto& f : {ca, cert, key}) std::remove(f.c_str());
   ::rmdir(dir.c_str());
+}
+
+TEST_CASE("redis_display: one Redis, a cluster, a Sentinel") {
+  clean_env env;
+  CHECK(pushonce::redis_display(parse({"--redis", "redis://u:pw@h:1"}).common) == "h:1");
+  CHECK(pushonce::redis_display(parse({"--redis-cluster", "redis://:pw@a:1,b:2"}).common) ==
+        "cluster via a:1,b:2");
+  CHECK(
+      pushonce::redis_display(parse({"--redis-sentinel", "redis+sentinel://:pw@a:1,b:2"}).common) ==
+      "master 'mymaster' of the sentinels a:1,b:2");
 }
