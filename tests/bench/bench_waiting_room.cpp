@@ -19,7 +19,8 @@
 //
 //   bench_waiting_room [--users N] [--gateways G] [--workers W] [--clients P]
 //                      [--resources R] [--batch B] [--churn-percent X] [--sustained-rate N]
-//                      [--join-rate N] [--cluster]
+//                      [--join-rate N] [--interval-ms MS] [--cluster]
+// --interval-ms is the gateways' --position-interval-ms (1000).
 // --cluster runs it on a private 3-master Redis Cluster (figures summed over the masters).
 // --join-rate spreads the arrivals (N per second in all); by default everyone comes at once.
 // A session whose join is refused or closed tries again (0.5-1.5 s later, 10 times), as the
@@ -75,7 +76,9 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 struct options {
   long long users = 2000, gateways = 2, workers = 3, clients = 1, resources = 1000;
   long long batch = 200, churn_percent = 1, sustained_rate = 10000;
-  long long join_rate = 0;  // arrivals per second (per client in --client mode); 0: at once
+  long long join_rate = 0;
+  long long interval_ms = 1000;  // the gateways' --position-interval-ms  // arrivals per second
+                                 // (per client in --client mode); 0: at once
   // --client mode
   long long client = -1, first = 0, last = 0, churn_seconds = 0;
   std::string ports, dir;
@@ -132,6 +135,8 @@ options parse(int argc, char** argv) {
       o.sustained_rate = num();
     else if (a == "--join-rate")
       o.join_rate = num();
+    else if (a == "--interval-ms")
+      o.interval_ms = num();
     else if (a == "--client")
       o.client = num();
     else if (a == "--first")
@@ -148,7 +153,7 @@ options parse(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: bench_waiting_room [--users N] [--gateways G] [--workers W] "
                    "[--clients P] [--resources R] [--batch B] [--churn-percent X] "
-                   "[--sustained-rate N] [--join-rate N] [--cluster]\n");
+                   "[--sustained-rate N] [--join-rate N] [--interval-ms MS] [--cluster]\n");
       std::exit(2);
     }
   }
@@ -518,7 +523,8 @@ int coordinate(const options& o) {
         bin + "/pushonce-gateway",
         std::vector<std::string>{"--listen", fmt::format("0.0.0.0:{}", port), "--dev-auth", "--id",
                                  fmt::format("g{}", i), "--max-connections-per-ip", "0",
-                                 "--max-sessions-per-ip", "0"},
+                                 "--max-sessions-per-ip", "0", "--position-interval-ms",
+                                 std::to_string(o.interval_ms)},
         env, (dir / fmt::format("g{}", i)).string()));
   }
   // The queue must be registered (the leader does it) before anyone joins.
@@ -691,7 +697,7 @@ int coordinate(const options& o) {
   for (auto& c : clients) c->stop(5s);
 
   auto line = fmt::format(
-      R"({{"users":{},"waiting":{},"gateways":{},"workers":{},"clients":{},"batch":{},)"
+      R"({{"users":{},"interval_ms":{},"waiting":{},"gateways":{},"workers":{},"clients":{},"batch":{},)"
       R"("join_s":{:.2f},"joins_per_s":{:.0f},"gateway_rss_kb_per_session":{:.1f},)"
       R"("redis_bytes_per_waiting_user":{:.0f},"idle_calls_per_s":{:.0f},)"
       R"("churn_calls_per_s":{:.0f},"churn_calls_per_s_above_idle":{:.0f},"resources":{},"assign_all_ms":{},)"
@@ -699,7 +705,7 @@ int coordinate(const options& o) {
       R"("assignments_per_s_burst":{:.0f},"redis_cpu_us_per_assignment":{:.1f},)"
       R"("sustained_assignments_per_s":{:.0f},"assigned":{},"assignment_frames":{},)"
       R"("duplicates":{},"users_assigned_twice":{},"lost":{},"wrong_positions":{}}})",
-      o.users, waiting, o.gateways, o.workers, o.clients, o.batch,
+      o.users, o.interval_ms, waiting, o.gateways, o.workers, o.clients, o.batch,
       static_cast<double>(join_end - join_start) / 1000.0,
       static_cast<double>(waiting) * 1000.0 /
           static_cast<double>(std::max(1LL, join_end - join_start)),
