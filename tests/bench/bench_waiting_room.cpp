@@ -292,6 +292,14 @@ struct client {
       auto f = beast::buffers_to_string(buf.data());
       buf.consume(n);
       if (!u.joined && !o.churn_one && f.find(R"("type":"error")") != std::string::npos &&
+          f.find(R"("op":"join")") != std::string::npos &&
+          f.find(R"("code":"conflict")") != std::string::npos) {
+        // An earlier join went through though its answer was lost: where is it?
+        std::string ask = R"({"op":"position"})";
+        co_await ws.async_write(asio::buffer(ask), use_tuple);
+        continue;
+      }
+      if (!u.joined && !o.churn_one && f.find(R"("type":"error")") != std::string::npos &&
           f.find(R"("op":"join")") != std::string::npos) {
         ws.next_layer().close(ec);  // refused (Redis busy): try again on a new connection
         co_return std::pair{boost::system::error_code{}, "join refused"};
