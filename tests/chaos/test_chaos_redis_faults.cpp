@@ -1,5 +1,6 @@
 // Redis faults that are not a crash (issue 23, "Failures no test drives yet"), each on a
-// private redis-server with the real programs (docs/operations.md "Redis refusing writes"):
+// private redis-server with the real programs (docs/operations.md "Redis refusing writes",
+// "A slow Redis"):
 //
 //  - Redis refusing writes: `CONFIG SET maxmemory 1` with noeviction makes every write fail
 //    with OOM. /readyz turns 503 with the reason within a few seconds, POST /api/publish
@@ -8,12 +9,21 @@
 //    (retried with its idempotency key) is delivered exactly once. (MISCONF, writes refused
 //    after a failed save, takes the same path (an error reply of class "unavailable") but is
 //    hard to cause on purpose: OOM stands for both.)
+//  - A slow Redis: `DEBUG SLEEP 0.3` every 400 ms for 5 s while messages are published over
+//    HTTP and delivered to WebSocket sessions. At the end every session received exactly
+//    its user's published messages, in order (0 duplicates, 0 losses), no process died, and
+//    the delay of the last messages is back to normal. The worst delay is printed.
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <atomic>
 #include <boost/json.hpp>
 #include <chrono>
+#include <map>
+#include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -41,6 +51,12 @@ using steady = std::chrono::steady_clock;
 namespace {
 
 constexpr const char* api_key = "faults-api-key";
+
+long long wall_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
 
 long long ms_since(steady::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(steady::now() - t).count();
@@ -73,6 +89,75 @@ void check_all_running(deployment& d) {
   for (auto k : {kind::leader, kind::worker, kind::gateway})
     for (auto* p : d.all(k)) CHECK_MESSAGE(p->running(), d.id_of(*p), " died\n", d.digest());
 }
+
+// One WebSocket session that keeps {epoch, offset} and resumes on a disconnect; records
+// every message frame with the time it arrived.
+struct received {
+  long long offset = 0;
+  std::string id;
+  long long seq = -1;
+  long long delay_ms = 0;  // arrival - publish time carried in data.t
+};
+
+class session {
+ public:
+  session(std::uint16_t port, std::string user) : port_(port), user_(std::move(user)) {}
+
+  void run(const std::atomic<bool>& stop) {
+    while (!stop.load()) {
+      try {
+        ws_client ws;
+        ws.connect("127.0.0.1", port_);
+        ws.send(epoch_.empty() ? hello_frame(user_) : hello_frame(user_, epoch_, offset_));
+        while (!stop.load()) {
+          auto f = ws.receive(200ms);
+          if (!f) {
+            if (ws.closed()) break;
+            continue;
+          }
+          on_frame(*f);
+        }
+      } catch (const std::exception&) {
+        ++reconnects;
+        std::this_thread::sleep_for(100ms);
+      }
+    }
+  }
+
+  std::vector<received> frames;  // read once the thread is joined
+  std::atomic<std::size_t> count{0};
+  int reconnects = 0;
+  int not_recovered = 0;
+
+ private:
+  void on_frame(const std::string& text) {
+    auto o = parse_object(text);
+    auto type = o.if_contains("type");
+    if (type == nullptr || !type->is_string()) return;
+    if (*type == "welcome") {
+      if (auto r = o.if_contains("recovered"); r && *r == false && !epoch_.empty()) ++not_recovered;
+      epoch_ = json::value_to<std::string>(o.at("epoch"));
+      return;
+    }
+    if (*type != "message") return;
+    received m;
+    m.offset = o.at("offset").to_number<long long>();
+    m.id = json::value_to<std::string>(o.at("id"));
+    if (auto d = o.if_contains("data"); d && d->is_object()) {
+      const auto& data = d->as_object();
+      if (auto s = data.if_contains("seq")) m.seq = s->to_number<long long>();
+      if (auto t = data.if_contains("t")) m.delay_ms = wall_ms() - t->to_number<long long>();
+    }
+    offset_ = std::max(offset_, m.offset);
+    frames.push_back(std::move(m));
+    ++count;
+  }
+
+  std::uint16_t port_;
+  std::string user_;
+  std::string epoch_;
+  long long offset_ = 0;
+};
 
 }  // namespace
 
@@ -157,4 +242,147 @@ TEST_CASE("redis faults: Redis refusing writes (OOM) turns /readyz 503 and publi
       "redis faults (OOM): /readyz 503 after {} ms, reason \"{}\"; publish 503 in {} ms; "
       "/readyz 200 again {} ms after maxmemory 0; delivered once (id {})\n",
       turned_ms, reason, publish_ms, back_ms, id);
+}
+
+TEST_CASE("redis faults: a slow Redis (DEBUG SLEEP 0.3 for 5 s) under traffic") {
+  redis_server_options ro;
+  ro.extra_args = {"--enable-debug-command", "yes"};
+  redis_server r(ro);
+  deployment d(options_on(r, "faults-slow"));
+  d.start_leader();
+  d.start_worker();
+  d.start_worker();
+  auto& gw = d.start_gateway({"--dev-auth"});
+  REQUIRE_MESSAGE(d.wait_ready(), d.ready_failure());
+  auto port = d.port_of(gw);
+
+  constexpr int users = 20;
+  constexpr int publishers = 4;
+  constexpr auto run_for = 10s;
+  constexpr auto slow_from = 2s;
+  constexpr auto slow_for = 5s;
+
+  std::atomic<bool> stop_sessions{false};
+  std::vector<std::unique_ptr<session>> sessions;
+  std::vector<std::thread> threads;
+  for (int u = 0; u < users; ++u) {
+    sessions.push_back(std::make_unique<session>(port, "s" + std::to_string(u)));
+    threads.emplace_back([&, u] { sessions[u]->run(stop_sessions); });
+  }
+  std::this_thread::sleep_for(1s);  // every session said hello
+
+  // Published: per user, seq -> id (the 200 answer), retried with the same key until accepted.
+  std::mutex mu;
+  std::map<std::string, std::map<long long, std::string>> published;
+  std::atomic<long long> next_seq{0};
+  std::atomic<int> server_errors{0}, unavailable{0}, slowest_publish_ms{0};
+  std::atomic<bool> stop_publishing{false};
+  auto start = steady::now();
+  std::vector<std::thread> pubs;
+  for (int p = 0; p < publishers; ++p) {
+    pubs.emplace_back([&] {
+      while (!stop_publishing.load()) {
+        auto seq = next_seq++;
+        auto user = "s" + std::to_string(seq % users);
+        auto key = "slow-" + std::to_string(seq);
+        for (;;) {
+          auto body = fmt::format(R"({{"user":"{}","id":"{}","data":{{"seq":{},"t":{}}}}})", user,
+                                  key, seq, wall_ms());
+          auto t0 = steady::now();
+          auto a = api_publish(port, body);
+          auto took = static_cast<int>(ms_since(t0));
+          int prev = slowest_publish_ms.load();
+          while (took > prev && !slowest_publish_ms.compare_exchange_weak(prev, took)) {
+          }
+          if (a.status == 200) {
+            std::lock_guard lock(mu);
+            published[user][seq] = json::value_to<std::string>(parse_object(a.body)["id"]);
+            break;
+          }
+          if (a.status >= 500 && a.status != 503) ++server_errors;
+          if (a.status == 503) ++unavailable;
+          std::this_thread::sleep_for(100ms);
+        }
+        std::this_thread::sleep_for(40ms);  // ~25/s per publisher
+      }
+    });
+  }
+
+  // The slow phase: Redis blocked 300 ms out of every 400 ms.
+  int sleeps = 0;
+  {
+    sync_redis slow(r.port());
+    std::this_thread::sleep_for(slow_from);
+    auto until = steady::now() + slow_for;
+    while (steady::now() < until) {
+      slow.cmd({"DEBUG", "SLEEP", "0.3"});
+      ++sleeps;
+      std::this_thread::sleep_for(100ms);
+    }
+  }
+  auto slow_end_ms = ms_since(start);
+  std::this_thread::sleep_for(run_for - slow_from - slow_for);
+  stop_publishing = true;
+  for (auto& t : pubs) t.join();
+
+  // Quiet: wait until every session has its user's messages (or time runs out).
+  std::size_t expected = 0;
+  for (auto& [u, m] : published) expected += m.size();
+  wait_until(
+      [&] {
+        std::size_t n = 0;
+        for (auto& s : sessions) n += s->count.load();
+        return n >= expected;
+      },
+      15s, 200ms);
+  std::this_thread::sleep_for(1s);
+  stop_sessions = true;
+  for (auto& t : threads) t.join();
+
+  long long duplicates = 0, losses = 0, extras = 0, gaps = 0, worst = 0, reconnects = 0,
+            not_recovered = 0;
+  long long last_worst = 0;  // the messages published in the last second
+  auto last_from = next_seq.load() - publishers * 25;
+  for (int u = 0; u < users; ++u) {
+    auto user = "s" + std::to_string(u);
+    auto& s = *sessions[u];
+    reconnects += s.reconnects;
+    not_recovered += s.not_recovered;
+    std::map<std::string, int> seen;
+    long long prev = 0;
+    for (auto& f : s.frames) {
+      if (++seen[f.id] > 1) {
+        ++duplicates;
+        continue;
+      }
+      if (f.offset != prev + 1) ++gaps;
+      prev = f.offset;
+      worst = std::max(worst, f.delay_ms);
+      if (f.seq >= last_from) last_worst = std::max(last_worst, f.delay_ms);
+    }
+    std::set<std::string> want;
+    for (auto& [seq, id] : published[user]) want.insert(id);
+    for (auto& id : want)
+      if (!seen.contains(id)) ++losses;
+    for (auto& [id, n] : seen)
+      if (!want.contains(id)) ++extras;
+  }
+  CHECK(sleeps >= 10);
+  CHECK(duplicates == 0);
+  CHECK(losses == 0);
+  CHECK(extras == 0);
+  CHECK(gaps == 0);
+  CHECK(not_recovered == 0);
+  CHECK(server_errors == 0);
+  CHECK(last_worst < 1000);  // delivery latency recovered after the slow phase
+  check_all_running(d);
+  fmt::print(
+      "redis faults (slow): {} DEBUG SLEEP 0.3 over {} s (ended at {} ms); {} messages to {} "
+      "sessions: duplicates {}; losses {}; gaps {}; reconnects {}; publish 503s {}, 5xx "
+      "other {}; slowest publish {} ms; worst delivery delay {} ms; worst in the last second "
+      "{} ms\n",
+      sleeps, std::chrono::duration_cast<std::chrono::seconds>(slow_for).count(), slow_end_ms,
+      expected, users, duplicates, losses, gaps, reconnects, unavailable.load(),
+      server_errors.load(), slowest_publish_ms.load(), worst, last_worst);
+  if (duplicates + losses + extras + gaps > 0) MESSAGE(d.digest());
 }
