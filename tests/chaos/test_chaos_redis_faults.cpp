@@ -13,14 +13,24 @@
 //    HTTP and delivered to WebSocket sessions. At the end every session received exactly
 //    its user's published messages, in order (0 duplicates, 0 losses), no process died, and
 //    the delay of the last messages is back to normal. The worst delay is printed.
+//  - A partition, not a clean close: one worker runs in its own network namespace, joined
+//    to the host by a veth pair (Redis listens on the host end too). Taking the host end
+//    down drops that worker's packets silently (no RST, no FIN: its TCP retransmits into
+//    nothing) for 8 s, longer than its lease (1 s) and than the command deadline (5 s),
+//    while messages are published; then the link comes back. The other worker takes over,
+//    the cut-off one comes back, and every session received exactly its messages.
+//    (No iptables, nft or netem on the test machines: a veth end set down is the drop.)
+//    Needs root (ip netns, ip link); skipped with a message otherwise.
 
 #include <doctest/doctest.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <boost/json.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <set>
@@ -37,9 +47,12 @@ namespace json = boost::json;
 using namespace std::chrono_literals;
 using pushonce::test::deployment;
 using pushonce::test::deployment_options;
+using pushonce::test::environment;
 using pushonce::test::hello_frame;
 using pushonce::test::http_reply;
 using pushonce::test::http_request;
+using pushonce::test::process;
+using pushonce::test::program_path;
 using pushonce::test::redis_server;
 using pushonce::test::redis_server_options;
 using pushonce::test::sync_redis;
@@ -385,4 +398,187 @@ TEST_CASE("redis faults: a slow Redis (DEBUG SLEEP 0.3 for 5 s) under traffic") 
       expected, users, duplicates, losses, gaps, reconnects, unavailable.load(),
       server_errors.load(), slowest_publish_ms.load(), worst, last_worst);
   if (duplicates + losses + extras + gaps > 0) MESSAGE(d.digest());
+}
+
+namespace {
+
+bool sh(const std::string& cmd) {
+  return std::system((cmd + " >/dev/null 2>&1").c_str()) == 0;
+}
+
+// A network namespace joined to the host by a veth pair: HOST_ADDR on the host end,
+// NS_ADDR inside. Removed on destruction.
+struct netns_link {
+  std::string ns, host_if, ns_if, host_addr, ns_addr;
+  bool ok = false;
+
+  netns_link() {
+    auto n = static_cast<int>(::getpid() % 200) + 20;
+    ns = fmt::format("pofaults{}", ::getpid());
+    host_if = fmt::format("pofh{}", ::getpid() % 100000);
+    ns_if = fmt::format("pofn{}", ::getpid() % 100000);
+    host_addr = fmt::format("10.231.{}.1", n);
+    ns_addr = fmt::format("10.231.{}.2", n);
+    ok = sh("ip netns add " + ns) &&
+         sh(fmt::format("ip link add {} type veth peer name {}", host_if, ns_if)) &&
+         sh(fmt::format("ip link set {} netns {}", ns_if, ns)) &&
+         sh(fmt::format("ip addr add {}/30 dev {}", host_addr, host_if)) &&
+         sh(fmt::format("ip link set {} up", host_if)) &&
+         sh(fmt::format("ip netns exec {} ip addr add {}/30 dev {}", ns, ns_addr, ns_if)) &&
+         sh(fmt::format("ip netns exec {} ip link set {} up", ns, ns_if)) &&
+         sh(fmt::format("ip netns exec {} ip link set lo up", ns));
+  }
+  ~netns_link() {
+    sh("ip link del " + host_if);
+    sh("ip netns del " + ns);
+  }
+  bool cut() { return sh(fmt::format("ip link set {} down", host_if)); }
+  bool heal() {
+    return sh(fmt::format("ip link set {} up", host_if)) &&
+           sh(fmt::format("ip addr replace {}/30 dev {}", host_addr, host_if));
+  }
+};
+
+}  // namespace
+
+TEST_CASE("redis faults: a worker cut off from Redis (packets dropped) longer than its lease") {
+  netns_link link;
+  if (!link.ok) {
+    MESSAGE("skipped: cannot create a network namespace and a veth pair (needs root)");
+    return;
+  }
+  redis_server_options ro;
+  ro.extra_args = {"--bind", "127.0.0.1", link.host_addr, "--protected-mode", "no"};
+  redis_server r(ro);
+  deployment d(options_on(r, "faults-part"));
+  d.start_leader();
+  d.start_worker({"--id", "w1", "--lease-ms", "1000"});
+  auto& gw = d.start_gateway({"--dev-auth"});
+  REQUIRE_MESSAGE(d.wait_ready(), d.ready_failure());
+  auto port = d.port_of(gw);
+
+  // The worker in the namespace reaches Redis at the host end of the veth pair.
+  environment env = d.env();
+  std::erase_if(env, [](const auto& e) { return e.first == "PUSHONCE_REDIS"; });
+  env.emplace_back("PUSHONCE_REDIS", fmt::format("redis://{}:{}", link.host_addr, r.port()));
+  process cut_worker("ip",
+                     {"netns", "exec", link.ns, program_path("pushonce-worker"), "--id", "wcut",
+                      "--lease-ms", "1000"},
+                     env);
+  sync_redis look(r.port());
+  auto heartbeat = d.key("worker:wcut");
+  REQUIRE_MESSAGE(wait_until(
+                      [&] {
+                        return look.integer({"EXISTS", heartbeat}) == 1;
+                      },
+                      10s, 50ms),
+                  cut_worker.stderr_text());
+
+  constexpr int users = 10;
+  std::atomic<bool> stop_sessions{false};
+  std::vector<std::unique_ptr<session>> sessions;
+  std::vector<std::thread> threads;
+  for (int u = 0; u < users; ++u) {
+    sessions.push_back(std::make_unique<session>(port, "p" + std::to_string(u)));
+    threads.emplace_back([&, u] { sessions[u]->run(stop_sessions); });
+  }
+  std::this_thread::sleep_for(1s);
+
+  std::mutex mu;
+  std::map<std::string, std::set<std::string>> published;
+  std::atomic<long long> next_seq{0};
+  std::atomic<int> server_errors{0};
+  std::atomic<bool> stop_publishing{false};
+  std::vector<std::thread> pubs;
+  for (int p = 0; p < 2; ++p) {
+    pubs.emplace_back([&] {
+      while (!stop_publishing.load()) {
+        auto seq = next_seq++;
+        auto user = "p" + std::to_string(seq % users);
+        auto body = fmt::format(R"({{"user":"{}","id":"part-{}","data":{{"seq":{},"t":{}}}}})",
+                                user, seq, seq, wall_ms());
+        for (;;) {
+          auto a = api_publish(port, body);
+          if (a.status == 200) {
+            std::lock_guard lock(mu);
+            published[user].insert(json::value_to<std::string>(parse_object(a.body)["id"]));
+            break;
+          }
+          if (a.status >= 500 && a.status != 503) ++server_errors;
+          std::this_thread::sleep_for(100ms);
+        }
+        std::this_thread::sleep_for(40ms);
+      }
+    });
+  }
+
+  std::this_thread::sleep_for(3s);
+  REQUIRE(link.cut());
+  auto cut_at = steady::now();
+  // Longer than the lease and the command deadline; the heartbeat key (3 s TTL) expires.
+  bool heartbeat_gone = wait_until(
+      [&] {
+        return look.integer({"EXISTS", heartbeat}) == 0;
+      },
+      6s, 100ms);
+  std::this_thread::sleep_for(8s - (steady::now() - cut_at));
+  bool alive_while_cut = cut_worker.running();
+  REQUIRE(link.heal());
+  auto healed_at = steady::now();
+  bool back = wait_until([&] { return look.integer({"EXISTS", heartbeat}) == 1; }, 20s, 100ms);
+  auto back_ms = ms_since(healed_at);
+  std::this_thread::sleep_for(3s);
+  stop_publishing = true;
+  for (auto& t : pubs) t.join();
+
+  std::size_t expected = 0;
+  for (auto& [u, ids] : published) expected += ids.size();
+  wait_until(
+      [&] {
+        std::size_t n = 0;
+        for (auto& s : sessions) n += s->count.load();
+        return n >= expected;
+      },
+      15s, 200ms);
+  std::this_thread::sleep_for(1s);
+  stop_sessions = true;
+  for (auto& t : threads) t.join();
+
+  long long duplicates = 0, losses = 0, extras = 0, gaps = 0, worst = 0;
+  for (int u = 0; u < users; ++u) {
+    auto user = "p" + std::to_string(u);
+    std::map<std::string, int> seen;
+    long long prev = 0;
+    for (auto& f : sessions[u]->frames) {
+      if (++seen[f.id] > 1) {
+        ++duplicates;
+        continue;
+      }
+      if (f.offset != prev + 1) ++gaps;
+      prev = f.offset;
+      worst = std::max(worst, f.delay_ms);
+    }
+    for (auto& id : published[user])
+      if (!seen.contains(id)) ++losses;
+    for (auto& [id, n] : seen)
+      if (!published[user].contains(id)) ++extras;
+  }
+  CHECK(heartbeat_gone);   // Redis stopped hearing from it
+  CHECK(alive_while_cut);  // a partition, not a crash
+  CHECK_MESSAGE(back, cut_worker.stderr_text());
+  CHECK(duplicates == 0);
+  CHECK(losses == 0);
+  CHECK(extras == 0);
+  CHECK(gaps == 0);
+  CHECK(server_errors == 0);
+  CHECK(cut_worker.running());
+  check_all_running(d);
+  fmt::print(
+      "redis faults (partition): worker cut off for 8 s (lease 1 s); back {} ms after the "
+      "link; {} messages to {} sessions: duplicates {}, losses {}, gaps {}; worst delivery "
+      "delay {} ms\n",
+      back_ms, expected, users, duplicates, losses, gaps, worst);
+  if (duplicates + losses + extras + gaps > 0) MESSAGE(d.digest(), cut_worker.stderr_text());
+  auto said = cut_worker.stderr_text();
+  fmt::print("the cut-off worker logged:\n{}\n", said.substr(0, 1500));
 }
