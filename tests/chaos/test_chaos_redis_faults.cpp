@@ -490,7 +490,7 @@ TEST_CASE("redis faults: a worker cut off from Redis (packets dropped) longer th
   std::atomic<int> server_errors{0};
   std::atomic<bool> stop_publishing{false};
   std::vector<std::thread> pubs;
-  for (int p = 0; p < 2; ++p) {
+  for (int p = 0; p < 4; ++p) {
     pubs.emplace_back([&] {
       while (!stop_publishing.load()) {
         auto seq = next_seq++;
@@ -573,11 +573,19 @@ TEST_CASE("redis faults: a worker cut off from Redis (packets dropped) longer th
   CHECK(server_errors == 0);
   CHECK(cut_worker.running());
   check_all_running(d);
+  auto redelivered = d.counter("redelivered");
+  auto suppressed = d.counter("duplicates_suppressed");
+  auto retention_exceeded = d.counter("retention_exceeded");
+  auto dead_lettered = d.counter("dead_lettered");
+  CHECK(retention_exceeded <= 0);
+  CHECK(dead_lettered <= 0);
   fmt::print(
       "redis faults (partition): worker cut off for 8 s (lease 1 s); back {} ms after the "
       "link; {} messages to {} sessions: duplicates {}, losses {}, gaps {}; worst delivery "
-      "delay {} ms\n",
-      back_ms, expected, users, duplicates, losses, gaps, worst);
+      "delay {} ms; redelivered {}, duplicates_suppressed {}, retention_exceeded {}, "
+      "dead_lettered {}\n",
+      back_ms, expected, users, duplicates, losses, gaps, worst, redelivered, suppressed,
+      retention_exceeded, dead_lettered);
   if (duplicates + losses + extras + gaps > 0) MESSAGE(d.digest(), cut_worker.stderr_text());
   auto said = cut_worker.stderr_text();
   fmt::print("the cut-off worker logged:\n{}\n", said.substr(0, 1500));
