@@ -22,6 +22,7 @@
 #include "gateway/inbox.hpp"
 #include "gateway/position_notifier.hpp"
 #include "gateway/probe_cache.hpp"
+#include "gateway/readiness.hpp"
 #include "gateway/session_registry.hpp"
 #include "gateway/slot_counter.hpp"
 
@@ -101,6 +102,7 @@ struct gateway_state {
   std::shared_ptr<slot_counter> sessions_per_ip;    // WebSocket sessions per client address
   std::shared_ptr<slot_counter> sessions_per_user;  // after hello
   probe_cache<bool> health_cache;                   // /healthz: Redis answered PING
+  probe_cache<redis_write_probe> ready_cache;       // /readyz: Redis accepted a tiny write
   probe_cache<std::string> stats_cache;             // /metrics: the Redis part of the text
 };
 

@@ -44,17 +44,39 @@ asio::awaitable<http_response> healthz(http_request& req, gateway_state& st) {
   co_return text_response(503, "unavailable", "text/plain", req.version());
 }
 
-// GET /readyz: Redis answers, the subscribers are connected, and not draining.
+// /readyz's Redis probe: a tiny key written with a short TTL, so that a Redis that answers
+// PING but refuses writes (OOM at maxmemory, MISCONF after failed saves, a read-only
+// replica) makes the gateway not ready too. Cached for a second like /healthz's PING.
+asio::awaitable<redis_write_probe> redis_accepts_writes(gateway_state& st) {
+  if (auto cached = st.ready_cache.lookup()) co_return *cached;
+  redis::command set{"SET", st.keys.plain("ready:" + st.settings.id), "1", "PX", "5000"};
+  auto r = co_await st.health_conn->exec(std::move(set));
+  redis_write_probe p;
+  p.answered = !r.ec;
+  p.writable = r.ok();
+  if (r.ec)
+    p.error = r.ec.message();
+  else if (r.value.is_error())
+    p.error = r.value.str;
+  st.ready_cache.store(p);
+  co_return p;
+}
+
+// GET /readyz: Redis answers and accepts writes, the subscribers are connected, and not
+// draining; the body says why not.
 asio::awaitable<http_response> readyz(http_request& req, gateway_state& st) {
-  redis::command ping{"PING"};
-  auto r = co_await st.health_conn->exec(std::move(ping));
+  auto probe = co_await redis_accepts_writes(st);
   readiness_inputs in;
-  in.redis_ok = r.ok();
+  in.redis_ok = probe.answered;
+  in.writable = probe.writable;
+  in.redis_error = probe.error;
   in.subscribed = st.sub && st.sub->connected();
   in.draining = st.draining.load();
   if (st.sharded) in.sharded = st.sharded->connected();
   auto a = judge_readiness(in);
-  co_return json_response(a.status, std::move(a.body), req.version());
+  auto res = json_response(a.status, std::move(a.body), req.version());
+  if (a.status == 503) res.set(http::field::retry_after, "1");
+  co_return res;
 }
 
 // A route guarded by a shared secret: 403 when the secret is not configured (its
@@ -225,7 +247,10 @@ asio::awaitable<http_response> publish(http_request& req, gateway_state& st) {
   st.metrics.api_messages += received;
   auto answer = render_publish_results(body.value(), checked.results);
   if (answer.status >= 500) log::warn("http: /api/publish: {} {}", answer.status, answer.body);
-  co_return json_response(answer.status, std::move(answer.body), req.version());
+  auto res = json_response(answer.status, std::move(answer.body), req.version());
+  // Redis unreachable or refusing work (OOM, BUSY, MISCONF, no master): try again shortly.
+  if (answer.status == 503) res.set(http::field::retry_after, "1");
+  co_return res;
 }
 
 }  // namespace

@@ -76,7 +76,7 @@ http_answer render_publish_results(const publish_body& body,
   for (const auto& r : results) {
     if (r) continue;
     if (r.error().kind() == errc::redis_unavailable)
-      return {503, R"({"error":"unavailable","message":"Redis did not answer"})"};
+      return {503, error_json("unavailable", r.error().message)};  // did not answer, or OOM ...
     if (r.error().kind() == errc::bad_request)
       return {400, error_json("bad_request", r.error().message)};
     return {500, error_json("internal", r.error().message)};

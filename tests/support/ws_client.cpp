@@ -206,6 +206,7 @@ http_reply http_request(const std::string& host, std::uint16_t port, const std::
         }
         out.status = res.result_int();
         out.body = res.body();
+        for (const auto& f : res) out.fields.emplace_back(f.name_string(), f.value());
       });
     });
   });

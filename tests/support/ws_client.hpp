@@ -2,11 +2,14 @@
 // A WebSocket client for e2e tests (Beast, one thread, every call with a deadline), plus a
 // one-shot HTTP request helper. Beast stays in ws_client.cpp.
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -52,6 +55,19 @@ struct http_reply {
   int status = 0;  // 0: no answer
   std::string body;
   std::string error;  // transport error, if any
+  headers fields;     // the response's header fields, in order
+
+  /// The value of a header field (case-insensitive name), "" when absent.
+  std::string field(std::string_view name) const {
+    for (const auto& [k, v] : fields)
+      if (k.size() == name.size() &&
+          std::equal(k.begin(), k.end(), name.begin(), [](char a, char b) {
+            return std::tolower(static_cast<unsigned char>(a)) ==
+                   std::tolower(static_cast<unsigned char>(b));
+          }))
+        return v;
+    return {};
+  }
 };
 
 /// The hello frame: {"op":"hello","user":USER}, with ,"since":SINCE (raw JSON) when given.

@@ -59,3 +59,26 @@ TEST_CASE("readiness: on a Redis Cluster the sharded subscriber must hold its ch
                   .as_object()
                   .contains("sharded"));
 }
+
+TEST_CASE("readiness: a Redis that answers but refuses writes makes the gateway not ready") {
+  auto in = inputs(true, true, false);
+  in.writable = false;
+  in.redis_error = "OOM command not allowed when used memory > 'maxmemory'.";
+  auto a = judge_readiness(in);
+  CHECK(a.status == 503);
+  auto v = boost::json::parse(a.body).as_object();
+  CHECK(v.at("ready") == false);
+  CHECK(v.at("redis") == true);
+  CHECK(v.at("writable") == false);
+  CHECK(v.at("reason") ==
+        "redis refuses writes: OOM command not allowed when used memory > 'maxmemory'.");
+
+  auto down = inputs(false, true, false);
+  down.redis_error = "timed out";
+  CHECK(boost::json::parse(judge_readiness(down).body).as_object().at("reason") ==
+        "redis did not answer: timed out");
+  // Ready: no reason, no "writable" (the body is unchanged).
+  auto ok = boost::json::parse(judge_readiness(inputs(true, true, false)).body).as_object();
+  CHECK_FALSE(ok.contains("reason"));
+  CHECK_FALSE(ok.contains("writable"));
+}
