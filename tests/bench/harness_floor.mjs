@@ -1,7 +1,8 @@
 #!/usr/bin/env node
-// The latency floor of the shared load generator (../shared/peer/load/loadgen.mjs) on this
-// machine: a stand-in "system" that does nothing but forward. It speaks just enough of
-// shared/PROTOCOL.md for the load generator: WebSocket /ws (hello → welcome, then message
+// The latency floor of a load generator on this machine (the peer's `load/loadgen.mjs`,
+// the Node.js + Socket.IO comparison kept outside this repository): a stand-in "system"
+// that does nothing but forward. It speaks just enough of docs/protocol.md for the load
+// generator: WebSocket /ws (hello → welcome, then message
 // frames) on every --listen port, and POST /api/publish on the first, answering one id
 // per message and pushing each message at once, from memory, to every connection of its
 // user on every port. No Redis, no dedup, no second process: whatever latency the load
@@ -9,7 +10,7 @@
 // kernel's loopback), the part of any system's figure that no system can remove.
 //
 //   node tests/bench/harness_floor.mjs --listen 127.0.0.1:18080,127.0.0.1:18081
-//   node ../shared/peer/load/loadgen.mjs --target pushonce \
+//   node PEER_DIR/load/loadgen.mjs --target pushonce \
 //        --servers 127.0.0.1:18080,127.0.0.1:18081 --api-key x --rate 6500 --messages 30000
 // Needs the `ws` package: run from a directory whose node_modules has it, or set
 // NODE_PATH (bench_floor.sh does both).

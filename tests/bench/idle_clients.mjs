@@ -6,8 +6,8 @@
 //   {"event":"connected","opened":N,"failed":F,"ms":T,"errors":{...}}
 // then stays idle (answering the gateway's pings) until SIGTERM, and prints
 //   {"event":"end","closed_by_server":C}
-// `ws` is resolved from $WS_MODULE_DIR (default: the peer's /work/shared/peer, whose
-// node_modules holds ws).
+// `ws` is resolved from $WS_MODULE_DIR, a folder whose node_modules holds the `ws` package
+// (idle_connections.sh sets it from its second argument).
 import { createRequire } from 'node:module';
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
@@ -21,7 +21,11 @@ const { values: o } = parseArgs({
     prefix: { type: 'string', default: 'idle-' },
   },
 });
-const require = createRequire(join(process.env.WS_MODULE_DIR || '/work/shared/peer', 'x.js'));
+if (!process.env.WS_MODULE_DIR) {
+  console.error('idle_clients.mjs: set WS_MODULE_DIR to a folder whose node_modules holds ws');
+  process.exit(2);
+}
+const require = createRequire(join(process.env.WS_MODULE_DIR, 'x.js'));
 const { WebSocket } = require('ws');
 
 const count = Number(o.count);
