@@ -172,6 +172,28 @@ class session {
   long long offset_ = 0;
 };
 
+// Publishing has stopped: waits until the sessions hold every message `published` names
+// (or 15 s pass), lets late duplicates arrive for a second, then stops the sessions.
+// Returns how many messages were published.
+template <class Published>
+std::size_t drain_sessions(const Published& published,
+                           std::vector<std::unique_ptr<session>>& sessions,
+                           std::atomic<bool>& stop_sessions, std::vector<std::thread>& threads) {
+  std::size_t expected = 0;
+  for (auto& [u, m] : published) expected += m.size();
+  wait_until(
+      [&] {
+        std::size_t n = 0;
+        for (auto& s : sessions) n += s->count.load();
+        return n >= expected;
+      },
+      15s, 200ms);
+  std::this_thread::sleep_for(1s);
+  stop_sessions = true;
+  for (auto& t : threads) t.join();
+  return expected;
+}
+
 }  // namespace
 
 TEST_CASE("redis faults: Redis refusing writes (OOM) turns /readyz 503 and publishes 503") {
@@ -338,19 +360,7 @@ TEST_CASE("redis faults: a slow Redis (DEBUG SLEEP 0.3 for 5 s) under traffic") 
   stop_publishing = true;
   for (auto& t : pubs) t.join();
 
-  // Quiet: wait until every session has its user's messages (or time runs out).
-  std::size_t expected = 0;
-  for (auto& [u, m] : published) expected += m.size();
-  wait_until(
-      [&] {
-        std::size_t n = 0;
-        for (auto& s : sessions) n += s->count.load();
-        return n >= expected;
-      },
-      15s, 200ms);
-  std::this_thread::sleep_for(1s);
-  stop_sessions = true;
-  for (auto& t : threads) t.join();
+  const auto expected = drain_sessions(published, sessions, stop_sessions, threads);
 
   long long duplicates = 0, losses = 0, extras = 0, gaps = 0, worst = 0, reconnects = 0,
             not_recovered = 0;
@@ -531,18 +541,7 @@ TEST_CASE("redis faults: a worker cut off from Redis (packets dropped) longer th
   stop_publishing = true;
   for (auto& t : pubs) t.join();
 
-  std::size_t expected = 0;
-  for (auto& [u, ids] : published) expected += ids.size();
-  wait_until(
-      [&] {
-        std::size_t n = 0;
-        for (auto& s : sessions) n += s->count.load();
-        return n >= expected;
-      },
-      15s, 200ms);
-  std::this_thread::sleep_for(1s);
-  stop_sessions = true;
-  for (auto& t : threads) t.join();
+  const auto expected = drain_sessions(published, sessions, stop_sessions, threads);
 
   long long duplicates = 0, losses = 0, extras = 0, gaps = 0, worst = 0;
   for (int u = 0; u < users; ++u) {

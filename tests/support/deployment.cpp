@@ -92,15 +92,6 @@ const char* prefix_of(deployment::kind k) {
   return k == deployment::kind::leader ? "l" : k == deployment::kind::worker ? "w" : "g";
 }
 
-// `base` with the variables of `extra` replacing (or added to) it.
-environment merged(environment base, const environment& extra) {
-  for (const auto& change : extra) {
-    std::erase_if(base, [&](const auto& e) { return e.first == change.first; });
-    base.push_back(change);
-  }
-  return base;
-}
-
 std::string find_arg(const std::vector<std::string>& args, const std::string& name) {
   for (std::size_t i = 0; i + 1 < args.size(); ++i)
     if (args[i] == name) return args[i + 1];

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -213,6 +214,14 @@ run_result run_capture(const std::string& program, const std::vector<std::string
   result.out = p.stdout_text();
   result.err = p.stderr_text();
   return result;
+}
+
+environment merged(environment base, const environment& more) {
+  for (const auto& change : more) {
+    std::erase_if(base, [&](const auto& e) { return e.first == change.first; });
+    base.push_back(change);
+  }
+  return base;
 }
 
 }  // namespace pushonce::test

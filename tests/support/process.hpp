@@ -22,6 +22,9 @@ class temp_dir;
 /// Changes to the inherited environment: {name, value} sets, {name, std::nullopt} unsets.
 using environment = std::vector<std::pair<std::string, std::optional<std::string>>>;
 
+/// `base` with each of `more`'s variables set (replacing one of the same name) or added.
+environment merged(environment base, const environment& more);
+
 class process {
  public:
   /// Starts `program` (a path, or a name looked up in PATH). stdout/stderr go to files in

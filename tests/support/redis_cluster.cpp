@@ -250,15 +250,7 @@ environment redis_cluster::program_env(const std::string& ns, const environment&
                   {"PUSHONCE_REDIS", std::nullopt},
                   {"PUSHONCE_NAMESPACE", ns},
                   {"PUSHONCE_LOG_LEVEL", "info"}};
-  for (const auto& [name, value] : more) {
-    auto same =
-        std::find_if(env.begin(), env.end(), [&](const auto& e) { return e.first == name; });
-    if (same != env.end())
-      same->second = value;
-    else
-      env.emplace_back(name, value);
-  }
-  return env;
+  return merged(std::move(env), more);
 }
 
 long long redis_cluster::wait_replicated(const std::string& key,

@@ -212,15 +212,7 @@ environment redis_sentinel::program_env(const std::string& ns, const environment
                   {"PUSHONCE_REDIS_CLUSTER", std::nullopt},
                   {"PUSHONCE_NAMESPACE", ns},
                   {"PUSHONCE_LOG_LEVEL", "info"}};
-  for (const auto& [name, value] : more) {
-    auto same =
-        std::find_if(env.begin(), env.end(), [&](const auto& e) { return e.first == name; });
-    if (same != env.end())
-      same->second = value;
-    else
-      env.emplace_back(name, value);
-  }
-  return env;
+  return merged(std::move(env), more);
 }
 
 std::string redis_sentinel::logs() const {
