@@ -5,8 +5,10 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <cstdlib>
 #include <random>
 
+#include "core/layout.hpp"
 #include "core/log.hpp"
 
 namespace pushonce {
@@ -64,8 +66,18 @@ asio::awaitable<void> heartbeat::beat() {
   cmds.push_back({"ZADD", keys_.plain(kind_ + "s"), std::to_string(now), id_});
   cmds.push_back({"ZREMRANGEBYSCORE", keys_.plain(kind_ + "s"), "-inf",
                   std::to_string(now - 10 * (period_ * 3).count())});
+  cmds.push_back(layout_command(keys_));
   auto rs = co_await conn_->exec_all(std::move(cmds));
   if (rs[0].ec) log::debug("heartbeat: {}", rs[0].ec.message());
+  const auto& layout = rs.back();
+  if (layout.ok() && layout.value.kind == redis::reply::type::string) {
+    if (auto conflict = layout_conflict(keys_, layout.value.str)) {
+      // Nothing this process does can be right with the wrong layout: stop before it
+      // delivers anything (EX_CONFIG, as for a bad option).
+      log::error("{}", *conflict);
+      std::_Exit(78);
+    }
+  }
 }
 
 asio::awaitable<void> heartbeat::run() {

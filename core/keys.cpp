@@ -2,6 +2,9 @@
 
 #include <charconv>
 #include <cstdint>
+#include <stdexcept>
+
+#include "core/redis/hash_slot.hpp"
 
 namespace pushonce {
 namespace {
@@ -33,14 +36,42 @@ std::string tagged(const std::string& ns, std::string_view kind, std::string_vie
   return key;
 }
 
+std::string bus_tag_for(unsigned shard, unsigned shards) {
+  const unsigned from = shard * redis::slot_count / shards;
+  const unsigned to = (shard + 1) * redis::slot_count / shards;
+  std::string tag = "bus:" + std::to_string(shard);
+  auto fits = [&](const std::string& t) {
+    unsigned slot = redis::crc16(t) % redis::slot_count;
+    return slot >= from && slot < to;
+  };
+  if (fits(tag)) return tag;
+  // A range holds 1/shards of the slots: a suffix fits after ~shards tries on average.
+  for (unsigned k = 1;; ++k) {
+    std::string t = tag + ":" + std::to_string(k);
+    if (fits(t)) return t;
+  }
+}
+
 }  // namespace
+
+keys::keys(std::string ns, unsigned shards) : ns_(std::move(ns)) {
+  if (shards == 0) throw std::invalid_argument("keys: at least one bus shard");
+  tags_.reserve(shards);
+  for (unsigned n = 0; n < shards; ++n) tags_.push_back(bus_tag_for(n, shards));
+}
 
 std::string keys::queue(std::string_view q, std::string_view suffix) const {
   return tagged(ns_, "q", q, suffix);
 }
 
 std::string keys::user(std::string_view u, std::string_view suffix) const {
-  return tagged(ns_, "u", u, suffix);
+  std::string rest = "u:";
+  rest += u;
+  if (!suffix.empty()) {
+    rest += ':';
+    rest += suffix;
+  }
+  return bus(shard_of(u), rest);
 }
 
 std::string keys::batch(std::string_view first_id) const {
@@ -55,15 +86,15 @@ std::string keys::claim(std::string_view u, std::string_view id) const {
   return user(u, suffix);
 }
 
-std::string keys::claim_bucket(std::string_view id) const {
+std::string keys::claim_bucket(std::string_view u, std::string_view id) const {
   std::uint64_t n = 0;
   auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), n);
   if (ec != std::errc() || end != id.data() + id.size()) n = 0;
-  auto key = claim_bucket_prefix();
-  key += std::to_string(n % 4096);
-  key += ':';
-  key += std::to_string(n / 524288);
-  return key;
+  std::string suffix = "c:";
+  suffix += std::to_string(n % 4096);
+  suffix += ':';
+  suffix += std::to_string(n / 524288);
+  return bus(shard_of(u), suffix);
 }
 
 std::string keys::user_channel(std::string_view u) const {
@@ -71,7 +102,18 @@ std::string keys::user_channel(std::string_view u) const {
 }
 
 std::string keys::bus(unsigned shard, std::string_view suffix) const {
-  return tagged(ns_, "bus", std::to_string(shard), suffix);
+  const auto& tag = tags_.at(shard);
+  std::string key;
+  key.reserve(ns_.size() + tag.size() + suffix.size() + 4);
+  key += ns_;
+  key += ":{";
+  key += tag;
+  key += '}';
+  if (!suffix.empty()) {
+    key += ':';
+    key += suffix;
+  }
+  return key;
 }
 
 std::string keys::idem(unsigned shard, std::string_view user, std::string_view key) const {

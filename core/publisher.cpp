@@ -11,9 +11,7 @@ namespace pushonce {
 namespace asio = boost::asio;
 
 publisher::publisher(std::shared_ptr<redis::connection> conn, keys k, publisher_options opts)
-    : conn_(std::move(conn)), keys_(std::move(k)), opts_(opts) {
-  if (opts_.shards == 0 || opts_.shards > 16) opts_.shards = 1;
-}
+    : conn_(std::move(conn)), keys_(std::move(k)), opts_(opts) {}
 
 std::optional<failure> publisher::validate(const publish_request& r) {
   if (!valid_name(r.user))
@@ -51,8 +49,8 @@ asio::awaitable<publish_answer> publisher::publish_checked(std::vector<publish_r
   auto& out = answer.results;
   out.reserve(batch.size());
   // The valid requests of each shard, in order, and where their results go.
-  std::vector<std::vector<publish_request>> items(opts_.shards);
-  std::vector<std::vector<std::size_t>> slots(opts_.shards);
+  std::vector<std::vector<publish_request>> items(keys_.shards());
+  std::vector<std::vector<std::size_t>> slots(keys_.shards());
   for (std::size_t i = 0; i < batch.size(); ++i) {
     auto& r = batch[i];
     if (auto f = validate(r)) {
@@ -60,12 +58,12 @@ asio::awaitable<publish_answer> publisher::publish_checked(std::vector<publish_r
       continue;
     }
     out.emplace_back(published{});
-    auto shard = keys::shard_of(r.user, opts_.shards);
+    auto shard = keys::shard_of(r.user, keys_.shards());
     items[shard].push_back(std::move(r));
     slots[shard].push_back(i);
   }
   std::vector<unsigned> shard_of_cmd;
-  for (unsigned shard = 0; shard < opts_.shards; ++shard)
+  for (unsigned shard = 0; shard < keys_.shards(); ++shard)
     if (!items[shard].empty()) shard_of_cmd.push_back(shard);
   if (shard_of_cmd.empty()) co_return answer;
 

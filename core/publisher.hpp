@@ -29,7 +29,6 @@ struct publish_answer {
 };
 
 struct publisher_options {
-  unsigned shards = 1;
   pushonce::retention retention;
 };
 

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "core/queue_api.hpp"
+#include "core/redis/cluster_health.hpp"
 
 namespace pushonce {
 
@@ -68,18 +69,31 @@ asio::awaitable<outcome<json::array>> live_members(std::shared_ptr<redis::connec
 asio::awaitable<outcome<json::object>> collect_status(std::shared_ptr<redis::connection> conn,
                                                       keys k, std::string queue) {
   queue_api q(conn, k);
+  // Redis Cluster: the slots no master serves, said even when the reads below fail for them.
+  std::optional<std::string> unserved;
+  if (conn->is_cluster()) {
+    redis::command nodes{"CLUSTER", "NODES"};
+    auto n = co_await conn->exec(std::move(nodes));
+    if (auto ranges = n.ok() ? redis::slots_without_master(n.value.str) : std::nullopt)
+      unserved = redis::to_string(*ranges);
+  }
+  auto with_slots = [&](failure f) {
+    if (unserved && !unserved->empty())
+      f.message += " (redis cluster slots without a master: " + *unserved + ")";
+    return f;
+  };
   std::vector<redis::command> cmds{{"HGETALL", k.plain("leader")},
                                    {"ZCARD", k.queue(queue, "waiting")},
                                    {"HGETALL", k.plain("stats")}};
   auto rs = co_await conn->exec_all(std::move(cmds));
   for (auto& r : rs)
-    if (!r.ok()) co_return failure_of(r);
+    if (!r.ok()) co_return with_slots(failure_of(r));
   auto counts = co_await q.resource_counts(queue);
-  if (!counts) co_return counts.error();
+  if (!counts) co_return with_slots(counts.error());
   auto workers = co_await live_members(conn, k, "worker");
-  if (!workers) co_return workers.error();
+  if (!workers) co_return with_slots(workers.error());
   auto gateways = co_await live_members(conn, k, "gateway");
-  if (!gateways) co_return gateways.error();
+  if (!gateways) co_return with_slots(gateways.error());
 
   json::value leader = nullptr;
   if (!rs[0].value.elements.empty()) {
@@ -97,13 +111,15 @@ asio::awaitable<outcome<json::object>> collect_status(std::shared_ptr<redis::con
        {"published", "delivered", "duplicates_suppressed", "redelivered", "dead_lettered",
         "retention_exceeded", "wait_replicas_timeout", "dead_letters_trimmed"})
     counters[name] = stats.contains(name) ? stats[name] : json::value(0);
-  co_return json::object{{"leader", leader},
-                         {"queue_length", rs[1].value.integer},
-                         {"resources", json::object{{"free", counts.value().first},
-                                                    {"assigned", counts.value().second}}},
-                         {"counters", std::move(counters)},
-                         {"workers", std::move(workers.value())},
-                         {"gateways", std::move(gateways.value())}};
+  json::object out{{"leader", leader},
+                   {"queue_length", rs[1].value.integer},
+                   {"resources", json::object{{"free", counts.value().first},
+                                              {"assigned", counts.value().second}}},
+                   {"counters", std::move(counters)},
+                   {"workers", std::move(workers.value())},
+                   {"gateways", std::move(gateways.value())}};
+  if (unserved) out["slots_without_master"] = *unserved;
+  co_return out;
 }
 
 }  // namespace pushonce

@@ -7,6 +7,7 @@
 
 #include "core/log.hpp"
 #include "core/lua/rate_limit.hpp"
+#include "core/redis/cluster_health.hpp"
 #include "core/status.hpp"
 #include "gateway/gateway_state.hpp"
 #include "gateway/publish_api.hpp"
@@ -58,6 +59,12 @@ asio::awaitable<redis_write_probe> redis_accepts_writes(gateway_state& st) {
     p.error = r.ec.message();
   else if (r.value.is_error())
     p.error = r.value.str;
+  if (st.health_conn->is_cluster()) {
+    redis::command nodes{"CLUSTER", "NODES"};
+    auto n = co_await st.health_conn->exec(std::move(nodes));
+    if (auto ranges = n.ok() ? redis::slots_without_master(n.value.str) : std::nullopt)
+      p.slots_without_master = redis::to_string(*ranges);
+  }
   st.ready_cache.store(p);
   co_return p;
 }
@@ -70,6 +77,7 @@ asio::awaitable<http_response> readyz(http_request& req, gateway_state& st) {
   in.redis_ok = probe.answered;
   in.writable = probe.writable;
   in.redis_error = probe.error;
+  in.slots_without_master = probe.slots_without_master;
   in.subscribed = st.sub && st.sub->connected();
   in.draining = st.draining.load();
   if (st.sharded) in.sharded = st.sharded->connected();

@@ -16,6 +16,8 @@ std::string reason_of(const readiness_inputs& in) {
     return in.redis_error.empty() ? "redis refuses writes"
                                   : "redis refuses writes: " + in.redis_error;
   if (!in.subscribed) return "the subscriber is not connected";
+  if (in.slots_without_master && !in.slots_without_master->empty())
+    return "redis cluster slots without a master: " + *in.slots_without_master;
   if (in.sharded && !*in.sharded) return "a user channel is not placed on a live node";
   return "";
 }
@@ -23,14 +25,16 @@ std::string reason_of(const readiness_inputs& in) {
 }  // namespace
 
 readiness_answer judge_readiness(const readiness_inputs& in) {
-  bool ready =
-      in.redis_ok && in.writable && in.subscribed && in.sharded.value_or(true) && !in.draining;
+  const bool slots_served = !in.slots_without_master || in.slots_without_master->empty();
+  bool ready = in.redis_ok && in.writable && in.subscribed && in.sharded.value_or(true) &&
+               slots_served && !in.draining;
   boost::json::object o;
   o["ready"] = ready;
   o["redis"] = in.redis_ok;
   o["subscribed"] = in.subscribed;
   o["draining"] = in.draining;
   if (in.sharded) o["sharded"] = *in.sharded;
+  if (!slots_served) o["slots_without_master"] = *in.slots_without_master;
   if (in.redis_ok && !in.writable) o["writable"] = false;
   if (!ready) o["reason"] = reason_of(in);
   return {ready ? 200u : 503u, boost::json::serialize(o)};

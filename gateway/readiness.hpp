@@ -18,6 +18,9 @@ struct redis_write_probe {
   bool answered = false;  // no transport error within the deadline
   bool writable = false;  // and no error reply
   std::string error;      // the transport error or the error reply
+  // Redis Cluster only: the slots no master serves (redis::slots_without_master, "" for
+  // none); std::nullopt on a single Redis or when CLUSTER NODES did not answer.
+  std::optional<std::string> slots_without_master;
 };
 
 struct readiness_inputs {
@@ -29,11 +32,15 @@ struct readiness_inputs {
   // Redis Cluster only: the sharded subscriber read the slot map and every user channel is
   // placed on a connected node. std::nullopt on a single Redis (and then not in the body).
   std::optional<bool> sharded;
+  // Redis Cluster only: slot ranges without a master ("0-5460,..."; "" for none): their
+  // keys are refused (CLUSTERDOWN) until a replica is promoted.
+  std::optional<std::string> slots_without_master;
 };
 
 struct readiness_answer {
   unsigned status = 503;  // 200 ready, 503 not
-  // {"ready":B,"redis":B,"subscribed":B,"draining":B[,"sharded":B]}; when not ready also
+  // {"ready":B,"redis":B,"subscribed":B,"draining":B[,"sharded":B]
+  // [,"slots_without_master":"0-5460"]}; when not ready also
   // "reason":"..." (the first cause, e.g. "redis refuses writes: OOM command not allowed
   // ..."), and "writable":false when Redis answered but refused the write.
   std::string body;

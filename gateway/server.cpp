@@ -79,7 +79,7 @@ int server::run() {
   // strand: they share the timers and flags below.
   auto control = asio::make_strand(ioc);
 
-  pushonce::keys k(opts_.common.ns);
+  pushonce::keys k(opts_.common.ns, opts_.common.bus_shards);
   auto state = std::make_shared<gateway_state>(opts_.settings, k);
   const auto& id = state->settings.id;
 
@@ -125,8 +125,8 @@ int server::run() {
     registry->set_sharded_subscriber(state->sharded);
   }
   state->queues = std::make_unique<queue_api>(state->conn, k, state->settings.retention);
-  state->pub = std::make_unique<publisher>(
-      state->conn, k, publisher_options{opts_.common.bus_shards, state->settings.retention});
+  state->pub =
+      std::make_unique<publisher>(state->conn, k, publisher_options{state->settings.retention});
   state->inboxes =
       std::make_unique<inbox>(state->conn, k, state->settings.idle_ttl, state->settings.inbox_page);
   auto secret = jwt::secret_from_env();

@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 
 #include "core/jwt.hpp"
+#include "core/layout.hpp"
 #include "core/names.hpp"
 #include "core/publisher.hpp"
 #include "core/queue_api.hpp"
@@ -187,7 +188,11 @@ asio::awaitable<int> publish(admin_context& ctx) {
   if (auto f = publisher::validate(req)) co_return report_failure(ctx, *f);
   // Refused before Redis, as the publish API refuses it (413): exit 2, error too_large.
   if (auto f = publisher::check_size(req, ctx.max_data_bytes)) co_return ctx.out.fail(*f, 2);
-  publisher pub(ctx.conn, ctx.k, publisher_options{ctx.bus_shards, ctx.retention});
+  auto layout = co_await ctx.conn->exec(layout_command(ctx.k));
+  if (layout.ok() && layout.value.kind == redis::reply::type::string)
+    if (auto conflict = layout_conflict(ctx.k, layout.value.str))
+      co_return ctx.out.fail({"bad_request", *conflict}, 2);
+  publisher pub(ctx.conn, ctx.k, publisher_options{ctx.retention});
   auto r = co_await pub.publish(std::move(req));
   if (!r) co_return report_failure(ctx, r.error());
   json::object o{{"id", r.value().id}, {"duplicate", r.value().duplicate}};

@@ -16,14 +16,13 @@ namespace pushonce::leader {
 
 struct admin_context {
   std::shared_ptr<redis::connection> conn;
-  keys k;
+  keys k;  // with --bus-shards: the shards `publish` spreads over
   reporter out;
   const boost::program_options::variables_map& vm;
   std::vector<std::string> args;  // positional words after the command name
   std::string queue;              // --queue (default "default")
   pushonce::retention retention;  // --dedup-window-ms, --outbox-retention-ms
   std::size_t max_data_bytes;     // --max-data-bytes: `publish` refuses larger data
-  unsigned bus_shards = 1;        // --bus-shards: the shards `publish` spreads over
 };
 
 /// Runs the command named args[0] (with its words); returns the exit code.

@@ -52,7 +52,7 @@ int run_daemon(command_line& cl) {
 
   asio::io_context io;
   leader::leader_daemon d(io.get_executor(), redis_options(cl.common, "pushonce-leader:" + opts.id),
-                          keys(cl.common.ns), opts);
+                          keys(cl.common.ns, cl.common.bus_shards), opts);
   d.start();
   // The daemon publishes no custom message; --bus-shards is shown so that a deployment's
   // settings can be checked in one place (every process must use the same number).
@@ -101,14 +101,13 @@ int run_command(command_line& cl, bool json) {
   auto conn = redis::connection::create(io.get_executor(), ro);
   conn->start();
   leader::admin_context ctx{conn,
-                            keys(cl.common.ns),
+                            keys(cl.common.ns, cl.common.bus_shards),
                             out,
                             cl.vm,
                             std::move(args),
                             queue,
                             cl.common.retention,
-                            cl.common.max_data_bytes,
-                            cl.common.bus_shards};
+                            cl.common.max_data_bytes};
   int code = 1;
   asio::co_spawn(
       io,

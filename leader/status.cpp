@@ -59,6 +59,13 @@ std::string render(const json::object& s, const std::string& queue) {
           "resources: " + plain(r.at("free")) + " free, " + plain(r.at("assigned")) +
           " assigned\n" + member_lines(s.at("workers").as_array(), "workers") +
           member_lines(s.at("gateways").as_array(), "gateways") + shard_warning(s);
+  if (auto* unserved = s.if_contains("slots_without_master"))
+    text += "redis cluster: " +
+            (unserved->as_string().empty()
+                 ? std::string("every slot has a master")
+                 : "slots without a master: " + std::string(unserved->as_string()) +
+                       " (their keys are refused until a replica is promoted)") +
+            "\n";
   return text;
 }
 

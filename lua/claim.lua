@@ -3,30 +3,30 @@
 -- holds it, deliver it: append the frame to the user's inbox with the next offset, publish
 -- it on the user's channel and record the claim as delivered for the dedup window.
 -- Nothing can happen between the claim and the delivery, so a winner never dies holding a
--- claim it has not delivered; a loser's claim costs one key of an MGET.
+-- claim it has not delivered; a loser's claim costs one field of an HMGET.
 --
--- KEYS[i] NS:{u:U}:c:<id> for message i. The user's NS:{u:U}:meta (epoch, offset),
---   NS:{u:U}:inbox and channel NS:{u:U}:ch are named from the claim key's prefix (same
---   hash tag, same slot). On Redis Cluster every key of one call is in one slot.
+-- KEYS[i] NS:{bus:N}:u:U:c:<id> names message i to user U (N: U's bus shard, the hash tag
+--   may be bus:N:K). It is not a key that is written: the user's NS:{bus:N}:u:U:meta
+--   (epoch, offset), NS:{bus:N}:u:U:inbox and channel NS:{bus:N}:u:U:ch, and the record
+--   bucket NS:{bus:N}:c:..., are named from it (same hash tag, same slot). On Redis Cluster
+--   every key of one call is in one slot: a shard's whole batch is one call.
 -- ARGV[1] owner token, ARGV[2] lease ms, ARGV[3] dedup window ms, ARGV[4] max attempts,
 -- ARGV[5] inbox maxlen, ARGV[6] inbox idle ttl ms, ARGV[7] new epoch (used when a user has
 -- none), ARGV[8] the oldest publish time (ms, the "ts" of the tails; 0 = unknown) in the
 -- batch, ARGV[9] publish mode: 'p' PUBLISH the frame on the user's channel (a single
 -- Redis), 's' SPUBLISH it (Redis Cluster: sharded Pub/Sub, the channel is in the user's
--- slot), 'n' do not publish (the caller does), ARGV[10] where the claim records are:
--- '' string keys, KEYS[i] itself (Redis Cluster), or the prefix NS:c: of the record
--- buckets (a single Redis, see below); then for message i: ARGV[9+2i] id (decimal),
--- ARGV[10+2i] frame tail. The frame is
+-- slot), 'n' do not publish (the caller does); then for message i: ARGV[8+2i] id
+-- (decimal), ARGV[9+2i] frame tail. The frame is
 -- {"type":"message","id":"<id>","offset":<offset> .. tail. An empty tail takes a lease
 -- without delivering (the caller then dead-letters the message).
 --
--- Record buckets (a single Redis): the records of the ids of one source whose sequence
--- numbers share seq div 128 are fields of one hash, NS:c:<source>:<id div 524288>
--- (id = seq * 4096 + source, core/keys.cpp claim_bucket names the same key), kept one dedup
--- window after its last write: one HMGET per bucket to read a batch, one HSET and one
--- PEXPIRE per bucket to write it, instead of a key with its own TTL per message. A record
--- lives at least the window (longer while its bucket fills). KEYS[i] then only names the
--- user's keys below.
+-- Record buckets: the records of the ids of one source whose sequence numbers share
+-- seq div 128, to users of one shard, are fields of one hash,
+-- NS:{bus:N}:c:<source>:<id div 524288> (id = seq * 4096 + source; core/keys.cpp
+-- claim_bucket names the same key), kept one dedup window after its last write: one HMGET
+-- per bucket to read a batch, one HSET and one PEXPIRE per bucket to write it, instead of a
+-- key with its own TTL per message. A record lives at least the window (longer while its
+-- bucket fills).
 --
 -- The claim record is a string:
 --   "<offset>" or "<offset>:<attempts>"   delivered (attempts shown when more than 1)
@@ -43,7 +43,7 @@
 --   the maximum) | "failed", "<error>" (the inbox write failed; lease kept for a retry) |
 --   "expired", 0 (no record and older than the window allows; nothing written).
 -- Error: bad_request (bad number, empty owner or epoch, bad publish mode, odd argument
--- count).
+-- count, an id that is not decimal, a key without a hash tag).
 local owner, epoch = ARGV[1], ARGV[7]
 -- The numbers that go back into redis.call stay the caller's strings: a Lua number passed
 -- to redis.call is formatted with sprintf("%.17g") on every call (4 per delivery: ~4 % of
@@ -51,7 +51,7 @@ local owner, epoch = ARGV[1], ARGV[7]
 local window_s, maxlen_s, idle_s = ARGV[3], ARGV[5], ARGV[6]
 local lease, window, max_attempts = uint(ARGV[2]), uint(ARGV[3]), uint(ARGV[4])
 local maxlen, idle, oldest = uint(ARGV[5]), uint(ARGV[6]), uint(ARGV[8])
-local mode, bucket_prefix = ARGV[9], ARGV[10]
+local mode = ARGV[9]
 local renew_below = idle and idle - math.floor(idle / 8)
 if owner == nil or owner == '' or epoch == nil or epoch == '' then
   return redis.error_reply('bad_request owner token and epoch must not be empty')
@@ -64,7 +64,7 @@ end
 if mode ~= 'p' and mode ~= 's' and mode ~= 'n' then
   return redis.error_reply('bad_request publish mode must be p, s or n')
 end
-if bucket_prefix == nil or #ARGV ~= 10 + 2 * #KEYS then
+if #ARGV ~= 9 + 2 * #KEYS then
   return redis.error_reply('bad_request expected an id and a tail per key')
 end
 
@@ -78,21 +78,17 @@ local function lease_for(attempts)
   return 'l:' .. owner .. ':' .. string.format('%d', clock() + lease) .. ':' .. attempts
 end
 
--- Record writes: a SET per message for string keys; in buckets, gathered per bucket and
--- written at the end (one HSET and one PEXPIRE per bucket).
+-- Record writes are gathered per bucket and written at the end (one HSET and one PEXPIRE
+-- per bucket).
 local bucket_of, pending, buckets = {}, {}, {}
 local function put(i, value)
   local b = bucket_of[i]
-  if not b then
-    redis.call('SET', KEYS[i], value, 'PX', window_s)
-    return
-  end
   local p = pending[b]
   if not p then
     p = {}
     pending[b] = p
   end
-  p[#p + 1] = ARGV[9 + 2 * i]
+  p[#p + 1] = ARGV[8 + 2 * i]
   p[#p + 1] = value
 end
 
@@ -140,39 +136,35 @@ local function stale(tail)
   return ts ~= nil and ts < stale_before
 end
 
--- One MGET (string keys) or one HMGET per bucket reads every claim record of the batch: a
--- loser's claim costs one key or field of it.
-local records
-if bucket_prefix == '' then
-  records = redis.call('MGET', unpack(KEYS))
-else
-  records = {}
-  local fields = {}
-  for i = 1, #KEYS do
-    local id = ARGV[9 + 2 * i]
-    local n = string.match(id, '^%d+$') and tonumber(id)
-    if not n then return redis.error_reply('bad_request ids must be decimal') end
-    local b = bucket_prefix .. string.format('%d:%d', n % 4096, math.floor(n / 524288))
-    bucket_of[i] = b
-    local f = fields[b]
-    if not f then
-      f = {}
-      fields[b] = f
-      buckets[#buckets + 1] = b
-    end
-    f[#f + 1] = i
+-- One HMGET per bucket reads every claim record of the batch: a loser's claim costs one
+-- field of it.
+local records, fields = {}, {}
+for i = 1, #KEYS do
+  local ck, id = KEYS[i], ARGV[8 + 2 * i]
+  local n = string.match(id, '^%d+$') and tonumber(id)
+  if not n then return redis.error_reply('bad_request ids must be decimal') end
+  local close = string.find(ck, '}', 1, true)
+  if not close then return redis.error_reply('bad_request a claim key has a hash tag') end
+  local b = string.sub(ck, 1, close) .. ':c:' .. string.format('%d:%d', n % 4096, math.floor(n / 524288))
+  bucket_of[i] = b
+  local f = fields[b]
+  if not f then
+    f = {}
+    fields[b] = f
+    buckets[#buckets + 1] = b
   end
-  for _, b in ipairs(buckets) do
-    local ids = {}
-    for j, i in ipairs(fields[b]) do ids[j] = ARGV[9 + 2 * i] end
-    local vs = redis.call('HMGET', b, unpack(ids))
-    for j, i in ipairs(fields[b]) do records[i] = vs[j] end
-  end
+  f[#f + 1] = i
+end
+for _, b in ipairs(buckets) do
+  local ids = {}
+  for j, i in ipairs(fields[b]) do ids[j] = ARGV[8 + 2 * i] end
+  local vs = redis.call('HMGET', b, unpack(ids))
+  for j, i in ipairs(fields[b]) do records[i] = vs[j] end
 end
 local out = {}
 local function claim_each()
   for i = 1, #KEYS do
-    local ck, id, tail = KEYS[i], ARGV[9 + 2 * i], ARGV[10 + 2 * i]
+    local ck, id, tail = KEYS[i], ARGV[8 + 2 * i], ARGV[9 + 2 * i]
     local state, value
     local v = records[i]
     local attempts = 1
@@ -204,8 +196,8 @@ local function claim_each()
     out[2 * i - 1], out[2 * i] = state, value
   end
 end
--- Records gathered for buckets are written even when a call fails half-way (a corrupted
--- key of a user): what was delivered before it stays recorded, as with string keys.
+-- The gathered records are written even when a call fails half-way (a corrupted key of a
+-- user): what was delivered before it stays recorded.
 local ok, err = pcall(claim_each)
 for _, b in ipairs(buckets) do
   local p = pending[b]

@@ -29,7 +29,7 @@ bus_worker::bus_worker(asio::any_io_executor ex, redis::connection_options redis
                        {"won", std::to_string(counters_.won)},
                        {"lost", std::to_string(counters_.lost)},
                        {"delivered", std::to_string(counters_.delivered)},
-                       {"bus_shards", std::to_string(opts_.bus_shards)}};
+                       {"bus_shards", std::to_string(keys_.shards())}};
                  }),
       trace_(conn_, k, opts_.claim.dedup_window, opts_.trace),
       sweeper_(
@@ -68,12 +68,12 @@ void bus_worker::start() {
     asio::co_spawn(
         ex_,
         [this]() -> asio::awaitable<void> {
-          for (unsigned n = 0; n < opts_.bus_shards; ++n) {
+          for (unsigned n = 0; n < keys_.shards(); ++n) {
             auto channel = keys_.bus_channel(n);
             auto ec = co_await shard_bus_->subscribe(std::move(channel));
             if (ec) log::warn("bus shard {} subscription not confirmed yet: {}", n, ec.message());
           }
-          log::info("worker {} listening on {} sharded bus channels", opts_.id, opts_.bus_shards);
+          log::info("worker {} listening on {} sharded bus channels", opts_.id, keys_.shards());
         },
         exit_on_exception("worker bus shard subscriptions"));
   }

@@ -32,7 +32,6 @@ struct worker_options {
   std::size_t max_batch = 200;               // messages per claim.lua call
   bool trace = false;                        // record per-event detail for `pushonce-leader trace`
   std::chrono::milliseconds sweep_interval{1000};
-  unsigned bus_shards = 1;  // --bus-shards: on a cluster, NS:{bus:N}:ch for N < bus_shards
   claim_options claim;
 };
 

@@ -29,10 +29,6 @@ std::string random_epoch() {
 claim_client::claim_client(std::shared_ptr<redis::connection> conn, keys k, claim_options opts)
     : conn_(std::move(conn)), keys_(std::move(k)), opts_(opts) {}
 
-lua::record_layout claim_client::layout() const {
-  return lua::records_on(conn_->is_cluster());
-}
-
 asio::awaitable<outcome<bool>> claim_client::claim_batch(const std::string& first_id,
                                                          const std::string& owner) {
   std::vector<redis::command> cmds{lua::claim_batch_command(keys_, first_id, owner, opts_.lease)};
@@ -52,7 +48,6 @@ asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim_client::claim(
   // the gateways SSUBSCRIBE), not over the cluster bus to every node.
   s.publish = conn_->is_cluster() ? lua::publish_mode::sharded : lua::publish_mode::classic;
   if (opts_.wait_replicas > 0) s.publish = lua::publish_mode::none;
-  s.records = layout();
   const auto& script = redis::get_script("claim");
   if (conn_->is_cluster()) {
     auto op = claim_per_slot(batch, s);
@@ -139,7 +134,7 @@ asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim_client::claim_pe
 }
 
 asio::awaitable<bool> claim_client::release(const bus_message& m, std::string owner) {
-  std::vector<redis::command> cmds{lua::release_command(keys_, layout(), m, owner)};
+  std::vector<redis::command> cmds{lua::release_command(keys_, m, owner)};
   auto rs = co_await redis::eval_all(*conn_, redis::get_script("release"), std::move(cmds));
   co_return rs.front().ok() && rs.front().value.integer == 1;
 }
@@ -152,13 +147,13 @@ asio::awaitable<outcome<lua::dead_letter_result>> claim_client::dead_letter(cons
                                                                             std::string owner,
                                                                             std::string reason,
                                                                             long long attempts) {
-  std::vector<redis::command> cmds{
-      lua::dead_letter_command(keys_, layout(), m, owner, reason, opts_.dedup_window, attempts)};
+  std::vector<redis::command> cmds{lua::dead_letter_command(keys_, conn_->is_cluster(), m, owner,
+                                                            reason, opts_.dedup_window, attempts)};
   auto rs = co_await redis::eval_all(*conn_, redis::get_script("dead_letter"), std::move(cmds));
   if (!rs.front().ok()) co_return failure_of(rs.front());
   auto marked = lua::parse_dead_letter_reply(rs.front().value);
   if (!marked) co_return failure{"internal", "unexpected reply from dead_letter.lua"};
-  if (!marked->marked || layout() == lua::record_layout::buckets) co_return *marked;
+  if (!marked->marked || !conn_->is_cluster()) co_return *marked;
   std::vector<redis::command> add{
       dead_letter_entry(keys_, m.id, m.user, m.src, reason, attempts, m.raw)};
   auto added =

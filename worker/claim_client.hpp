@@ -55,13 +55,10 @@ class claim_client {
                                                                        std::string reason,
                                                                        long long attempts);
 
-  const claim_options& options() const { return opts_; }
   /// WAITs that returned fewer replicas than --wait-replicas (the frames were published).
   std::uint64_t wait_timeouts() const { return wait_timeouts_; }
 
  private:
-  /// Record buckets on a single Redis, a string key per record on a cluster.
-  lua::record_layout layout() const;
   boost::asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim_per_slot(
       std::span<const bus_message> batch, const lua::claim_settings& s);
   /// --wait-replicas: WAIT on the node of each slot that took a delivery, then publish

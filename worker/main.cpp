@@ -75,7 +75,6 @@ int main(int argc, char** argv) {
     if (opts.claim.max_attempts <= 0 || sweep <= 0)
       throw usage_error("--max-attempts and --sweep-interval-ms must be positive");
     opts.sweep_interval = std::chrono::milliseconds(sweep);
-    opts.bus_shards = cl.common.bus_shards;
     opts.claim.lease = std::chrono::milliseconds(lease);
     opts.claim.dedup_window = std::chrono::milliseconds(window);
     opts.claim.inbox_maxlen = maxlen;
@@ -99,13 +98,13 @@ int main(int argc, char** argv) {
 
     asio::io_context io;
     worker::bus_worker w(io.get_executor(), redis_options(cl.common, "pushonce-worker:" + opts.id),
-                         keys(cl.common.ns), opts);
+                         keys(cl.common.ns, cl.common.bus_shards), opts);
     w.start();
     log::info(
         "started (concurrency {}, lease {} ms, wait replicas {}, redis {}, namespace {}, {} bus "
         "shards)",
         opts.concurrency, lease, opts.claim.wait_replicas, redis_display(cl.common), cl.common.ns,
-        opts.bus_shards);
+        cl.common.bus_shards);
 
     asio::signal_set signals(io, SIGTERM, SIGINT);
     signals.async_wait([&](auto ec, int sig) {

@@ -129,34 +129,6 @@ asio::awaitable<std::vector<std::optional<redis::reply>>> sweeper::values(
   co_return lua::read_values(reads, replies);
 }
 
-// Before stop 20 a single Redis kept each claim record as a string key (the layout a
-// cluster still uses). After an upgrade (old workers stopped, new ones started) those keys
-// live on for one dedup window, and an outbox entry an old worker delivered has no record
-// in the buckets: re-driving it would deliver it twice. So a message the buckets hold no
-// record of is looked up there too. Only such messages are read (rare: ones never
-// delivered), so this costs nothing in steady state.
-asio::awaitable<void> sweeper::read_older_records(
-    const std::vector<const bus_message*>& checked,
-    std::vector<std::optional<lua::claim_record>>& records) {
-  std::vector<lua::record_ref> older;
-  std::vector<std::size_t> at;
-  for (std::size_t i = 0; i < checked.size() && i < records.size(); ++i) {
-    if (!records[i] || records[i]->state != lua::claim_record::kind::none) continue;
-    older.push_back({keys_.claim(checked[i]->user, checked[i]->id), {}});
-    at.push_back(i);
-  }
-  if (older.empty()) co_return;
-  auto values_read = co_await values(std::move(older));
-  for (std::size_t j = 0; j < at.size() && j < values_read.size(); ++j) {
-    auto r = values_read[j] ? lua::parse_claim_record(*values_read[j]) : std::nullopt;
-    if (!r) {
-      records[at[j]] = std::nullopt;  // unknown: the entry waits for the next sweep
-    } else if (r->state != lua::claim_record::kind::none) {
-      records[at[j]] = std::move(r);
-    }
-  }
-}
-
 asio::awaitable<bool> sweeper::sweep_page(const outbox_ref& o, long long now_ms, sweep_stats& st) {
   redis::command get_cursor{"GET", o.cursor};
   auto cur = co_await conn_->exec(std::move(get_cursor));
@@ -184,15 +156,12 @@ asio::awaitable<bool> sweeper::sweep_page(const outbox_ref& o, long long now_ms,
     marks.push_back(v ? lua::parse_batch_done(*v) : std::nullopt);
   plan.on_batch_marks(marks);
 
-  const auto layout = lua::records_on(conn_->is_cluster());
-  const auto checked = plan.to_check();
   std::vector<lua::record_ref> claim_keys;
-  for (const auto* m : checked)
-    claim_keys.push_back(lua::claim_record_ref(keys_, layout, m->user, m->id));
+  for (const auto* m : plan.to_check())
+    claim_keys.push_back(lua::claim_record_ref(keys_, m->user, m->id));
   std::vector<std::optional<lua::claim_record>> records;
   for (const auto& v : co_await values(std::move(claim_keys)))
     records.push_back(v ? lua::parse_claim_record(*v) : std::nullopt);
-  if (layout == lua::record_layout::buckets) co_await read_older_records(checked, records);
   plan.on_records(records);
   auto redrive = plan.to_redrive();
   if (!redrive.empty()) plan.on_redriven(co_await redrive_(std::move(redrive)));

@@ -66,11 +66,6 @@ class sweeper {
   /// where a read failed.
   boost::asio::awaitable<std::vector<std::optional<redis::reply>>> values(
       std::vector<lua::record_ref> refs);
-  /// A single Redis: the records of `checked` the buckets do not have, read from the string
-  /// keys an older version kept them in (see sweeper.cpp).
-  boost::asio::awaitable<void> read_older_records(
-      const std::vector<const bus_message*>& checked,
-      std::vector<std::optional<lua::claim_record>>& records);
 
   std::shared_ptr<redis::connection> conn_;
   keys keys_;

@@ -22,10 +22,8 @@ const char* publish_mode_arg(publish_mode m) {
   return "p";
 }
 
-record_ref claim_record_ref(const keys& k, record_layout layout, std::string_view user,
-                            std::string_view id) {
-  if (layout == record_layout::keys) return {k.claim(user, id), {}};
-  return {k.claim_bucket(id), std::string(id)};
+record_ref claim_record_ref(const keys& k, std::string_view user, std::string_view id) {
+  return {k.claim_bucket(user, id), std::string(id)};
 }
 
 redis::command record_read(const record_ref& r) {
@@ -43,7 +41,7 @@ redis::command claim_command(const keys& k, const claim_settings& s,
                              const std::vector<bool>& lease_only) {
   const auto& script = redis::get_script("claim");
   redis::command cmd;
-  cmd.reserve(3 + 10 + 3 * batch.size());
+  cmd.reserve(3 + 9 + 3 * batch.size());
   cmd.emplace_back("EVALSHA");
   cmd.push_back(script.sha1);
   cmd.push_back(std::to_string(batch.size()));
@@ -60,7 +58,6 @@ redis::command claim_command(const keys& k, const claim_settings& s,
     if (m.ts > 0 && (oldest == 0 || m.ts < oldest)) oldest = m.ts;
   cmd.push_back(std::to_string(oldest));
   cmd.emplace_back(publish_mode_arg(s.publish));
-  cmd.push_back(s.records == record_layout::buckets ? k.claim_bucket_prefix() : std::string());
   for (std::size_t i = 0; i < batch.size(); ++i) {
     cmd.push_back(batch[i].id);
     cmd.push_back(i < lease_only.size() && lease_only[i] ? std::string() : batch[i].tail);
@@ -104,21 +101,20 @@ std::vector<std::vector<std::size_t>> claim_groups(const keys& k,
   return groups;
 }
 
-redis::command release_command(const keys& k, record_layout layout, const bus_message& m,
-                               const std::string& owner) {
-  auto ref = claim_record_ref(k, layout, m.user, m.id);
+redis::command release_command(const keys& k, const bus_message& m, const std::string& owner) {
+  auto ref = claim_record_ref(k, m.user, m.id);
   std::vector<std::string> ks{std::move(ref.key)};
   std::vector<std::string> as{owner, std::move(ref.field)};
   return redis::evalsha_command(redis::get_script("release"), ks, as);
 }
 
-redis::command dead_letter_command(const keys& k, record_layout layout, const bus_message& m,
+redis::command dead_letter_command(const keys& k, bool cluster, const bus_message& m,
                                    const std::string& owner, const std::string& reason,
                                    std::chrono::milliseconds window, long long attempts) {
-  auto ref = claim_record_ref(k, layout, m.user, m.id);
+  auto ref = claim_record_ref(k, m.user, m.id);
   std::vector<std::string> ks{std::move(ref.key)};
   std::vector<std::string> as{owner, reason, std::to_string(window.count()), std::move(ref.field)};
-  if (layout == record_layout::buckets) {
+  if (!cluster) {
     ks.push_back(k.plain("dead-letters"));
     as.insert(as.end(), {std::to_string(dead_letters_maxlen), m.id, m.user, m.src,
                          std::to_string(attempts), m.raw});

@@ -25,26 +25,15 @@ enum class publish_mode {
 /// The argument claim.lua reads for `m`: "p", "s" or "n".
 const char* publish_mode_arg(publish_mode m);
 
-/// Where claim records are kept (claim.lua's ARGV[10]).
-enum class record_layout {
-  buckets,  // a single Redis: fields of NS:c:<source>:<bucket> hashes (keys::claim_bucket)
-  keys,     // Redis Cluster: a string key NS:{u:U}:c:<id> per record, in the user's slot
-};
-
-/// The layout of a single Redis (buckets) or of a Redis Cluster (keys).
-inline record_layout records_on(bool cluster) {
-  return cluster ? record_layout::keys : record_layout::buckets;
-}
-
-/// Where the claim record of message `id` to `user` is: `key` alone for a string key, or
-/// the field `field` of the hash `key`.
+/// Where the claim record of message `id` to `user` is: the field `field` (the id) of the
+/// hash `key` (keys::claim_bucket, in the user's shard). A record_ref with an empty field
+/// names a string key (the sweeper reads its batch marks, NS:b:<id>, with the same reads).
 struct record_ref {
   std::string key;
   std::string field;  // empty: `key` is a string
   bool operator==(const record_ref&) const = default;
 };
-record_ref claim_record_ref(const keys& k, record_layout layout, std::string_view user,
-                            std::string_view id);
+record_ref claim_record_ref(const keys& k, std::string_view user, std::string_view id);
 /// GET or HGET of the record; DEL or HDEL (a dead letter's replay forgets its record).
 redis::command record_read(const record_ref& r);
 redis::command record_forget(const record_ref& r);
@@ -58,7 +47,6 @@ struct claim_settings {
   std::chrono::milliseconds inbox_idle{std::chrono::hours(24 * 7)};
   std::string epoch;  // used for a user who has none (a new inbox)
   publish_mode publish = publish_mode::classic;
-  record_layout records = record_layout::buckets;
 };
 
 enum class claim_state {
@@ -111,24 +99,25 @@ redis::command claim_command(const keys& k, const claim_settings& s,
 
 /// A batch split for Redis Cluster, where one claim.lua call may only touch one slot: the
 /// indices of `batch` grouped by the slot of their claim key (one group per slot, in the
-/// order each slot first appears; indices in batch order inside a group). On a single
-/// Redis the whole batch stays one call: the caller only splits in cluster mode.
+/// order each slot first appears; indices in batch order inside a group). The users of a
+/// custom publish share a bus shard, so its batch is one group; a queue's batch has a group
+/// per shard its users hash to. On a single Redis the whole batch stays one call: the
+/// caller only splits in cluster mode.
 std::vector<std::vector<std::size_t>> claim_groups(const keys& k,
                                                    std::span<const bus_message> batch);
 
 /// release.lua: `owner` hands back its lease on message `m` (reply 1 when it held it).
-redis::command release_command(const keys& k, record_layout layout, const bus_message& m,
-                               const std::string& owner);
-/// dead_letter.lua: `owner`, holding the lease on `m`, marks it dead. With record buckets
-/// (a single Redis) the same call adds its dead-letter entry (`attempts` is the entry's
-/// field); with string keys (a cluster, where the stream is another slot) the caller adds
-/// the entry (dead_letter_entry) only once this call marked the message.
-redis::command dead_letter_command(const keys& k, record_layout layout, const bus_message& m,
+redis::command release_command(const keys& k, const bus_message& m, const std::string& owner);
+/// dead_letter.lua: `owner`, holding the lease on `m`, marks it dead. On a single Redis the
+/// same call adds its dead-letter entry (`attempts` is the entry's field); on a cluster,
+/// where the stream is in another slot, the caller adds the entry (dead_letter_entry) only
+/// once this call marked the message.
+redis::command dead_letter_command(const keys& k, bool cluster, const bus_message& m,
                                    const std::string& owner, const std::string& reason,
                                    std::chrono::milliseconds window, long long attempts = 0);
 struct dead_letter_result {
   bool marked = false;    // false: the caller held no live lease; nothing written
-  long long trimmed = 0;  // dead-letter entries the stream's trim dropped (buckets only)
+  long long trimmed = 0;  // dead-letter entries the stream's trim dropped (a single Redis)
 };
 /// dead_letter.lua's {marked, trimmed}; std::nullopt when the reply is not its.
 std::optional<dead_letter_result> parse_dead_letter_reply(const redis::reply& r);

@@ -6,7 +6,7 @@
 namespace pushonce::lua {
 
 redis::command replay_command(const keys& k, bool cluster, const replay_request& r) {
-  auto ref = claim_record_ref(k, records_on(cluster), r.user, r.id);
+  auto ref = claim_record_ref(k, r.user, r.id);
   std::vector<std::string> ks{std::move(ref.key)};
   if (!cluster) {
     ks.push_back(k.plain("dead-letters"));

@@ -18,6 +18,8 @@ constexpr known codes[] = {
     {"OOM", error_reply_class::unavailable, "Redis is out of memory (maxmemory)"},
     {"BUSY", error_reply_class::unavailable, "Redis is busy running a script"},
     {"MISCONF", error_reply_class::unavailable, "Redis refuses writes after failed saves"},
+    {"CLUSTERDOWN", error_reply_class::unavailable, "a slot of the cluster has no master"},
+    {"TRYAGAIN", error_reply_class::unavailable, "the keys' slot is being migrated"},
 };
 
 }  // namespace

@@ -7,9 +7,11 @@
 //    connection must be dropped and made again: a new DNS lookup or a sentinel/proxy then
 //    leads to the new master.
 //  - unavailable: OOM (maxmemory reached with noeviction), BUSY (a script or function runs
-//    past busy-reply-threshold), MISCONF (writes refused after failed RDB saves). Redis is
-//    there but refuses work for now: callers answer `redis_unavailable` (HTTP 503), never
-//    `internal`.
+//    past busy-reply-threshold), MISCONF (writes refused after failed RDB saves),
+//    CLUSTERDOWN (a Redis Cluster slot without a master), TRYAGAIN (a multi-key command
+//    while its slot migrates). Redis is there but refuses work for now: callers answer
+//    `redis_unavailable` (HTTP 503), never `internal`. (The cluster client retries the last
+//    two until the command's deadline before its caller sees them.)
 //  - ordinary: everything else (a script's own codes such as already_queued, ERR, NOSCRIPT,
 //    WRONGTYPE, BUSYKEY ...): passed on as the reply says.
 

@@ -8,12 +8,10 @@
 # the Socket.IO peer's load/bench.sh measure that: docs/benchmarks.md).
 #   tests/bench/bench_claim_script.sh [SCRIPT]     (default lua/claim.lua)
 # Settings by environment [default]: CALLS [2000] BATCH [100] RUNS [3: fresh Redis each]
-# RECORDS [buckets: the record hashes of a single Redis; keys: a string key per record, as
-# on Redis Cluster; old: the argument list of a claim.lua that kept a string key per record]
 set -euo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 script="${1:-$here/lua/claim.lua}"
-CALLS=${CALLS:-2000} BATCH=${BATCH:-100} RUNS=${RUNS:-3} RECORDS=${RECORDS:-buckets}
+CALLS=${CALLS:-2000} BATCH=${BATCH:-100} RUNS=${RUNS:-3}
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 dir="$(mktemp -d /tmp/pushonce-claimbench-XXXXXX)"
 port=""
@@ -33,12 +31,11 @@ for run in $(seq 1 "$RUNS"); do
   for _ in $(seq 1 50); do redis-cli -p "$port" PING >/dev/null 2>&1 && break; sleep 0.1; done
   sha="$(redis-cli -p "$port" SCRIPT LOAD "$(cat "$dir/script.lua")")"
   # claim.lua's arguments: owner, lease, window, max attempts, inbox maxlen, idle ttl (7 days),
-  # epoch, oldest publish time (0), publish mode, where the records are; then an id and a
-  # frame tail per message.
-  python3 - "$sha" "$CALLS" "$BATCH" "$RECORDS" >"$dir/calls.resp" <<'PY'
+  # epoch, oldest publish time (0), publish mode; then an id and a frame tail per message.
+  # The users share bus shard 0, as the users of one custom publish share a shard.
+  python3 - "$sha" "$CALLS" "$BATCH" >"$dir/calls.resp" <<'PY'
 import sys
-sha, calls, batch, records = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
-where = {"buckets": ["pushonce:c:"], "keys": [""], "old": []}[records]
+sha, calls, batch = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 out = sys.stdout.buffer
 def command(args):
     parts = [b"*%d\r\n" % len(args)]
@@ -52,11 +49,11 @@ for _ in range(calls):
     for u in range(batch):
         seq += 1
         mid = str(seq * 4096)
-        keys.append(f"pushonce:{{u:bench-user-{u}}}:c:{mid}")
+        keys.append(f"pushonce:{{bus:0}}:u:bench-user-{u}:c:{mid}")
         per_message += [mid, ',"kind":"message","data":{"run":"bench","seq":%d,"t":1732200000000000},'
                         '"ts":1732200000000}' % seq]
     command(["EVALSHA", sha, str(batch)] + keys +
-            ["w1:1", "5000", "120000", "5", "1000", "604800000", "E1", "0", "p"] + where +
+            ["w1:1", "5000", "120000", "5", "1000", "604800000", "E1", "0", "p"] +
             per_message)
 PY
   redis-cli -p "$port" CONFIG RESETSTAT >/dev/null

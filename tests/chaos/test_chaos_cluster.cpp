@@ -184,7 +184,7 @@ TEST_CASE(
   const auto run_start = steady::now();
   redis_cluster cluster;
   const std::string ns = unique_namespace("chaos", "cluster");
-  pushonce::keys k(ns);
+  pushonce::keys k(ns, 16);  // the cluster default of --bus-shards
   environment env = cluster.program_env(ns, {{"PUSHONCE_API_KEY", api_key},
                                              {"PUSHONCE_DEDUP_WINDOW_MS", "600000"},
                                              {"PUSHONCE_OUTBOX_RETENTION_MS", "600000"},

@@ -87,7 +87,7 @@ TEST_CASE(
     "slot move") {
   redis_cluster cluster;
   const std::string ns = unique_namespace("e2e", "sharded");
-  pushonce::keys k(ns);
+  pushonce::keys k(ns, 4);
   environment env =
       cluster.program_env(ns, {{"PUSHONCE_BUS_SHARDS", "4"}, {"PUSHONCE_API_KEY", api_key}});
   process leader(program_path("pushonce-leader"), {"run", "--id", "l1"}, env);
@@ -174,7 +174,7 @@ TEST_CASE(
     "is down, true again after its replica took over; the session gets every message once") {
   redis_cluster cluster;
   const std::string ns = unique_namespace("e2e", "sharded-ready");
-  pushonce::keys k(ns);
+  pushonce::keys k(ns, 16);
   environment env = cluster.program_env(ns, {{"PUSHONCE_API_KEY", api_key}});
   process leader(program_path("pushonce-leader"), {"run", "--id", "l1"}, env);
   process worker(program_path("pushonce-worker"), {"--id", "w1"}, env);

@@ -116,7 +116,7 @@ boost::json::object hello(ws_client& c, std::uint16_t port, const std::string& u
 TEST_CASE("cluster system: leader and worker on a cluster deliver once, across a failover") {
   redis_cluster cluster;
   const std::string ns = unique_namespace("e2e", "cluster");
-  pushonce::keys k(ns);
+  pushonce::keys k(ns, 16);  // the cluster default of --bus-shards
   environment env = cluster.program_env(ns);
   process leader(program_path("pushonce-leader"), {"run", "--id", "l1"}, env);
   process worker(program_path("pushonce-worker"), {"--id", "w1"}, env);
@@ -192,7 +192,7 @@ TEST_CASE(
     "once over WebSocket, resumed after a gateway kill -9") {
   redis_cluster cluster;
   const std::string ns = unique_namespace("e2e", "cluster-gw");
-  pushonce::keys k(ns);
+  pushonce::keys k(ns, 16);  // the cluster default of --bus-shards
   environment env = cluster.program_env(ns, {{"PUSHONCE_API_KEY", "cluster-key"}});
   process leader(program_path("pushonce-leader"), {"run", "--id", "l1"}, env);
   process worker(program_path("pushonce-worker"), {"--id", "w1", "--wait-replicas", "1"}, env);

@@ -277,7 +277,7 @@ TEST_CASE("recovery: a worker paused past the dedup window does not deliver a me
   // Past the window: the claim record has expired.
   REQUIRE(wait_until(
       [&] {
-        auto at = lua::claim_record_ref(d.k(), lua::record_layout::buckets, "paula", id);
+        auto at = lua::claim_record_ref(d.k(), "paula", id);
         return d.redis().integer({"HEXISTS", at.key, at.field}) == 0;
       },
       10s));
@@ -329,7 +329,7 @@ TEST_CASE(
       2s));
   REQUIRE(first.stop() == 0);
   // As if it had then been dead-lettered: only a message marked dead is replayed.
-  auto at = lua::claim_record_ref(d.k(), lua::record_layout::buckets, "alice", id);
+  auto at = lua::claim_record_ref(d.k(), "alice", id);
   d.redis().cmd({"HSET", at.key, at.field, "x:5:test"});
   const std::string m = R"({"id":")" + id +
                         R"(","user":"alice","src":"bus:0","kind":"message","data":{"n":0},"ts":1})";
@@ -430,8 +430,7 @@ TEST_CASE("recovery: a message past --max-attempts is dead-lettered; list, trace
     CHECK(r->element[1]->integer == i + 1);
     std::this_thread::sleep_for(5ms);
   }
-  auto record = d.redis().text(
-      lua::record_read(lua::claim_record_ref(d.k(), lua::record_layout::buckets, "carol", id)));
+  auto record = d.redis().text(lua::record_read(lua::claim_record_ref(d.k(), "carol", id)));
   CHECK(record.rfind("l:crashed-2:", 0) == 0);
   CHECK(record.substr(record.size() - 2) == ":3");
   d.start_worker({"--lease-ms", "1000", "--max-attempts", "3"});

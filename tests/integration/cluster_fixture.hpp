@@ -27,7 +27,9 @@ inline redis::command get_cmd(const std::string& k) {
 
 class cluster_fixture {
  public:
-  explicit cluster_fixture(redis_cluster_options o = {}) : cluster(o), k("t") { conn = connect(); }
+  explicit cluster_fixture(redis_cluster_options o = {}) : cluster(o), k("t", 16) {
+    conn = connect();
+  }
   ~cluster_fixture() {
     for (auto& c : conns_) c->stop();
     io.restart();

@@ -63,7 +63,7 @@ inline lua::claim_settings claim_opts(std::string owner, long long lease_ms = 50
 /// Where claim.lua keeps the record of message `id` to `user` on the tests' single Redis:
 /// a field of its bucket (read it with lua::record_read).
 inline lua::record_ref record_at(const keys& k, std::string_view user, std::string_view id) {
-  return lua::claim_record_ref(k, lua::record_layout::buckets, user, id);
+  return lua::claim_record_ref(k, user, id);
 }
 
 /// claim.lua for a batch, built by lua::claim_command and run by redis::eval_all (which
@@ -142,18 +142,16 @@ inline boost::asio::awaitable<redis::result> session(
 /// release.lua (lua::release_command): hands back OWNER's lease on message m.
 inline boost::asio::awaitable<redis::result> release(redis::connection& c, keys k,
                                                      const bus_message& m, std::string owner) {
-  CO_LET(auto r,
-         run_built(c, "release", lua::release_command(k, lua::record_layout::buckets, m, owner)));
+  CO_LET(auto r, run_built(c, "release", lua::release_command(k, m, owner)));
   co_return r;
 }
 
 /// dead_letter.lua (lua::dead_letter_command): OWNER (holding the lease) marks m dead (and,
-/// in the buckets of a single Redis, adds its dead-letter entry with `attempts`).
+/// on a single Redis, adds its dead-letter entry with `attempts`).
 inline boost::asio::awaitable<redis::result> mark_dead(
     redis::connection& c, keys k, const bus_message& m, std::string owner, std::string reason,
-    long long window_ms = 60000, long long attempts = 1,
-    lua::record_layout layout = lua::record_layout::buckets) {
-  auto cmd = lua::dead_letter_command(k, layout, m, owner, reason,
+    long long window_ms = 60000, long long attempts = 1, bool cluster = false) {
+  auto cmd = lua::dead_letter_command(k, cluster, m, owner, reason,
                                       std::chrono::milliseconds(window_ms), attempts);
   CO_LET(auto r, run_built(c, "dead_letter", std::move(cmd)));
   co_return r;

@@ -81,7 +81,7 @@ RM=$Q:res:meta; RF=$Q:res:free; RS=$Q:res:seq; RH=$Q:res:holder
 SEQ=$Q:seq; OUT=$Q:outbox; FENCE=$Q:fence; PEND=$Q:pending; PIDS=$Q:pending:ids; EVS=$Q:events
 ASSIGN_KEYS=(11 "$W" "$A" "$RM" "$RF" "$RH" "$SEQ" "$OUT" "$FENCE" "$PEND" "$PIDS" "$EVS")
 BSEQ="$NS:{bus:0}:seq"; BOUT="$NS:{bus:0}:outbox"
-U="$NS:{u:alice}"; CH=$U:ch; META=$U:meta; INBOX=$U:inbox
+U="$NS:{bus:0}:u:alice"; CH=$U:ch; META=$U:meta; INBOX=$U:inbox
 
 # subscriber on the bus, the wake channel and alice's channel
 redis-cli -p "$PORT" --raw SUBSCRIBE "$BUS" "$WAKE" "$CH" >"$DIR/sub.txt" 2>&1 &
@@ -265,11 +265,16 @@ check_match "publish+rate: rate without burst -> bad_request" "^\(error\) bad_re
   "$(ev publish "${PUB_RL[@]:0:9}" p 5 0 1 alice 1 0)"
 
 # --- claim.lua (claims and delivers), release.lua, dead_letter.lua ---------------------
-# KEYS claim keys; ARGV owner, lease ms, window ms, max attempts, inbox maxlen, idle ms,
-# epoch, oldest publish time in the batch (0 = unknown; $OLDEST), publish mode (p, s or n;
-# $MODE, default p), where the records are ('' string keys, as on a cluster, or the bucket
-# prefix NS:c:; $RECORDS, default ''), then per message: id,
-# frame tail (empty: take a lease only).
+# KEYS claim keys NS:{TAG}:u:USER:c:ID; ARGV owner, lease ms, window ms, max attempts, inbox
+# maxlen, idle ms, epoch, oldest publish time in the batch (0 = unknown; $OLDEST), publish
+# mode (p, s or n; $MODE, default p), then per message: id, frame tail (empty: take a lease
+# only). The records are fields of NS:{TAG}:c:<id mod 4096>:<id div 524288> (bkt below);
+# each user here has its own tag, so the same ids can be reused per user.
+bkt() {  # bkt CLAIMKEY: the record bucket claim.lua derives from it
+  local key=$1 id=${1##*:c:}
+  echo "${key%%\}*}}:c:$((id % 4096)):$((id / 524288))"
+}
+rec() { rc HGET "$(bkt "$1")" "${1##*:c:}"; }  # rec CLAIMKEY: the record
 C1="$U:c:4096"
 HEAD1='{"type":"message","id":"4096","offset":'
 TAIL1=',"kind":"message","data":{"a":[]},"ts":1}'
@@ -280,29 +285,29 @@ cl() {  # cl OWNER LEASE MAXATTEMPTS EPOCH KEY ID TAIL [KEY ID TAIL]...
   local keys=() rest=()
   while [ $# -ge 3 ]; do keys+=("$1"); rest+=("$2" "$3"); shift 3; done
   ev claim "${#keys[@]}" "${keys[@]}" "$owner" "$lease" 60000 "$max" 1000 600000 "$epoch" \
-    "${OLDEST:-0}" "${MODE:-p}" "${RECORDS-}" "${rest[@]}"
+    "${OLDEST:-0}" "${MODE:-p}" "${rest[@]}"
 }
 check "claim: lease only (empty tail) -> won 1" '1) "won" | 2) (integer) 1' "$(cl w1 300 5 E1 "$C1" 4096 '')"
-check_match "claim: the lease record" '^l:w1:[0-9]+:1$' "$(rc GET "$C1")"
+check_match "claim: the lease record" '^l:w1:[0-9]+:1$' "$(rec "$C1")"
 check "claim: w2 while the lease is live -> taken" '1) "taken" | 2) (integer) 0' "$(cl w2 300 5 E1 "$C1" 4096 "$TAIL1")"
 check "claim: w1 itself while its lease is live -> taken" '1) "taken" | 2) (integer) 0' "$(cl w1 300 5 E1 "$C1" 4096 "$TAIL1")"
-check_match "claim: has the dedup window" "^(5[0-9]{4}|60000)$" "$(rc PTTL "$C1")"
+check_match "claim: has the dedup window" "^(5[0-9]{4}|60000)$" "$(rc PTTL "$(bkt "$C1")")"
 check "claim: a lease writes no inbox" "0 0" "$(rc EXISTS "$META") $(rc EXISTS "$INBOX")"
 sleep 0.4
 check "claim: after the lease, w2 delivers at offset 1" '1) "delivered" | 2) (integer) 1' "$(cl w2 5000 5 E1 "$C1" 4096 "$TAIL1")"
-check "claim: record <offset>:<attempts>" "1:2" "$(rc GET "$C1")"
+check "claim: record <offset>:<attempts>" "1:2" "$(rec "$C1")"
 check "deliver: inbox entry 1-0 f=frame" "1-0|f|$FRAME1" "$(rc XRANGE "$INBOX" - + | paste -sd'|' -)"
 check "deliver: epoch created" "E1 1" "$(rc HMGET "$META" epoch offset | paste -sd' ' -)"
 check_match "deliver: meta idle ttl" "^(5[0-9]{5}|600000)$" "$(rc PTTL "$META")"
 check_match "deliver: inbox idle ttl" "^(5[0-9]{5}|600000)$" "$(rc PTTL "$INBOX")"
-check_match "deliver: claim dedup window" "^(5[0-9]{4}|60000)$" "$(rc PTTL "$C1")"
+check_match "deliver: claim dedup window" "^(5[0-9]{4}|60000)$" "$(rc PTTL "$(bkt "$C1")")"
 check "claim: after delivery -> done 1" '1) "done" | 2) (integer) 1' "$(cl w3 5000 5 E1 "$C1" 4096 "$TAIL1")"
 check "claim: done wrote nothing" "1 1" "$(rc HGET "$META" offset) $(rc XLEN "$INBOX")"
 # Published longer ago than window - lease (the tails say ts 1): with no record the
 # message is not delivered (its record may have expired after a delivery); with one, as usual.
 check "claim: old, no record -> expired" '1) "expired" | 2) (integer) 0' \
   "$(OLDEST=1 cl w3 5000 5 E1 "$U:c:12288" 12288 "$TAIL1")"
-check "claim: ... nothing written" "0 1 1" "$(rc EXISTS "$U:c:12288") $(rc HGET "$META" offset) $(rc XLEN "$INBOX")"
+check "claim: ... nothing written" "0 1 1" "$(rc HEXISTS "$(bkt "$U:c:12288")" 12288) $(rc HGET "$META" offset) $(rc XLEN "$INBOX")"
 check "claim: old, delivered record -> done" '1) "done" | 2) (integer) 1' "$(OLDEST=1 cl w3 5000 5 E1 "$C1" 4096 "$TAIL1")"
 NOW_MS=$(( $(rc TIME | head -1) * 1000 ))
 check "claim: recent (oldest = now) -> not expired" '1) "won" | 2) (integer) 1' \
@@ -313,10 +318,10 @@ C2="$U:c:8192"
 check "claim: a batch: new message -> offset 2, the first -> done 1" \
   '1) "delivered" | 2) (integer) 2 | 3) "done" | 4) (integer) 1' "$(cl w9 5000 5 OTHER "$C2" 8192 '}' "$C1" 4096 "$TAIL1")"
 check "deliver: stored epoch kept" "E1" "$(rc HGET "$META" epoch)"
-check "deliver: record of a first attempt is the offset" "2" "$(rc GET "$C2")"
+check "deliver: record of a first attempt is the offset" "2" "$(rec "$C2")"
 check "deliver: inbox ids 1-0 2-0" "1-0 2-0" "$(rc XRANGE "$INBOX" - + | grep -- '-0$' | paste -sd' ' -)"
 # The idle TTL (600000 here) is renewed only when less than 7/8 of it (525000) is left.
-T="$NS:{u:tina}"
+T="$NS:{bus:tina}:u:tina"
 check "deliver: tina's first -> offset 1" '1) "delivered" | 2) (integer) 1' "$(cl w9 5000 5 E1 "$T:c:4096" 4096 '}')"
 rc PEXPIRE "$T:meta" 580000 >/dev/null; rc PEXPIRE "$T:inbox" 580000 >/dev/null
 check "deliver: 7/8 of the idle ttl left -> offset 2" '1) "delivered" | 2) (integer) 2' "$(cl w9 5000 5 E1 "$T:c:8192" 8192 '}')"
@@ -328,61 +333,61 @@ rc PERSIST "$T:meta" >/dev/null
 check "deliver: meta without a ttl -> offset 4" '1) "delivered" | 2) (integer) 4' "$(cl w9 5000 5 E1 "$T:c:16384" 16384 '}')"
 check_match "deliver: ... gets the idle ttl" "^(59[0-9]{4}|600000)$" "$(rc PTTL "$T:meta")"
 # A session made the meta (fresh ttl, no inbox yet): the first delivery gives the inbox one.
-V="$NS:{u:vera}"
+V="$NS:{bus:vera}:u:vera"
 rc HSET "$V:meta" epoch EV >/dev/null; rc PEXPIRE "$V:meta" 600000 >/dev/null
 check "deliver: first delivery after a session -> offset 1" '1) "delivered" | 2) (integer) 1' "$(cl w1 5000 5 EV "$V:c:4096" 4096 '}')"
 check_match "deliver: ... the new inbox gets the idle ttl" "^(59[0-9]{4}|600000)$" "$(rc PTTL "$V:inbox")"
 # meta lost (new epoch) while an inbox of the old epoch is left: offsets restart at 1
-Z="$NS:{u:zed}"
+Z="$NS:{bus:zed}:u:zed"
 rc XADD "$Z:inbox" 7-0 f old >/dev/null
 check "deliver: new epoch over a stale inbox -> offset 1" '1) "delivered" | 2) (integer) 1' "$(cl w1 5000 5 EZ "$Z:c:4096" 4096 '}')"
 check "deliver: ... stale entries dropped" "1-0" "$(rc XRANGE "$Z:inbox" - + | head -1)"
 
 # a failed inbox write: offset rolled back, the lease kept for a retry after it
-F="$NS:{u:fay}"
+F="$NS:{bus:fay}:u:fay"
 rc HSET "$F:meta" epoch E0 offset 0 >/dev/null
 rc SET "$F:inbox" "not a stream" >/dev/null
 check_match "claim: inbox write fails -> failed with the error" '^1\) "failed" \| 2\) "WRONGTYPE' "$(cl w1 300 5 E1 "$F:c:4096" 4096 '}')"
 check "claim: ... offset rolled back" "0" "$(rc HGET "$F:meta" offset)"
 check_match "claim: ... meta and inbox ttl renewed together" "^(59[0-9]{4}|600000) (59[0-9]{4}|600000)$" "$(rc PTTL "$F:meta") $(rc PTTL "$F:inbox")"
-check_match "claim: ... lease kept" '^l:w1:[0-9]+:1$' "$(rc GET "$F:c:4096")"
+check_match "claim: ... lease kept" '^l:w1:[0-9]+:1$' "$(rec "$F:c:4096")"
 check "claim: ... nobody else before the lease ends" '1) "taken" | 2) (integer) 0' "$(cl w2 300 5 E1 "$F:c:4096" 4096 '}')"
 rc DEL "$F:inbox" >/dev/null
 sleep 0.4
 check "claim: ... retried after the lease" '1) "delivered" | 2) (integer) 1' "$(cl w2 300 5 E1 "$F:c:4096" 4096 '}')"
-check "claim: ... second attempt recorded" "1:2" "$(rc GET "$F:c:4096")"
+check "claim: ... second attempt recorded" "1:2" "$(rec "$F:c:4096")"
 
 # max attempts: a lease, no delivery, then dead_letter.lua by the lease holder
-X="$NS:{u:xavier}"; CX="$X:c:4096"
+X="$NS:{bus:xavier}:u:xavier"; CX="$X:c:4096"
 check "claim: max 1, lease only -> won 1" '1) "won" | 2) (integer) 1' "$(cl w1 50 1 E1 "$CX" 4096 '')"
 sleep 0.1
 check "claim: attempt 2 of max 1 -> won 2 (not delivered)" '1) "won" | 2) (integer) 2' "$(cl w2 60000 1 E1 "$CX" 4096 '}')"
 check "claim: ... no inbox" "0" "$(rc EXISTS "$X:inbox")"
-check "dead_letter: not the holder -> 0" "1) (integer) 0 | 2) (integer) 0" "$(ev dead_letter 1 "$CX" w1 poison 60000)"
-check "dead_letter: the holder -> 1" "1) (integer) 1 | 2) (integer) 0" "$(ev dead_letter 1 "$CX" w2 poison 60000)"
-check "dead_letter: record x:<attempts>:<reason>" "x:2:poison" "$(rc GET "$CX")"
+check "dead_letter: not the holder -> 0" "1) (integer) 0 | 2) (integer) 0" "$(ev dead_letter 1 "$(bkt "$CX")" w1 poison 60000 4096)"
+check "dead_letter: the holder -> 1" "1) (integer) 1 | 2) (integer) 0" "$(ev dead_letter 1 "$(bkt "$CX")" w2 poison 60000 4096)"
+check "dead_letter: record x:<attempts>:<reason>" "x:2:poison" "$(rec "$CX")"
 check "claim: dead -> dead 0" '1) "dead" | 2) (integer) 0' "$(cl w3 5000 5 E1 "$CX" 4096 '}')"
-check "dead_letter: twice -> 0" "1) (integer) 0 | 2) (integer) 0" "$(ev dead_letter 1 "$CX" w2 poison 60000)"
+check "dead_letter: twice -> 0" "1) (integer) 0 | 2) (integer) 0" "$(ev dead_letter 1 "$(bkt "$CX")" w2 poison 60000 4096)"
 
-# replay.lua, a record key (a cluster's layout: only the record is decided here)
-check "replay: marked dead -> re-driven" "(integer) 1 r:0" "$(ev replay 1 "$CX" '' 60000 "$NS:bus" '{}' 1-1) $(rc GET "$CX")"
-check_match "replay: a delivered message -> not_dead" "^\(error\) not_dead " "$(rc SET "$CX" 3 >/dev/null; ev replay 1 "$CX" '' 60000 "$NS:bus" '{}' 1-1)"
-check_match "replay: no entry -> not_found" "^\(error\) not_found " "$(ev replay 1 "$NS:{u:nobody}:c:4096" '' 60000 "$NS:bus" '{}')"
+# replay.lua as on a cluster (only the record is decided here)
+check "replay: marked dead -> re-driven" "(integer) 1 r:0" "$(ev replay 1 "$(bkt "$CX")" 4096 60000 "$NS:bus" '{}' 1-1) $(rec "$CX")"
+check_match "replay: a delivered message -> not_dead" "^\(error\) not_dead " "$(rc HSET "$(bkt "$CX")" 4096 3 >/dev/null; ev replay 1 "$(bkt "$CX")" 4096 60000 "$NS:bus" '{}' 1-1)"
+check_match "replay: no entry -> not_found" "^\(error\) not_found " "$(ev replay 1 "$NS:{bus:nobody}:c:0:0" 4096 60000 "$NS:bus" '{}')"
 
 # release.lua: only the holder; the message is claimable at once
-R="$NS:{u:rita}"; CR="$R:c:4096"
+R="$NS:{bus:rita}:u:rita"; CR="$R:c:4096"
 check "release: take a 60 s lease" '1) "won" | 2) (integer) 1' "$(cl w1 60000 5 E1 "$CR" 4096 '')"
-check "release: not the holder -> 0" "(integer) 0" "$(ev release 1 "$CR" w2)"
-check "release: the holder -> 1" "(integer) 1" "$(ev release 1 "$CR" w1)"
-check "release: record r:<attempts>" "r:1" "$(rc GET "$CR")"
-check_match "release: the window is kept" "^(5[0-9]{4}|60000)$" "$(rc PTTL "$CR")"
+check "release: not the holder -> 0" "(integer) 0" "$(ev release 1 "$(bkt "$CR")" w2 4096)"
+check "release: the holder -> 1" "(integer) 1" "$(ev release 1 "$(bkt "$CR")" w1 4096)"
+check "release: record r:<attempts>" "r:1" "$(rec "$CR")"
+check_match "release: the window is kept" "^(5[0-9]{4}|60000)$" "$(rc PTTL "$(bkt "$CR")")"
 check "release: claimable at once, attempt 2" '1) "delivered" | 2) (integer) 1' "$(cl w2 60000 5 E1 "$CR" 4096 '}')"
-check "release: nothing to release once delivered" "(integer) 0 1:2" "$(ev release 1 "$CR" w2) $(rc GET "$CR")"
+check "release: nothing to release once delivered" "(integer) 0 1:2" "$(ev release 1 "$(bkt "$CR")" w2 4096) $(rec "$CR")"
 
-# Record buckets (a single Redis): the same rules, the records are fields of
-# NS:c:<source>:<id div 524288>, one window after the bucket's last write.
-bc() { RECORDS="$NS:c:" cl "$@"; }
-Q="$NS:{u:quinn}"; QB0="$NS:c:9:0"; QB1="$NS:c:9:1"  # source 9; seq 128 starts bucket 1
+# Record buckets: the records are fields of NS:{TAG}:c:<source>:<id div 524288>, one
+# window after the bucket's last write.
+bc() { cl "$@"; }
+Q="$NS:{bus:q}:u:quinn"; QB0="$NS:{bus:q}:c:9:0"; QB1="$NS:{bus:q}:c:9:1"  # source 9; seq 128 starts bucket 1
 check "buckets: a batch over two buckets -> offsets 1 2 3" \
   '1) "delivered" | 2) (integer) 1 | 3) "delivered" | 4) (integer) 2 | 5) "delivered" | 6) (integer) 3' \
   "$(bc w1 5000 5 E1 "$Q:c:4105" 4105 '}' "$Q:c:8201" 8201 '}' "$Q:c:524297" 524297 '}')"
@@ -423,7 +428,7 @@ check_match "claim: bad lease -> bad_request" "^\(error\) bad_request " "$(cl w1
 check_match "claim: empty owner -> bad_request" "^\(error\) bad_request " "$(cl '' 5000 5 E1 "$U:c:1" 1 '}')"
 check_match "claim: no tail -> bad_request" "^\(error\) bad_request " "$(ev claim 1 "$U:c:1" w1 5000 60000 5 1000 600000 E1 1 p)"
 check_match "claim: bad publish mode -> bad_request" "^\(error\) bad_request " "$(MODE=x cl w1 5000 5 E1 "$U:c:1" 1 '}')"
-check "claim: refused calls stored nothing" "0" "$(rc EXISTS "$U:c:1")"
+check "claim: refused calls stored nothing" "0" "$(rc HEXISTS "$(bkt "$U:c:1")" 1)"
 
 # --- ack.lua / session.lua --------------------------------------------------------------
 check "session: existing epoch kept" '1) "E1" | 2) (integer) 2 | 3) (integer) 0 | 4) (integer) 0' "$(ev session 1 "$META" E2)"
@@ -438,12 +443,12 @@ check_match "ack: 1.5 -> bad_request" "^\(error\) bad_request " "$(ev ack 1 "$ME
 check_match "ack: abc -> bad_request" "^\(error\) bad_request " "$(ev ack 1 "$META" abc)"
 check_match "ack: empty -> bad_request" "^\(error\) bad_request " "$(ev ack 1 "$META" '')"
 check "session: after acks" '1) "E1" | 2) (integer) 10 | 3) (integer) 10 | 4) (integer) 0' "$(ev session 1 "$META" E2)"
-check "ack: unknown user -> 0, creates nothing" "(integer) 0 0" "$(ev ack 1 "$NS:{u:nobody}:meta" 3) $(rc EXISTS "$NS:{u:nobody}:meta")"
-check "session: new user" '1) "E5" | 2) (integer) 0 | 3) (integer) 0 | 4) (integer) 0' "$(ev session 1 "$NS:{u:bob}:meta" E5)"
-check "session: same user again keeps E5" '1) "E5" | 2) (integer) 0 | 3) (integer) 0 | 4) (integer) 0' "$(ev session 1 "$NS:{u:bob}:meta" E6)"
-check "session: no ttl argument -> no expiry" "-1" "$(rc PTTL "$NS:{u:bob}:meta")"
-check "session: idle ttl given, new user" '1) "E7" | 2) (integer) 0 | 3) (integer) 0 | 4) (integer) 0' "$(ev session 1 "$NS:{u:carol}:meta" E7 600000)"
-check_match "session: ... gets the idle ttl" "^(5[0-9]{5}|600000)$" "$(rc PTTL "$NS:{u:carol}:meta")"
+check "ack: unknown user -> 0, creates nothing" "(integer) 0 0" "$(ev ack 1 "$NS:{bus:0}:u:nobody:meta" 3) $(rc EXISTS "$NS:{bus:0}:u:nobody:meta")"
+check "session: new user" '1) "E5" | 2) (integer) 0 | 3) (integer) 0 | 4) (integer) 0' "$(ev session 1 "$NS:{bus:0}:u:bob:meta" E5)"
+check "session: same user again keeps E5" '1) "E5" | 2) (integer) 0 | 3) (integer) 0 | 4) (integer) 0' "$(ev session 1 "$NS:{bus:0}:u:bob:meta" E6)"
+check "session: no ttl argument -> no expiry" "-1" "$(rc PTTL "$NS:{bus:0}:u:bob:meta")"
+check "session: idle ttl given, new user" '1) "E7" | 2) (integer) 0 | 3) (integer) 0 | 4) (integer) 0' "$(ev session 1 "$NS:{bus:0}:u:carol:meta" E7 600000)"
+check_match "session: ... gets the idle ttl" "^(5[0-9]{5}|600000)$" "$(rc PTTL "$NS:{bus:0}:u:carol:meta")"
 rc PEXPIRE "$META" 1000000 >/dev/null
 check "session: existing expiry is not changed" '1) "E1" | 2) (integer) 10 | 3) (integer) 10 | 4) (integer) 0' "$(ev session 1 "$META" E2 600000)"
 check_match "session: ... still the deliver ttl" "^(9[0-9]{5}|1000000)$" "$(rc PTTL "$META")"

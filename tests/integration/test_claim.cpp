@@ -199,7 +199,7 @@ TEST_CASE("claim: the frame in the inbox and on the user channel; meta; epoch of
   auto sub = fx.subscriber(frames);
   const std::string user = "carol";
   const std::string channel = fx.k.user_channel(user);
-  CHECK(channel == "t:{u:carol}:ch");
+  CHECK(channel == "t:{bus:0}:u:carol:ch");
   const auto m1 = bus_msg("4096", user, R"({"n":4096})");
   const auto m2 = bus_msg("8192", user, R"({"text":"hi \"there\"","n":[1,{}]})");
   fx.run([&]() -> asio::awaitable<void> {
@@ -441,13 +441,13 @@ TEST_CASE("claim: records of one source's nearby ids share a bucket hash, kept a
     CO_LET(auto r, pushonce::test::claim(*fx.conn, fx.k, claim_opts("w1"), batch));
     CHECK(outcomes_of(r, 3) ==
           std::vector<std::string>{"delivered 1", "delivered 1", "delivered 2"});
-    CHECK(record_at(fx.k, "ann", first.id).key == "t:c:5:0");
-    CHECK(record_at(fx.k, "ben", second.id).key == "t:c:5:0");
-    CHECK(record_at(fx.k, "ann", next.id).key == "t:c:5:1");
-    auto fields = cmd({"HGETALL", "t:c:5:0"});
+    CHECK(record_at(fx.k, "ann", first.id).key == "t:{bus:0}:c:5:0");
+    CHECK(record_at(fx.k, "ben", second.id).key == "t:{bus:0}:c:5:0");
+    CHECK(record_at(fx.k, "ann", next.id).key == "t:{bus:0}:c:5:1");
+    auto fields = cmd({"HGETALL", "t:{bus:0}:c:5:0"});
     CO_LET(auto f, fx.conn->exec(std::move(fields)));
     CHECK(f.value.elements.size() == 4);  // two records, nothing else
-    for (const char* bucket : {"t:c:5:0", "t:c:5:1"}) {
+    for (const char* bucket : {"t:{bus:0}:c:5:0", "t:{bus:0}:c:5:1"}) {
       auto pttl = cmd({"PTTL", bucket});
       CO_LET(auto t, fx.conn->exec(std::move(pttl)));
       CHECK(t.value.integer > 55000);

@@ -43,7 +43,6 @@ TEST_CASE("cluster: claim.lua batches split per slot; leader_lease.lua in one sl
   lua::claim_settings s;
   s.owner = "w1:1";
   s.epoch = "e1";
-  s.records = lua::record_layout::keys;
   const auto& script = redis::get_script("claim");
 
   fx.run([&]() -> boost::asio::awaitable<void> {

@@ -111,7 +111,6 @@ TEST_CASE("cluster sharded pubsub: SPUBLISH and claim.lua reach the slot owner's
     // claim.lua in sharded mode SPUBLISHes the delivered frame on the user's channel.
     auto s = pushonce::test::claim_opts("w1");
     s.publish = pushonce::lua::publish_mode::sharded;
-    s.records = pushonce::lua::record_layout::keys;
     auto m = pushonce::test::bus_msg("4096", users[1]);
     CO_LET(auto r, pushonce::test::claim_one(*fx.conn, fx.k, s, m));
     REQUIRE(r.ok());

@@ -270,17 +270,17 @@ TEST_CASE("replay.lua: no entry is not_found; an entry whose mark expired is re-
   });
 }
 
-TEST_CASE("replay.lua, record keys (a cluster's layout): only the record; a second is refused") {
+TEST_CASE("replay.lua, a cluster's call: only the record; a second is refused") {
   redis_fixture fx;
   const auto m = bus_msg("4096", "gus");
-  const auto key = fx.k.claim("gus", "4096");
+  const auto at = pushonce::lua::claim_record_ref(fx.k, "gus", "4096");
   fx.run([&]() -> asio::awaitable<void> {
-    auto set = cmd({"SET", key, "x:5:poison", "PX", "60000"});
+    auto set = cmd({"HSET", at.key, at.field, "x:5:poison"});
     CO_LET(auto s, fx.conn->exec(std::move(set)));
     REQUIRE(s.ok());
     CO_LET(auto r, replay(fx, replay_of(fx.k, m, {"1-1"}), true));
     REQUIRE(r.ok());
-    auto get = cmd({"GET", key});
+    auto get = pushonce::lua::record_read(at);
     CO_LET(auto g, fx.conn->exec(get));
     CHECK(g.value.str == "r:0");
     // The outbox and the stream are the caller's (other slots): untouched here.
@@ -295,7 +295,7 @@ TEST_CASE("replay.lua, record keys (a cluster's layout): only the record; a seco
     // An interrupted replay (entries still listed) may run again: the record dedups.
     CO_LET(auto again, replay(fx, replay_of(fx.k, m, {"1-1"}), true));
     CHECK(again.ok());
-    auto delivered = cmd({"SET", key, "7", "PX", "60000"});
+    auto delivered = cmd({"HSET", at.key, at.field, "7"});
     CO_LET(auto d, fx.conn->exec(std::move(delivered)));
     REQUIRE(d.ok());
     CO_LET(auto late, replay(fx, replay_of(fx.k, m, {"1-1"}), true));
@@ -312,14 +312,13 @@ TEST_CASE("dead letters on a cluster: the mark first, the entry only after it; r
   o.dedup_window = 60s;
   pushonce::worker::claim_client claims(fx.conn, fx.k, o);
   const auto stream = fx.k.plain("dead-letters");
-  const auto key = fx.k.claim("ivy", "4096");
+  const auto record = pushonce::lua::claim_record_ref(fx.k, "ivy", "4096");
   auto lease = [&](std::string owner, long long lease_ms) {
     auto s = claim_opts(std::move(owner), lease_ms);
-    s.records = pushonce::lua::record_layout::keys;
     std::vector<bus_message> batch{m};
     return run_built(*fx.conn, "claim", pushonce::lua::claim_command(fx.k, s, batch, {true}));
   };
-  auto get = [&](std::string k) { return fx.conn->exec(redis::command{"GET", std::move(k)}); };
+  auto get_record = [&] { return fx.conn->exec(pushonce::lua::record_read(record)); };
   auto len = [&] { return fx.conn->exec(redis::command{"XLEN", stream}); };
   fx.run([&]() -> asio::awaitable<void> {
     CO_LET(auto l1, lease("w1", 30));
@@ -337,7 +336,7 @@ TEST_CASE("dead letters on a cluster: the mark first, the entry only after it; r
     CHECK(dead.value().marked);
     CO_LET(auto one, len());
     CHECK(one.value.integer == 1);
-    CO_LET(auto x, get(key));
+    CO_LET(auto x, get_record());
     CHECK(x.value.str == "x:2:poison");
 
     // replay: the record's step, then the follow-ups in their own slots.
@@ -347,7 +346,7 @@ TEST_CASE("dead letters on a cluster: the mark first, the entry only after it; r
     auto req = replay_of(fx.k, m, {e.value.elements[0].at(0).str});
     CO_LET(auto r, run_built(*fx.conn, "replay", pushonce::lua::replay_command(fx.k, true, req)));
     REQUIRE(r.ok());
-    CO_LET(auto rec, get(key));
+    CO_LET(auto rec, get_record());
     CHECK(rec.value.str == "r:0");
     CO_LET(auto rs, fx.conn->exec_all(pushonce::lua::replay_followups(fx.k, req)));
     for (auto& x2 : rs) CHECK(x2.ok());
@@ -360,7 +359,7 @@ TEST_CASE("dead letters on a cluster: the mark first, the entry only after it; r
     CO_LET(auto again,
            run_built(*fx.conn, "replay", pushonce::lua::replay_command(fx.k, true, req)));
     CHECK(again.ok());  // r:0 with an entry the caller still lists: an interrupted replay
-    auto delivered = redis::command{"SET", key, "1", "PX", "60000"};
+    auto delivered = redis::command{"HSET", record.key, record.field, "1"};
     CO_LET(auto d, fx.conn->exec(std::move(delivered)));
     REQUIRE(d.ok());
     CO_LET(auto refused,

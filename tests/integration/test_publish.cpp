@@ -227,9 +227,8 @@ TEST_CASE("publish: data JSON is spliced verbatim into the bus message and the o
 
 TEST_CASE("publish: shards put a user's messages in its shard; ids stay unique") {
   redis_fixture fx;
-  pushonce::publisher_options po;
-  po.shards = 4;
-  publisher pub(fx.conn, fx.k, po);
+  const pushonce::keys k4(fx.k.ns(), 4);
+  publisher pub(fx.conn, k4);
   std::vector<std::string> users{"alice", "bob", "carol", "dave", "erin", "frank", "gina", "hal"};
   std::vector<std::string> ids;
   fx.run([&]() -> asio::awaitable<void> {
@@ -250,7 +249,7 @@ TEST_CASE("publish: shards put a user's messages in its shard; ids stay unique")
     for (unsigned shard = 0; shard < 4; ++shard) {
       long long expect = 0;
       for (auto& u : users) expect += pushonce::keys::shard_of(u, 4) == shard ? 3 : 0;
-      auto range = cmd({"XRANGE", fx.k.bus(shard, "outbox"), "-", "+"});
+      auto range = cmd({"XRANGE", k4.bus(shard, "outbox"), "-", "+"});
       CO_LET(auto x, fx.conn->exec(std::move(range)));
       CHECK(x.value.elements.size() == (expect > 0 ? 3u : 0u));
       long long lines = 0;
@@ -361,9 +360,7 @@ TEST_CASE(
     CHECK(c2 == 6);
 
     // Users of several shards: the bucket (now empty) is asked before anything is sent.
-    pushonce::publisher_options po;
-    po.shards = 4;
-    publisher four(fx.conn, fx.k, po);
+    publisher four(fx.conn, pushonce::keys(fx.k.ns(), 4));
     std::vector<publish_request> spread;
     for (const char* u : {"alice", "bob", "carol", "dave", "erin", "frank"})
       spread.push_back(req(u, "5"));

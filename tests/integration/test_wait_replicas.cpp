@@ -114,7 +114,6 @@ TEST_CASE("wait replicas: on a cluster, WAIT goes to the user's master and count
   fx.run([&]() -> asio::awaitable<void> {
     auto s = claim_opts("w1");
     s.publish = lua::publish_mode::none;
-    s.records = lua::record_layout::keys;  // a cluster
     // The first user's delivery, then WAIT on its master only.
     std::vector<bus_message> one{bus_msg("4096", users[0])};
     CO_LET(auto r, pushonce::test::claim(*fx.conn, fx.k, s, one));
@@ -132,7 +131,6 @@ TEST_CASE("wait replicas: on a cluster, WAIT goes to the user's master and count
     // Every master at once (what the worker does for a batch that spans slots).
     auto s = claim_opts("w2");
     s.publish = lua::publish_mode::none;
-    s.records = lua::record_layout::keys;  // a cluster
     std::vector<std::string> route_keys;
     std::vector<redis::command> waits;
     for (std::size_t i = 0; i < users.size(); ++i) {

@@ -41,7 +41,7 @@ std::string node_of_slot(unsigned slot) {
 
 TEST_CASE("channel_routes: a channel belongs to its hash tag's slot's master") {
   auto m = three();
-  pushonce::keys k("pushonce");
+  pushonce::keys k("pushonce", 16);
   for (const char* user : {"alice", "bob", "carol", "dave"}) {
     auto ch = k.user_channel(user);
     CHECK(hash_slot(ch) == hash_slot(k.user(user, "inbox")));  // the user's slot
@@ -49,7 +49,7 @@ TEST_CASE("channel_routes: a channel belongs to its hash tag's slot's master") {
   }
   for (unsigned shard = 0; shard < 16; ++shard) {
     auto ch = k.bus_channel(shard);
-    CHECK(ch == "pushonce:{bus:" + std::to_string(shard) + "}:ch");
+    CHECK(ch == "pushonce:{" + k.bus_tag(shard) + "}:ch");
     CHECK(hash_slot(ch) == hash_slot(k.bus(shard, "outbox")));  // publish.lua's slot
   }
   // No master serves the slot: no owner.

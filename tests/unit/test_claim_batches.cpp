@@ -28,8 +28,9 @@ bus_message msg(std::string id, std::string user) {
 }  // namespace
 
 TEST_CASE("claim_groups: one group per slot, in first-seen order, indices in batch order") {
-  keys k("ns");
-  // alice and bob are in different slots (checked, so the test means what it says).
+  keys k("ns", 16);
+  // alice, bob and carol are in different shards, so slots (checked, so the test means
+  // what it says).
   REQUIRE(pushonce::redis::hash_slot(k.claim("alice", "1")) !=
           pushonce::redis::hash_slot(k.claim("bob", "1")));
   std::vector<bus_message> batch = {msg("1", "alice"), msg("2", "bob"), msg("3", "alice"),
@@ -43,6 +44,15 @@ TEST_CASE("claim_groups: one group per slot, in first-seen order, indices in bat
   CHECK(claim_groups(k, {}).empty());
   std::vector<bus_message> one_user = {msg("1", "dave"), msg("2", "dave")};
   CHECK(claim_groups(k, one_user).size() == 1);
+  // The users of one shard (a custom publish's batch) are one group: one claim call.
+  std::vector<bus_message> one_shard;
+  for (int i = 0; one_shard.size() < 20; ++i) {
+    auto u = "user" + std::to_string(i);
+    if (k.shard_of(u) == 5) one_shard.push_back(msg(std::to_string(i + 1), u));
+  }
+  CHECK(claim_groups(k, one_shard).size() == 1);
+  // On one shard (a single Redis's default) every user is.
+  CHECK(claim_groups(keys("ns"), batch).size() == 1);
 }
 
 TEST_CASE("claim_batch_command: one key named by the first message, owner and lease") {

@@ -116,25 +116,24 @@ TEST_CASE(
   CHECK(lua::claim_record_reads({}, false).empty());
 }
 
-TEST_CASE("claim_record_ref: a field of the id's bucket on a single Redis, a key on a cluster") {
+TEST_CASE("claim_record_ref: a field of the id's bucket, in the user's shard") {
   keys k("ns");
   // id = seq * 4096 + source; a bucket holds one source's seq div 128: id div 524288.
-  CHECK(k.claim_bucket("4096") == "ns:c:0:0");
-  CHECK(k.claim_bucket("69633") == "ns:c:1:0");  // seq 17 of source 1
-  CHECK(k.claim_bucket(std::to_string(127LL * 4096 + 16)) == "ns:c:16:0");
-  CHECK(k.claim_bucket(std::to_string(128LL * 4096 + 16)) == "ns:c:16:1");
-  CHECK(k.claim_bucket("9007199254740991") == "ns:c:4095:17179869183");  // 2^53 - 1
-  CHECK(k.claim_bucket("x1") == "ns:c:0:0");
-  auto b = lua::claim_record_ref(k, lua::record_layout::buckets, "alice", "69633");
-  CHECK(b == lua::record_ref{"ns:c:1:0", "69633"});
-  CHECK(lua::record_read(b) == redis::command{"HGET", "ns:c:1:0", "69633"});
-  CHECK(lua::record_forget(b) == redis::command{"HDEL", "ns:c:1:0", "69633"});
-  auto s = lua::claim_record_ref(k, lua::record_layout::keys, "alice", "69633");
-  CHECK(s == lua::record_ref{"ns:{u:alice}:c:69633", ""});
-  CHECK(lua::record_read(s) == redis::command{"GET", "ns:{u:alice}:c:69633"});
-  CHECK(lua::record_forget(s) == redis::command{"DEL", "ns:{u:alice}:c:69633"});
-  CHECK(lua::records_on(true) == lua::record_layout::keys);
-  CHECK(lua::records_on(false) == lua::record_layout::buckets);
+  CHECK(k.claim_bucket("alice", "4096") == "ns:{bus:0}:c:0:0");
+  CHECK(k.claim_bucket("alice", "69633") == "ns:{bus:0}:c:1:0");  // seq 17 of source 1
+  CHECK(k.claim_bucket("alice", std::to_string(127LL * 4096 + 16)) == "ns:{bus:0}:c:16:0");
+  CHECK(k.claim_bucket("alice", std::to_string(128LL * 4096 + 16)) == "ns:{bus:0}:c:16:1");
+  CHECK(k.claim_bucket("alice", "9007199254740991") ==
+        "ns:{bus:0}:c:4095:17179869183");  // 2^53 - 1
+  CHECK(k.claim_bucket("alice", "x1") == "ns:{bus:0}:c:0:0");
+  auto b = lua::claim_record_ref(k, "alice", "69633");
+  CHECK(b == lua::record_ref{"ns:{bus:0}:c:1:0", "69633"});
+  CHECK(lua::record_read(b) == redis::command{"HGET", "ns:{bus:0}:c:1:0", "69633"});
+  CHECK(lua::record_forget(b) == redis::command{"HDEL", "ns:{bus:0}:c:1:0", "69633"});
+  keys sharded("ns", 16);
+  auto tag = sharded.bus_tag(keys::shard_of("alice", 16));
+  CHECK(lua::claim_record_ref(sharded, "alice", "69633") ==
+        lua::record_ref{"ns:{" + tag + "}:c:1:0", "69633"});
 }
 
 TEST_CASE("claim_record_reads: one HMGET per run of one bucket, MGET for the string keys") {
@@ -256,8 +255,8 @@ TEST_CASE("claim_command: the KEYS/ARGV layout of claim.lua's header") {
   const std::vector<std::string> expect{"EVALSHA",
                                         redis::get_script("claim").sha1,
                                         "2",
-                                        "ns:{u:alice}:c:4096",
-                                        "ns:{u:bob}:c:8192",
+                                        "ns:{bus:0}:u:alice:c:4096",
+                                        "ns:{bus:0}:u:bob:c:8192",
                                         "w1-9",
                                         "5000",
                                         "120000",
@@ -267,19 +266,13 @@ TEST_CASE("claim_command: the KEYS/ARGV layout of claim.lua's header") {
                                         "E7",
                                         "1700000000001",  // the oldest publish time
                                         "p",              // publish mode: PUBLISH
-                                        "ns:c:",          // records: buckets
                                         "4096",
                                         R"(,"kind":"message","data":1,"ts":1700000000002})",
                                         "8192",
                                         R"(,"kind":"message","data":2,"ts":1700000000001})"};
   CHECK(cmd == expect);
-  // ARGV has 10 + 2 per key, as the script checks.
-  CHECK(cmd.size() - 3 - 2 == 10 + 2 * 2);
-
-  // Records as string keys (ARGV[10] empty) on a cluster.
-  s.records = lua::record_layout::keys;
-  CHECK(lua::claim_command(k, s, batch)[14].empty());
-  s.records = lua::record_layout::buckets;
+  // ARGV has 9 + 2 per key, as the script checks.
+  CHECK(cmd.size() - 3 - 2 == 9 + 2 * 2);
 
   // The publish mode (ARGV[9]): SPUBLISH on a cluster, or none (the caller publishes).
   s.publish = lua::publish_mode::sharded;
@@ -290,11 +283,11 @@ TEST_CASE("claim_command: the KEYS/ARGV layout of claim.lua's header") {
 
   // lease_only: an empty tail for that message only.
   auto lo = lua::claim_command(k, s, batch, {false, true});
-  CHECK(lo[16] == batch[0].tail);
-  CHECK(lo[18].empty());
+  CHECK(lo[15] == batch[0].tail);
+  CHECK(lo[17].empty());
   auto lo1 = lua::claim_command(k, s, batch, {true});  // shorter than the batch
-  CHECK(lo1[16].empty());
-  CHECK(lo1[18] == batch[1].tail);
+  CHECK(lo1[15].empty());
+  CHECK(lo1[17] == batch[1].tail);
 
   // Messages without a publish time (ts 0) are left out of the oldest; none known: 0.
   std::vector<bus_message> unknown{msg("4096", "alice", "", 0)};
@@ -304,38 +297,34 @@ TEST_CASE("claim_command: the KEYS/ARGV layout of claim.lua's header") {
 TEST_CASE("release, dead_letter, session, ack: the KEYS/ARGV layout of each script's header") {
   keys k("ns");
   auto m = msg("4096", "alice", R"(,"kind":"message","data":1,"ts":1})");
-  using lua::record_layout;
-  CHECK(lua::release_command(k, record_layout::keys, m, "w1-3") ==
+  CHECK(lua::release_command(k, m, "w1-3") ==
         std::vector<std::string>{"EVALSHA", redis::get_script("release").sha1, "1",
-                                 "ns:{u:alice}:c:4096", "w1-3", ""});
-  CHECK(lua::release_command(k, record_layout::buckets, m, "w1-3") ==
-        std::vector<std::string>{"EVALSHA", redis::get_script("release").sha1, "1", "ns:c:0:0",
-                                 "w1-3", "4096"});
-  CHECK(lua::dead_letter_command(k, record_layout::keys, m, "w1-3", "poison",
-                                 std::chrono::milliseconds(120000)) ==
+                                 "ns:{bus:0}:c:0:0", "w1-3", "4096"});
+  // A cluster: the dead-letter stream is in another slot; the caller adds the entry.
+  CHECK(lua::dead_letter_command(k, true, m, "w1-3", "poison", std::chrono::milliseconds(120000)) ==
         std::vector<std::string>{"EVALSHA", redis::get_script("dead_letter").sha1, "1",
-                                 "ns:{u:alice}:c:4096", "w1-3", "poison", "120000", ""});
-  // Buckets (a single Redis): the dead-letter stream and the entry's fields come too.
-  CHECK(lua::dead_letter_command(k, record_layout::buckets, m, "w1-3", "poison",
-                                 std::chrono::milliseconds(120000), 5) ==
-        std::vector<std::string>{"EVALSHA", redis::get_script("dead_letter").sha1, "2", "ns:c:0:0",
-                                 "ns:dead-letters", "w1-3", "poison", "120000", "4096", "10000",
-                                 "4096", "alice", m.src, "5", m.raw});
+                                 "ns:{bus:0}:c:0:0", "w1-3", "poison", "120000", "4096"});
+  // A single Redis: the dead-letter stream and the entry's fields come too.
+  CHECK(lua::dead_letter_command(k, false, m, "w1-3", "poison", std::chrono::milliseconds(120000),
+                                 5) ==
+        std::vector<std::string>{"EVALSHA", redis::get_script("dead_letter").sha1, "2",
+                                 "ns:{bus:0}:c:0:0", "ns:dead-letters", "w1-3", "poison", "120000",
+                                 "4096", "10000", "4096", "alice", m.src, "5", m.raw});
   CHECK(lua::session_command(k, "alice", "E1", std::nullopt) ==
         std::vector<std::string>{"EVALSHA", redis::get_script("session").sha1, "1",
-                                 "ns:{u:alice}:meta", "E1"});
+                                 "ns:{bus:0}:u:alice:meta", "E1"});
   CHECK(lua::session_command(k, "alice", "E1", std::chrono::milliseconds(600000)).back() ==
         "600000");
   // the client's since: ARGV[3..4] (an empty idle ttl keeps the places), ARGV[5] 'r'
   CHECK(lua::session_command(k, "alice", "E2", std::nullopt, lua::session_since{"E1", 7}) ==
         std::vector<std::string>{"EVALSHA", redis::get_script("session").sha1, "1",
-                                 "ns:{u:alice}:meta", "E2", "", "E1", "7"});
+                                 "ns:{bus:0}:u:alice:meta", "E2", "", "E1", "7"});
   CHECK(lua::session_command(k, "alice", "E2", std::chrono::milliseconds(5),
                              lua::session_since{"E1", 7, true}) ==
         std::vector<std::string>{"EVALSHA", redis::get_script("session").sha1, "1",
-                                 "ns:{u:alice}:meta", "E2", "5", "E1", "7", "r"});
+                                 "ns:{bus:0}:u:alice:meta", "E2", "5", "E1", "7", "r"});
   CHECK(lua::ack_command(k, "alice", 12, std::nullopt) ==
-        std::vector<std::string>{"EVALSHA", redis::get_script("ack").sha1, "1", "ns:{u:alice}:meta",
-                                 "12"});
+        std::vector<std::string>{"EVALSHA", redis::get_script("ack").sha1, "1",
+                                 "ns:{bus:0}:u:alice:meta", "12"});
   CHECK(lua::ack_command(k, "alice", 12, std::string("E1")).back() == "E1");
 }

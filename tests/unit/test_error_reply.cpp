@@ -15,6 +15,8 @@ TEST_CASE("classify_error_code: failover codes reconnect, OOM and BUSY are unava
   CHECK(redis::classify_error_code("OOM") == error_reply_class::unavailable);
   CHECK(redis::classify_error_code("BUSY") == error_reply_class::unavailable);
   CHECK(redis::classify_error_code("MISCONF") == error_reply_class::unavailable);
+  CHECK(redis::classify_error_code("CLUSTERDOWN") == error_reply_class::unavailable);
+  CHECK(redis::classify_error_code("TRYAGAIN") == error_reply_class::unavailable);
   // Everything else is passed on as it is; codes are exact words.
   CHECK(redis::classify_error_code("BUSYKEY") == error_reply_class::ordinary);
   CHECK(redis::classify_error_code("busy") == error_reply_class::ordinary);
@@ -38,6 +40,11 @@ TEST_CASE("failure_of: Redis refusing work is redis_unavailable, not internal") 
         errc::redis_unavailable);
   CHECK(of("LOADING Redis is loading the dataset in memory").kind() == errc::redis_unavailable);
   CHECK(of("MASTERDOWN Link with MASTER is down").kind() == errc::redis_unavailable);
+  // A Redis Cluster slot without a master (after the cluster client's retries): 503, not 500.
+  CHECK(of("CLUSTERDOWN The cluster is down").kind() == errc::redis_unavailable);
+  CHECK(of("CLUSTERDOWN Hash slot not served").kind() == errc::redis_unavailable);
+  CHECK(of("TRYAGAIN Multiple keys request during rehashing of slot").kind() ==
+        errc::redis_unavailable);
   CHECK(of("ERR unknown command").kind() == errc::internal);
   CHECK(of("BUSYKEY Target key name already exists.").kind() == errc::other);
 }

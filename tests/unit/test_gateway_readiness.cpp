@@ -82,3 +82,19 @@ TEST_CASE("readiness: a Redis that answers but refuses writes makes the gateway 
   CHECK_FALSE(ok.contains("reason"));
   CHECK_FALSE(ok.contains("writable"));
 }
+
+TEST_CASE("readiness: Redis Cluster slots without a master make the gateway not ready") {
+  auto in = inputs(true, true, false);
+  in.slots_without_master = "5461-10922";
+  auto a = judge_readiness(in);
+  CHECK(a.status == 503);
+  auto v = boost::json::parse(a.body).as_object();
+  CHECK(v.at("ready") == false);
+  CHECK(v.at("slots_without_master") == "5461-10922");
+  CHECK(v.at("reason") == "redis cluster slots without a master: 5461-10922");
+  // Every slot served: ready, and the field is left out.
+  in.slots_without_master = "";
+  auto ok = judge_readiness(in);
+  CHECK(ok.status == 200);
+  CHECK_FALSE(boost::json::parse(ok.body).as_object().contains("slots_without_master"));
+}

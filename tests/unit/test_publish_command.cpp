@@ -11,7 +11,7 @@
 using namespace pushonce;
 
 TEST_CASE("publish_command: classic on one Redis, sharded channel per bus shard on a cluster") {
-  keys k("ns");
+  keys k("ns", 16);  // shard 3 of 16 keeps the tag bus:3
   std::vector<lua::publish_item> batch{{"alice", "1", std::string("k1")}, {"bob", "2", {}}};
   lua::publish_settings s;
   s.shard = 3;

@@ -26,14 +26,14 @@ TEST_CASE("replay.lua: the KEYS/ARGV layout of its header, a single Redis and a 
   const auto& sha = redis::get_script("replay").sha1;
   auto r = request();
   CHECK(lua::replay_command(k, false, r) ==
-        redis::command{"EVALSHA", sha, "3", "ns:c:0:0", "ns:dead-letters", "ns:{bus:0}:outbox",
-                       "4096", "120000", "ns:bus", "{...}", "1-0", "2-0"});
-  CHECK(lua::replay_command(k, true, r) == redis::command{"EVALSHA", sha, "1",
-                                                          "ns:{u:alice}:c:4096", "", "120000",
-                                                          "ns:bus", "{...}", "1-0", "2-0"});
+        redis::command{"EVALSHA", sha, "3", "ns:{bus:0}:c:0:0", "ns:dead-letters",
+                       "ns:{bus:0}:outbox", "4096", "120000", "ns:bus", "{...}", "1-0", "2-0"});
+  CHECK(lua::replay_command(k, true, r) == redis::command{"EVALSHA", sha, "1", "ns:{bus:0}:c:0:0",
+                                                          "4096", "120000", "ns:bus", "{...}",
+                                                          "1-0", "2-0"});
   // No entry found: the record and the stream only (the script answers not_dead/not_found).
   r.entries.clear();
-  CHECK(lua::replay_command(k, false, r) == redis::command{"EVALSHA", sha, "2", "ns:c:0:0",
+  CHECK(lua::replay_command(k, false, r) == redis::command{"EVALSHA", sha, "2", "ns:{bus:0}:c:0:0",
                                                            "ns:dead-letters", "4096", "120000",
                                                            "ns:bus", "{...}"});
   auto f = lua::replay_followups(k, request());

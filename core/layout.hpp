@@ -1,0 +1,23 @@
+#pragma once
+// Where a deployment's keys are depends on --bus-shards (a user's keys live in its shard):
+// every process of one namespace must run with the same number. The first process to
+// reach Redis records it in NS:layout; every heartbeat compares its own with it.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/keys.hpp"
+#include "core/redis/reply.hpp"
+
+namespace pushonce {
+
+/// SET NS:layout "bus-shards=N" NX GET: records this process's layout when none is, and
+/// answers the one recorded before (nil when this call recorded it).
+redis::command layout_command(const keys& k);
+
+/// The error to stop with when `recorded` (NS:layout's value) is not this process's
+/// layout; std::nullopt when it matches or nothing was recorded before.
+std::optional<std::string> layout_conflict(const keys& k, std::optional<std::string_view> recorded);
+
+}  // namespace pushonce
