@@ -1,5 +1,7 @@
 #include "core/publisher.hpp"
 
+#include <ranges>
+
 #include "core/log.hpp"
 #include "core/lua/publish.hpp"
 #include "core/lua/rate_limit.hpp"
@@ -73,6 +75,11 @@ asio::awaitable<publish_answer> publisher::publish_checked(std::vector<publish_r
   const bool token_inside = rate && single && shard_of_cmd.size() == 1;
   if (rate && !token_inside) {
     auto d = co_await lua::take_tokens(*conn_, rate->key, rate->rate, rate->burst);
+    if (!d && d.error().kind() == errc::redis_unavailable) {
+      // The publish would wait out the same deadline again: answer now (503).
+      for (auto i : std::views::join(slots)) out[i] = d.error();
+      co_return answer;
+    }
     if (!d) {
       log::warn("publish: rate limit check failed: {}", d.error().message);
     } else if (!d.value().allowed) {

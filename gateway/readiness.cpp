@@ -9,6 +9,9 @@ namespace {
 
 std::string reason_of(const readiness_inputs& in) {
   if (in.draining) return "draining";
+  // The cause of the refusals below, when it is one: say it first.
+  if (in.slots_without_master && !in.slots_without_master->empty())
+    return "redis cluster slots without a master: " + *in.slots_without_master;
   if (!in.redis_ok)
     return in.redis_error.empty() ? "redis did not answer"
                                   : "redis did not answer: " + in.redis_error;
@@ -16,8 +19,6 @@ std::string reason_of(const readiness_inputs& in) {
     return in.redis_error.empty() ? "redis refuses writes"
                                   : "redis refuses writes: " + in.redis_error;
   if (!in.subscribed) return "the subscriber is not connected";
-  if (in.slots_without_master && !in.slots_without_master->empty())
-    return "redis cluster slots without a master: " + *in.slots_without_master;
   if (in.sharded && !*in.sharded) return "a user channel is not placed on a live node";
   return "";
 }

@@ -1,6 +1,7 @@
 // `pushonce-leader dead-letters list|replay ID|purge` (docs/protocol.md).
 
 #include <boost/json.hpp>
+#include <charconv>
 #include <optional>
 
 #include "core/dead_letter_entry.hpp"
@@ -29,11 +30,15 @@ json::value parse_or_string(const std::string& text) {
   return ec ? json::value(text) : v;
 }
 
-// The outbox a bus message came from ("q:QUEUE" or "bus:N").
+// The outbox a bus message came from ("q:QUEUE" or "bus:N"); "" for none of this layout's.
 std::string outbox_of(const keys& k, const std::string& src) {
   if (src.rfind("q:", 0) == 0) return k.queue(src.substr(2), "outbox");
-  if (src.rfind("bus:", 0) == 0)
-    return k.bus(static_cast<unsigned>(std::stoul(src.substr(4))), "outbox");
+  unsigned shard = 0;
+  const char* digits = src.data() + 4;
+  const char* end = src.data() + src.size();
+  if (src.rfind("bus:", 0) == 0 && std::from_chars(digits, end, shard).ptr == end &&
+      src.size() > 4 && shard < k.shards())
+    return k.bus(shard, "outbox");
   return {};
 }
 

@@ -67,7 +67,8 @@ asio::awaitable<std::optional<std::string>> find_line(admin_context& ctx, const 
 /// The outbox of the message's source: id mod 4096 is a bus shard (0..15) or a queue.
 asio::awaitable<std::string> outbox_for(admin_context& ctx, const std::string& id) {
   auto source = std::stoull(id) % 4096;
-  if (source < 16) co_return ctx.k.bus(static_cast<unsigned>(source), "outbox");
+  if (source < 16)
+    co_return source < ctx.k.shards() ? ctx.k.bus(static_cast<unsigned>(source), "outbox") : "";
   redis::command all{"HGETALL", ctx.k.plain("sources")};
   auto r = co_await ctx.conn->exec(std::move(all));
   if (!r.ok()) co_return std::string();

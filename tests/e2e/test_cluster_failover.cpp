@@ -93,7 +93,7 @@ TEST_CASE(
   }
 
   auto status = run_cli("pushonce-leader", {"status"}, env);
-  CHECK_MESSAGE(status.run.out.find("slots without a master: " + expect) != std::string::npos,
+  CHECK_MESSAGE(status.describe().find("slots without a master: " + expect) != std::string::npos,
                 status.describe());
 
   // The master returns (same port, same data directory): publishes and readiness recover.
