@@ -118,12 +118,16 @@ struct cluster_client::state : std::enable_shared_from_this<state> {
     } else if (int i = map->owner_index(where.slot); i >= 0) {
       c = by_master[static_cast<std::size_t>(i)];
     }
-    if (!c) {  // nobody serves the slot: read the map again and wait for it (bounded)
+    // Nobody serves the slot, or its master's connection is down (the master died and its
+    // replica is being promoted): read the map again and wait for it (bounded by the
+    // command's deadline), instead of queueing behind a connection that may never come
+    // back. The map is read every refresh_gap while commands wait, so they go to the
+    // promoted replica as soon as the cluster names it.
+    if (!c || !c->connected()) {
       pending.push_back(std::move(r));
       want_refresh();
       return;
     }
-    if (!c->connected()) want_refresh();
     send(c, std::move(r));
   }
 

@@ -142,11 +142,11 @@ TEST_CASE("position churn: Redis calls per queue change do not grow with the que
   INFO("20 waiting: ", small.calls, " calls for ", small.ops, " ops; 300 waiting: ", large.calls,
        " calls for ", large.ops, " ops in ", large.took.count(), " ms");
   // The scripts' own commands, the leader's look at the queue after each change, and
-  // heartbeats: a few dozen per op, the same at both sizes (before: one ZRANK per watched
-  // user per change, ~300 per op at 300 waiting).
+  // heartbeats (which grow with the run's time, not with the queue): a few dozen per op at
+  // both sizes. One command per watched user per change would be ~300 per op at 300 waiting.
   CHECK(per_op_small < 40);
   CHECK(per_op_large < 40);
-  CHECK(per_op_large < per_op_small + 10);
+  CHECK(per_op_large < per_op_small + 20);
 
   // Nobody ahead of the waiters moved: no position frames during the churn (the churner
   // joins behind them and leaves again).

@@ -135,8 +135,16 @@ process& deployment::spawn(kind what, std::vector<std::string> args, std::uint16
 }
 
 process& deployment::start_leader(std::vector<std::string> args) {
+  // A join is refused (not_found) until a leader registered its queue: wait for that, so
+  // that a test's first join does not race the leader's start (unless it exits first).
+  std::string queue = "default";
+  for (std::size_t i = 0; i + 1 < args.size(); ++i)
+    if (args[i] == "--queue") queue = args[i + 1];
   args.insert(args.begin(), "run");
-  return spawn(kind::leader, std::move(args), 0);
+  auto& p = spawn(kind::leader, std::move(args), 0);
+  const auto registered = keys_.queue(queue, "registered");
+  wait_until([&] { return !p.running() || redis().integer({"EXISTS", registered}) == 1; }, 10s);
+  return p;
 }
 
 process& deployment::start_worker(std::vector<std::string> args) {
