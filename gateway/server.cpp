@@ -132,8 +132,8 @@ int server::run() {
   auto secret = jwt::secret_from_env();
   if (secret.empty() && !state->settings.dev_auth)
     log::warn("PUSHONCE_JWT_SECRET is not set and --dev-auth is off: every hello is refused");
-  state->auth =
-      state->settings.dev_auth ? make_dev_authenticator(secret) : make_jwt_authenticator(secret);
+  state->auth = state->settings.dev_auth ? make_dev_authenticator(secret, state->settings.jwt)
+                                         : make_jwt_authenticator(secret, state->settings.jwt);
 
   auto address = asio::ip::make_address(opts_.listen_host);
   auto lst = std::make_shared<listener>(ioc, tcp::endpoint(address, opts_.listen_port), state,
@@ -164,7 +164,10 @@ int server::run() {
       set.frame_rates.queue_ops_per_s, set.frame_rates.queue_op_burst, set.publish_rate,
       set.publish_burst, set.max_data_bytes);
   if (state->settings.dev_auth)
-    log::warn("--dev-auth: the user field of hello is trusted; for local demos and tests only");
+    log::warn("--dev-auth: the user field of hello is trusted; for local demos and tests only{}",
+              state->settings.allowed_origins.empty()
+                  ? " (browser pages of other hosts are refused: --allowed-origin to allow some)"
+                  : "");
   if (!state->settings.api_key) log::info("PUSHONCE_API_KEY is not set: /api/publish answers 403");
 
   heartbeat hb(
