@@ -111,6 +111,38 @@ TEST_CASE("hardening: silent connections count from accept and close at the head
   CHECK(gw.proc->stop() == 0);
 }
 
+TEST_CASE("hardening: sessions per address counted for real client hosts") {
+  client_hosts hosts(2);
+  if (!hosts.ok()) {
+    MESSAGE("skipped: cannot create a network namespace and a veth pair (needs root)");
+    return;
+  }
+  deployment d("harden", "hosts", secrets());
+  open_gateway gw(d, {"--dev-auth", "--max-sessions-per-ip", "2"});
+  REQUIRE_MESSAGE(gw.ready, gw.proc->stderr_text());
+  const std::string upgrade =
+      "GET /ws HTTP/1.1\r\nHost: gw\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+      "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+  auto open_from = [&](int host) {
+    auto c = std::make_unique<raw_http>(hosts.connect_from(host, gw.port));
+    REQUIRE(c->connected());
+    REQUIRE(c->send(upgrade));
+    return c;
+  };
+  std::vector<std::unique_ptr<raw_http>> held;
+  for (int i = 0; i < 2; ++i) {
+    held.push_back(open_from(0));
+    CHECK(status_is(held.back()->header(), 101));
+  }
+  auto over = open_from(0);
+  auto refused = over->response();
+  CHECK(status_is(refused, 503));
+  CHECK(refused.find("too many sessions from this address") != std::string::npos);
+  auto other = open_from(1);  // another client host has its own count
+  CHECK(status_is(other->header(), 101));
+  CHECK(gw.proc->stop() == 0);
+}
+
 TEST_CASE("hardening: HEAD answers carry no body; a GET body is refused before it is read") {
   deployment d("harden", "http", secrets());
   auto port = d.port_of(d.start_gateway({"--dev-auth"}));
