@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/config.hpp"
+#include "core/jwt_claims.hpp"
 #include "core/names.hpp"
 
 namespace pushonce::jwt {
@@ -127,14 +128,21 @@ outcome<std::string> verify(std::string_view token, std::string_view secret,
   if (jwt_get_alg(j.get()) != JWT_ALG_HS256) return unauthorized("token algorithm must be HS256");
   char* text = jwt_get_grants_json(j.get(), nullptr);
   if (!text) return unauthorized("token has no claims");
-  boost::system::error_code ec;
-  auto claims = boost::json::parse(text, ec);
+  std::string claims(text);
   std::free(text);
+  return user_of_claims(claims, opts);
+}
+
+outcome<std::string> user_of_claims(std::string_view claims_json, const verify_options& opts) {
+  boost::system::error_code ec;
+  auto claims = boost::json::parse(claims_json, ec);
   if (ec || !claims.is_object()) return unauthorized("token claims are not a JSON object");
   if (auto why = check_claims(claims.as_object(), opts)) return *why;
-  const char* sub = jwt_get_grant(j.get(), "sub");
-  if (!sub || !valid_name(sub)) return unauthorized("token has no valid sub");
-  return std::string(sub);
+  auto sub = claims.as_object().find("sub");
+  if (sub == claims.as_object().end() || !sub->value().is_string() ||
+      !valid_name(std::string(sub->value().as_string())))
+    return unauthorized("token has no valid sub");
+  return std::string(sub->value().as_string());
 }
 
 std::string secret_problem(std::string_view secret) {

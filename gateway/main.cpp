@@ -15,6 +15,7 @@
 #include "core/log.hpp"
 #include "core/names.hpp"
 #include "core/program.hpp"
+#include "gateway/key_set.hpp"
 #include "gateway/server.hpp"
 
 namespace po = boost::program_options;
@@ -91,6 +92,9 @@ po::options_description own_options() {
        "/api/publish requests per second per API key, counted in Redis across gateways "
        "(default 10000, burst --publish-burst 20000; 0: off)")
       ("publish-burst", po::value<long long>()->value_name("N"), "see --publish-rate")
+      ("jwt-jwks", po::value<std::string>()->value_name("FILE"),
+       "a JSON Web Key Set (RSA keys for RS256, EC P-256 keys for ES256) that verifies tokens "
+       "an identity provider signs; read again on SIGHUP (env PUSHONCE_JWT_JWKS)")
       ("jwt-leeway", po::value<long long>()->value_name("SECONDS"),
        "clock skew allowed on a token's exp, nbf and iat (default 30)")
       ("jwt-audience", po::value<std::string>()->value_name("AUD"),
@@ -210,6 +214,15 @@ gateway::server_options to_options(const command_line& cl) {
   secret_from_env("PUSHONCE_JWT_SECRET");  // a bad setting is a usage error now, not later
   if (auto why = jwt::secret_problem(jwt::secret_from_env()); !why.empty()) throw usage_error(why);
   read_limits(vm, o);
+  if (const char* env = std::getenv("PUSHONCE_JWT_JWKS"); env && *env) o.jwks_path = env;
+  if (vm.count("jwt-jwks")) o.jwks_path = vm["jwt-jwks"].as<std::string>();
+  if (!o.jwks_path.empty()) {
+    try {
+      gateway::key_set::load(o.jwks_path);
+    } catch (const std::invalid_argument& e) {
+      throw usage_error(std::string("--jwt-jwks: ") + e.what());
+    }
+  }
   o.settings.max_data_bytes = cl.common.max_data_bytes;
   std::string proxies;
   if (const char* env = std::getenv("PUSHONCE_TRUSTED_PROXY"); env && *env) proxies = env;

@@ -8,8 +8,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <thread>
@@ -18,7 +20,9 @@
 #include "tests/support/client_hosts.hpp"
 #include "tests/support/deployment.hpp"
 #include "tests/support/redis_server.hpp"
+#include "tests/support/signing_keys.hpp"
 #include "tests/support/sync_redis.hpp"
+#include "tests/support/temp_dir.hpp"
 #include "tests/support/ws_client.hpp"
 
 using namespace pushonce::test;
@@ -390,4 +394,49 @@ TEST_CASE("hardening: tokens — leeway, nbf, audience, issuer, maximum lifetime
   auto huge =
       d.admin({"token", "zoe", "--ttl", "9000000000000000000"}, {{"PUSHONCE_JWT_SECRET", secret}});
   CHECK(huge.code() == 2);
+}
+
+TEST_CASE("hardening: --jwt-jwks verifies an identity provider's tokens; SIGHUP rotates the keys") {
+  signing_key old_key("RSA", "2026-a"), new_key("EC", "2026-b");
+  temp_dir dir("pushonce-jwks");
+  auto path = dir.path() + "/jwks.json";
+  auto write = [&](const std::string& text) {
+    std::ofstream(path + ".tmp") << text;
+    std::rename((path + ".tmp").c_str(), path.c_str());
+  };
+  write(key_set_json({&old_key}));
+  deployment d("harden", "jwks");
+  auto& gw = d.start_gateway({"--jwt-jwks", path});
+  auto port = d.port_of(gw);
+  REQUIRE_MESSAGE(d.wait_ready(), d.ready_failure());
+  auto claims = R"({"sub":"idp-user","exp":)" + std::to_string(unix_now() + 600) + "}";
+  auto try_hello = [&](const std::string& token) {
+    ws_client c;
+    c.connect("127.0.0.1", port);
+    REQUIRE(c.send(R"({"op":"hello","token":")" + token + "\"}"));
+    auto f = c.receive(5s);
+    if (f && f->find("welcome") != std::string::npos) return std::string("welcome");
+    c.wait_closed(5s);
+    return c.close_reason();
+  };
+  CHECK(try_hello(old_key.sign(claims)) == "welcome");
+  CHECK(try_hello(new_key.sign(claims)).find("unknown key") != std::string::npos);
+  // an HS256 token "signed" with the public key as its secret: no secret here, refused
+  auto confused = try_hello(signed_claims(claims, old_key.jwk()));
+  CHECK(confused.find("no JWT secret") != std::string::npos);
+
+  write(key_set_json({&new_key}));  // the provider rotated its key
+  gw.kill(SIGHUP);
+  CHECK(wait_until([&] { return try_hello(new_key.sign(claims)) == "welcome"; }, 10s, 100ms));
+  CHECK(try_hello(old_key.sign(claims)).find("unknown key") != std::string::npos);
+  write("{not json");  // a broken file keeps the keys in force
+  gw.kill(SIGHUP);
+  CHECK(wait_until([&] { return gw.stderr_text().find("keeping the 1 keys") != std::string::npos; },
+                   10s));
+  CHECK(try_hello(new_key.sign(claims)) == "welcome");
+  CHECK(gw.running());
+  // a bad file at start is a usage error
+  auto bad = run_cli("pushonce-gateway", {"--jwt-jwks", path, "--listen", "127.0.0.1:0"}, {}, 10s);
+  CHECK(bad.code() == 2);
+  CHECK(bad.run.err.find("--jwt-jwks") != std::string::npos);
 }
