@@ -1,7 +1,8 @@
-// End-to-end: the gateway's admission and HTTP rules as an attacker meets them
+// End-to-end: the gateway's admission, HTTP and token rules as an attacker meets them
 // (docs/security.md): silent connections counted from accept and closed at the header
 // deadline, per-address caps with real client addresses (client_hosts), HEAD and bodies,
-// failed API key and admin token attempts, the Origin of a --dev-auth upgrade.
+// failed API key and admin token attempts, the Origin of a --dev-auth upgrade, probe
+// floods, token claims and an identity provider's key set rotated on SIGHUP.
 #include <doctest/doctest.h>
 #include <jwt.h>
 

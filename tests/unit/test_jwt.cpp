@@ -166,7 +166,7 @@ TEST_CASE("jwt: a required audience and issuer; a maximum lifetime") {
                   .ok());
 }
 
-TEST_CASE("jwt: mint refuses a lifetime past ten years instead of overflowing") {
+TEST_CASE("jwt: mint refuses a lifetime past ten years (the expiry would overflow)") {
   CHECK_THROWS_AS(jwt::mint("alice", std::chrono::seconds(9'000'000'000'000'000'000LL), "secret"),
                   std::invalid_argument);
   CHECK_THROWS_AS(jwt::mint("alice", jwt::max_ttl + std::chrono::seconds(1), "secret"),
