@@ -24,7 +24,7 @@ po::options_description common_description() {
   d.add_options()
       ("redis", po::value<std::string>()->value_name("URL"),
        "redis://[[user]:password@]host:port[/db], or rediss://... for TLS (env PUSHONCE_REDIS, "
-       "default redis://127.0.0.1:6379)")
+       "or the file named by PUSHONCE_REDIS_FILE; default redis://127.0.0.1:6379)")
       ("redis-tls-ca", po::value<std::string>()->value_name("FILE"),
        "PEM CA certificates that verify a rediss:// server; default: the system CA store "
        "(env PUSHONCE_REDIS_TLS_CA)")
@@ -124,7 +124,14 @@ void fill_tls(const po::variables_map& vm, common_options& common) {
 
 void fill_common(const po::variables_map& vm, common_options& common) {
   std::string source;
-  if (auto url = lookup(vm, "redis", "PUSHONCE_REDIS", source)) common.redis_url = *url;
+  if (auto url = lookup(vm, "redis", "PUSHONCE_REDIS", source)) {
+    common.redis_url = *url;
+  } else if (const char* file = std::getenv("PUSHONCE_REDIS_FILE"); file && *file) {
+    // The URL with its password kept out of the environment (a systemd credential, a file
+    // readable by the service user only): below --redis and PUSHONCE_REDIS.
+    common.redis_url = *secret_from_env("PUSHONCE_REDIS");
+    source = "PUSHONCE_REDIS_FILE";
+  }
   try {
     common.redis = redis::endpoint::parse(common.redis_url);
   } catch (const std::invalid_argument& e) {

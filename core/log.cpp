@@ -67,15 +67,33 @@ void append_text_value(std::string& out, std::string_view s) {
     append_json_string(out, s);
 }
 
-// Replaces line breaks in a text-format message so one event stays one line.
+// A text-format message as one line that user strings in it (ids, user and queue names)
+// cannot break or forge: control bytes become \xNN (\n, \r, \t by name), a backslash
+// is doubled, and the Unicode line separators (U+0085, U+2028, U+2029) become \uNNNN.
 void append_one_line(std::string& out, std::string_view s) {
-  for (char c : s) {
-    if (c == '\n')
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    auto u = static_cast<unsigned char>(s[i]);
+    if (u == '\n') {
       out += "\\n";
-    else if (c == '\r')
+    } else if (u == '\r') {
       out += "\\r";
-    else
-      out += c;
+    } else if (u == '\t') {
+      out += "\\t";
+    } else if (u == '\\') {
+      out += "\\\\";
+    } else if (u < 0x20 || u == 0x7f) {
+      out += fmt::format("\\x{:02x}", u);
+    } else if (u == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0x85) {
+      out += "\\u0085";
+      ++i;
+    } else if (u == 0xe2 && i + 2 < s.size() && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
+               (static_cast<unsigned char>(s[i + 2]) == 0xa8 ||
+                static_cast<unsigned char>(s[i + 2]) == 0xa9)) {
+      out += static_cast<unsigned char>(s[i + 2]) == 0xa8 ? "\\u2028" : "\\u2029";
+      i += 2;
+    } else {
+      out += s[i];
+    }
   }
 }
 

@@ -45,12 +45,13 @@ changed=0
 say() { echo "install: $*"; }
 run() { if ((dry)); then say "(dry run) $*"; else "$@"; fi; }
 
-# Installs $1 as $2 with mode $3 unless an identical file is already there.
+# Installs $1 as $2 with mode $3 (and group $4 when given) unless an identical file is
+# already there.
 put() {
-  local src=$1 dst=$2 mode=$3
+  local src=$1 dst=$2 mode=$3 grp=${4:-}
   if [ -f "$dst" ] && cmp -s "$src" "$dst" && [ "$(stat -c %a "$dst")" = "${mode#0}" ]; then return; fi
   say "$dst"
-  run install -D -m "$mode" "$src" "$dst"
+  run install -D -m "$mode" ${grp:+-g "$grp"} "$src" "$dst"
   changed=1
 }
 
@@ -76,12 +77,34 @@ for u in "${units[@]}"; do
   put "$tmp/$u" "$destdir$sysconfdir/systemd/system/$u" 0644
 done
 
-# 3. configuration: the example always, pushonce.env only when there is none
+# 3. the service user (the group that may read pushonce.env)
+if ((make_user)) && ! getent passwd pushonce >/dev/null; then
+  say "system user pushonce"
+  run useradd --system --user-group --no-create-home --home-dir /nonexistent \
+    --shell /usr/sbin/nologin pushonce
+  changed=1
+fi
+group=""
+[ -z "$destdir" ] && getent group pushonce >/dev/null && group=pushonce
+
+# 4. configuration: the example always, pushonce.env only when there is none. pushonce.env
+# is 0640 root:pushonce (it may hold addresses and options an operator would rather keep
+# private; the Redis URL with its password goes to secrets/redis_url): an existing one
+# more open than that is closed, its contents left alone.
 conf="$destdir$sysconfdir/pushonce"
 put "$here/deploy/systemd/pushonce.env.example" "$conf/pushonce.env.example" 0644
-[ -f "$conf/pushonce.env" ] || put "$here/deploy/systemd/pushonce.env.example" "$conf/pushonce.env" 0644
+if [ -f "$conf/pushonce.env" ]; then
+  if [ "$(stat -c %a "$conf/pushonce.env")" != 640 ]; then
+    say "$conf/pushonce.env: mode 0640"
+    run chmod 0640 "$conf/pushonce.env"
+    [ -n "$group" ] && run chgrp "$group" "$conf/pushonce.env"
+    changed=1
+  fi
+else
+  put "$here/deploy/systemd/pushonce.env.example" "$conf/pushonce.env" 0640 "$group"
+fi
 
-# 4. secrets (systemd credentials of the gateway): made once, readable by root only
+# 5. secrets (systemd credentials): made once, readable by root only
 if [ ! -d "$conf/secrets" ]; then
   say "$conf/secrets/"
   run install -d -m 0700 "$conf/secrets"
@@ -95,14 +118,15 @@ for s in jwt_secret api_key admin_token; do
   fi
   changed=1
 done
-
-# 5. the service user, and systemd told about new units (a real install only)
-if ((make_user)) && ! getent passwd pushonce >/dev/null; then
-  say "system user pushonce"
-  run useradd --system --user-group --no-create-home --home-dir /nonexistent \
-    --shell /usr/sbin/nologin pushonce
+# The Redis URL (redis://:PASSWORD@host:port when Redis wants a password), a credential of
+# every unit; made once with the local default.
+if [ ! -s "$conf/secrets/redis_url" ]; then
+  say "$conf/secrets/redis_url (redis://127.0.0.1:6379: edit it)"
+  ((dry)) || (umask 077; echo "redis://127.0.0.1:6379" >"$conf/secrets/redis_url")
   changed=1
 fi
+
+# 6. systemd told about new units (a real install only)
 if [ -z "$destdir" ] && ((changed)) && [ -d /run/systemd/system ]; then
   run systemctl daemon-reload
 fi

@@ -81,8 +81,9 @@ urls=()
 if [ -x "$bin/pushonce-gateway" ]; then
   for i in $(seq "$gateways"); do
     gport=$(free_port "$port")
+    # behind the private nginx, its X-Forwarded-For names each client (per-address limits)
     "$bin/pushonce-gateway" --id "gateway-$i" --listen "127.0.0.1:$gport" --dev-auth \
-      >"$state/logs/gateway-$i.log" 2>&1 &
+      ${nginx_port:+--trusted-proxy 127.0.0.1,::1} >"$state/logs/gateway-$i.log" 2>&1 &
     pids+=($!)
     urls+=("http://127.0.0.1:$gport")
     port=$((gport + 1))

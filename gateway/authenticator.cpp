@@ -2,35 +2,50 @@
 
 #include "core/jwt.hpp"
 #include "core/names.hpp"
+#include "gateway/key_set.hpp"
 
 namespace pushonce::gateway {
 
 namespace {
 
-outcome<std::string> verify_token(const std::string& token, const std::string& secret) {
+// An HS256 token against the secret; any other against the key set (--jwt-jwks), which
+// checks that the algorithm is its key's.
+outcome<std::string> verify_token(const std::string& token, const std::string& secret,
+                                  const jwt::verify_options& opts,
+                                  const std::shared_ptr<key_source>& keys) {
+  if (keys && token_alg(token) != "HS256") {
+    auto r = keys->get()->verify(token, opts);
+    if (!r) return failure{"auth_failed", r.error().message};
+    return r.value();
+  }
   if (secret.empty()) return failure{"auth_failed", "no JWT secret is configured on this gateway"};
-  auto r = jwt::verify(token, secret);
+  auto r = jwt::verify(token, secret, opts);
   if (!r) return failure{"auth_failed", r.error().message};
   return r.value();
 }
 
 class jwt_authenticator final : public authenticator {
  public:
-  explicit jwt_authenticator(std::string secret) : secret_(std::move(secret)) {}
+  jwt_authenticator(std::string secret, jwt::verify_options opts, std::shared_ptr<key_source> keys)
+      : secret_(std::move(secret)), opts_(std::move(opts)), keys_(std::move(keys)) {}
   outcome<std::string> authenticate(const hello_op& hello) const override {
     if (!hello.token) return failure{"auth_failed", "hello needs \"token\" (a JWT)"};
-    return verify_token(*hello.token, secret_);
+    return verify_token(*hello.token, secret_, opts_, keys_);
   }
 
  private:
   std::string secret_;
+  jwt::verify_options opts_;
+  std::shared_ptr<key_source> keys_;
 };
 
 class dev_authenticator final : public authenticator {
  public:
-  explicit dev_authenticator(std::string secret) : secret_(std::move(secret)) {}
+  dev_authenticator(std::string secret, jwt::verify_options opts, std::shared_ptr<key_source> keys)
+      : secret_(std::move(secret)), opts_(std::move(opts)), keys_(std::move(keys)) {}
   outcome<std::string> authenticate(const hello_op& hello) const override {
-    if (hello.token && !secret_.empty()) return verify_token(*hello.token, secret_);
+    if (hello.token && (!secret_.empty() || keys_))
+      return verify_token(*hello.token, secret_, opts_, keys_);
     if (!hello.user) return failure{"auth_failed", "hello needs \"user\" (dev auth)"};
     if (!valid_name(*hello.user))
       return failure{"auth_failed", "invalid user: use 1-128 characters of A-Z a-z 0-9 . _ @ -"};
@@ -39,16 +54,30 @@ class dev_authenticator final : public authenticator {
 
  private:
   std::string secret_;
+  jwt::verify_options opts_;
+  std::shared_ptr<key_source> keys_;
 };
 
 }  // namespace
 
-std::unique_ptr<authenticator> make_jwt_authenticator(std::string secret) {
-  return std::make_unique<jwt_authenticator>(std::move(secret));
+std::unique_ptr<authenticator> make_jwt_authenticator(std::string secret,
+                                                      jwt::verify_options opts) {
+  return make_jwt_authenticator(std::move(secret), std::move(opts), nullptr);
 }
 
-std::unique_ptr<authenticator> make_dev_authenticator(std::string secret) {
-  return std::make_unique<dev_authenticator>(std::move(secret));
+std::unique_ptr<authenticator> make_dev_authenticator(std::string secret,
+                                                      jwt::verify_options opts) {
+  return make_dev_authenticator(std::move(secret), std::move(opts), nullptr);
+}
+
+std::unique_ptr<authenticator> make_jwt_authenticator(std::string secret, jwt::verify_options opts,
+                                                      std::shared_ptr<key_source> keys) {
+  return std::make_unique<jwt_authenticator>(std::move(secret), std::move(opts), std::move(keys));
+}
+
+std::unique_ptr<authenticator> make_dev_authenticator(std::string secret, jwt::verify_options opts,
+                                                      std::shared_ptr<key_source> keys) {
+  return std::make_unique<dev_authenticator>(std::move(secret), std::move(opts), std::move(keys));
 }
 
 }  // namespace pushonce::gateway

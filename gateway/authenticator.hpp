@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "core/jwt.hpp"
 #include "core/outcome.hpp"
 #include "gateway/protocol.hpp"
 
@@ -18,10 +19,13 @@ class authenticator {
   virtual outcome<std::string> authenticate(const hello_op& hello) const = 0;
 };
 
-/// JWT: the hello's "token" must verify with `secret` (empty: every hello is refused).
-std::unique_ptr<authenticator> make_jwt_authenticator(std::string secret);
+/// JWT: the hello's "token" must verify with `secret` (empty: every hello is refused) and
+/// meet `opts` (--jwt-leeway, --jwt-audience, --jwt-issuer, --jwt-max-lifetime).
+std::unique_ptr<authenticator> make_jwt_authenticator(std::string secret,
+                                                      jwt::verify_options opts = {});
 /// --dev-auth: a hello with a token is still verified (when a secret is set); without
 /// one, the hello's "user" is trusted (must be a valid name).
-std::unique_ptr<authenticator> make_dev_authenticator(std::string secret = {});
+std::unique_ptr<authenticator> make_dev_authenticator(std::string secret = {},
+                                                      jwt::verify_options opts = {});
 
 }  // namespace pushonce::gateway

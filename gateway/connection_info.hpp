@@ -10,7 +10,9 @@ namespace pushonce::gateway {
 
 struct connection_info {
   std::string client;             // the client's address, for logs and the per-address caps
-  slot_counter::slot connection;  // gateway_state::connections
+  slot_counter::slot connection;  // gateway_state::connections, under the TCP peer
+  slot_counter::slot forwarded;   // gateway_state::forwarded_connections, under the client
+                                  // a trusted proxy names (admission.hpp)
   slot_counter::slot session;     // gateway_state::sessions_per_ip (WebSocket only)
 };
 

@@ -16,6 +16,8 @@
 #include "core/redis/connection.hpp"
 #include "core/redis/sharded_subscriber.hpp"
 #include "core/redis/subscriber.hpp"
+#include "gateway/admission.hpp"
+#include "gateway/auth_failures.hpp"
 #include "gateway/authenticator.hpp"
 #include "gateway/client_address.hpp"
 #include "gateway/frame_limiter.hpp"
@@ -50,6 +52,9 @@ struct gateway_settings {
   std::size_t max_sessions_per_ip = 1000;  // WebSocket sessions of one client address
   std::size_t max_sessions_per_user = 100;
   std::chrono::milliseconds http_idle_timeout{std::chrono::seconds(15)};  // wait for a request
+  // From accept to the end of the first request's header, and from the first byte to the
+  // end of the header of a later one: a connection that sends nothing is closed this soon.
+  std::chrono::milliseconds http_header_timeout{std::chrono::seconds(5)};
   std::size_t http_max_requests = 1000;                              // per keep-alive connection
   std::chrono::milliseconds close_timeout{std::chrono::seconds(5)};  // a closing session's
                                                                      // socket is dropped after
@@ -59,6 +64,9 @@ struct gateway_settings {
   double publish_burst = 20000;
   bool metrics_auth = false;  // /metrics wants the admin token
   trusted_proxies trusted;    // --trusted-proxy
+  // --jwt-leeway (30 s), --jwt-audience, --jwt-issuer, --jwt-max-lifetime (7 days)
+  jwt::verify_options jwt{std::chrono::seconds(30), std::nullopt, std::nullopt,
+                          std::chrono::seconds(7 * 24 * 3600), std::nullopt};
   // SIGTERM: /readyz turns 503 at once, sessions are closed with 1001 this much later.
   std::chrono::milliseconds drain_delay{0};
 };
@@ -68,7 +76,8 @@ struct gateway_metrics {
   std::atomic<std::uint64_t> sessions_opened{0}, auth_failures{0}, frames_sent{0},
       slow_consumer_closes{0}, http_requests{0}, api_messages{0}, connections_refused{0},
       sessions_refused{0}, rate_limited_frames{0}, rate_limit_closes{0}, api_rate_limited{0},
-      close_deadline_drops{0}, epoch_rotations{0}, offset_regression_closes{0};
+      close_deadline_drops{0}, epoch_rotations{0}, offset_regression_closes{0}, bearer_failures{0},
+      bearer_blocked{0};
 };
 
 struct gateway_state {
@@ -78,8 +87,11 @@ struct gateway_state {
         registry(std::move(k)),
         connections(
             slot_counter::create(settings.max_connections, settings.max_connections_per_ip)),
+        forwarded_connections(slot_counter::create(0, settings.max_connections_per_ip)),
         sessions_per_ip(slot_counter::create(0, settings.max_sessions_per_ip)),
-        sessions_per_user(slot_counter::create(0, settings.max_sessions_per_user)) {}
+        sessions_per_user(slot_counter::create(0, settings.max_sessions_per_user)),
+        admit(connections, forwarded_connections, sessions_per_ip, settings.trusted,
+              origin_policy{settings.allowed_origins, settings.dev_auth}) {}
 
   gateway_settings settings;
   pushonce::keys keys;
@@ -98,12 +110,16 @@ struct gateway_state {
   std::atomic<bool> stopping{false};
   std::atomic<bool> draining{false};  // SIGTERM received: /readyz answers 503
   gateway_metrics metrics;
-  std::shared_ptr<slot_counter> connections;        // per client address, and in total
-  std::shared_ptr<slot_counter> sessions_per_ip;    // WebSocket sessions per client address
-  std::shared_ptr<slot_counter> sessions_per_user;  // after hello
-  probe_cache<bool> health_cache;                   // /healthz: Redis answered PING
-  probe_cache<redis_write_probe> ready_cache;       // /readyz: Redis accepted a tiny write
-  probe_cache<std::string> stats_cache;             // /metrics: the Redis part of the text
+  std::shared_ptr<slot_counter> connections;            // per TCP peer, and in total
+  std::shared_ptr<slot_counter> forwarded_connections;  // per client a trusted proxy names
+  std::shared_ptr<slot_counter> sessions_per_ip;        // WebSocket sessions per client address
+  std::shared_ptr<slot_counter> sessions_per_user;      // after hello
+  admission admit;                                      // the caps above and the Origin rule
+  auth_failures bearer_failures;                        // wrong API keys and admin tokens
+  probe_cache<bool> health_cache;                       // /healthz: Redis answered PING
+  probe_cache<redis_write_probe> ready_cache;           // /readyz: Redis accepted a tiny write
+  probe_cache<std::string> stats_cache;                 // /metrics: the Redis part of the text
+  probe_cache<std::size_t> heap_cache;                  // /metrics: mallinfo2's heap in use
 };
 
 }  // namespace pushonce::gateway

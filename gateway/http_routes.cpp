@@ -88,34 +88,58 @@ asio::awaitable<http_response> readyz(http_request& req, gateway_state& st) {
 }
 
 // A route guarded by a shared secret: 403 when the secret is not configured (its
-// variable is named), 401 unless the request carries "Authorization: Bearer <secret>".
-std::optional<http_response> bearer_check(const http_request& req,
+// variable is named), 401 unless the request carries "Authorization: Bearer <secret>", 429
+// (the secret not compared) for an address with too many failures (auth_failures).
+std::optional<http_response> bearer_check(const http_request& req, gateway_state& st,
+                                          const std::string& client,
                                           const std::optional<std::string>& secret,
                                           const char* env_name, const char* what) {
   if (!secret)
     return json_response(403, error_json("forbidden", std::string(env_name) + " is not configured"),
                          req.version());
+  if (auto wait = st.bearer_failures.blocked(client)) {
+    ++st.metrics.bearer_blocked;
+    auto res = json_response(
+        429,
+        error_json("rate_limited", fmt::format("too many wrong {}s from this address; retry "
+                                               "after {} s",
+                                               what, wait->count())),
+        req.version());
+    res.set(http::field::retry_after, std::to_string(wait->count()));
+    return res;
+  }
   std::string_view auth = req[http::field::authorization];
   constexpr std::string_view bearer = "Bearer ";
   if (auth.size() <= bearer.size() || auth.substr(0, bearer.size()) != bearer ||
-      !same_secret(auth.substr(bearer.size()), *secret))
+      !same_secret(auth.substr(bearer.size()), *secret)) {
+    ++st.metrics.bearer_failures;
+    st.bearer_failures.failed(client);
+    std::uint64_t dropped = 0;
+    if (st.bearer_failures.may_log(dropped))
+      log::warn(log::fields{{"client", client}, {"dropped", dropped}},
+                "http: {} {}: missing or wrong {}", std::string(req.method_string()),
+                std::string(target_path(req.target()).substr(0, 200)), what);
     return json_response(401, error_json("unauthorized", std::string("missing or wrong ") + what),
                          req.version());
+  }
   return std::nullopt;
 }
 
-std::optional<http_response> publish_auth(const http_request& req, const gateway_state& st) {
-  return bearer_check(req, st.settings.api_key, "PUSHONCE_API_KEY", "API key");
+std::optional<http_response> publish_auth(const http_request& req, gateway_state& st,
+                                          const std::string& client) {
+  return bearer_check(req, st, client, st.settings.api_key, "PUSHONCE_API_KEY", "API key");
 }
 
-std::optional<http_response> admin_auth(const http_request& req, const gateway_state& st) {
-  return bearer_check(req, st.settings.admin_token, "PUSHONCE_ADMIN_TOKEN", "token");
+std::optional<http_response> admin_auth(const http_request& req, gateway_state& st,
+                                        const std::string& client) {
+  return bearer_check(req, st, client, st.settings.admin_token, "PUSHONCE_ADMIN_TOKEN", "token");
 }
 
 // --metrics-auth: /metrics wants the admin token too.
-std::optional<http_response> metrics_auth(const http_request& req, const gateway_state& st) {
+std::optional<http_response> metrics_auth(const http_request& req, gateway_state& st,
+                                          const std::string& client) {
   if (!st.settings.metrics_auth) return std::nullopt;
-  return admin_auth(req, st);
+  return admin_auth(req, st, client);
 }
 
 // GET /, /pushonce.js, /admin: the embedded browser files.
@@ -179,10 +203,16 @@ asio::awaitable<http_response> metrics(http_request& req, gateway_state& st) {
          m.http_requests.load());
   metric("pushonce_gateway_api_messages_total", "counter", "Messages received on /api/publish.",
          m.api_messages.load());
-  auto heap = mallinfo2();
+  // mallinfo2 walks every malloc arena under its lock: at most once a second (probe_cache).
+  auto heap = st.heap_cache.lookup();
+  if (!heap) {
+    auto m2 = mallinfo2();
+    heap = m2.uordblks + m2.hblkhd;
+    st.heap_cache.store(*heap);
+  }
   metric("pushonce_gateway_heap_in_use_bytes", "gauge",
-         "Heap bytes allocated and not freed (glibc mallinfo2 uordblks + hblkhd).",
-         heap.uordblks + heap.hblkhd);
+         "Heap bytes allocated and not freed (glibc mallinfo2 uordblks + hblkhd; cached 1 s).",
+         *heap);
   metric("pushonce_gateway_connections_refused_total", "counter",
          "Connections answered 503 over --max-connections, --max-connections-per-ip or "
          "--max-sessions-per-ip.",
@@ -193,6 +223,12 @@ asio::awaitable<http_response> metrics(http_request& req, gateway_state& st) {
          "Client frames answered rate_limited.", m.rate_limited_frames.load());
   metric("pushonce_gateway_rate_limit_closes_total", "counter",
          "Sessions closed 1008 for going on over the frame rate.", m.rate_limit_closes.load());
+  metric("pushonce_gateway_bearer_failures_total", "counter",
+         "Requests refused 401 for a missing or wrong API key or admin token.",
+         m.bearer_failures.load());
+  metric("pushonce_gateway_bearer_blocked_total", "counter",
+         "Requests answered 429 because their address had too many such failures.",
+         m.bearer_blocked.load());
   metric("pushonce_gateway_api_rate_limited_total", "counter",
          "/api/publish requests answered 429.", m.api_rate_limited.load());
   metric("pushonce_gateway_close_deadline_drops_total", "counter",
@@ -269,7 +305,7 @@ const std::vector<http_route>& http_routes() {
       {http::verb::head, "/healthz", {}, healthz},
       {http::verb::get, "/readyz", {}, readyz},
       {http::verb::head, "/readyz", {}, readyz},
-      {http::verb::post, "/api/publish", publish_auth, publish},
+      {http::verb::post, "/api/publish", publish_auth, publish, true},
       {http::verb::get, "/api/status", admin_auth, status},
       {http::verb::get, "/metrics", metrics_auth, metrics},
       {http::verb::get, "/", {}, static_asset},

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -23,10 +24,15 @@ struct http_route {
   boost::beast::http::verb method;
   std::string_view path;
   /// Checks on the header alone (auth), before the body is read; an answer ends the request.
-  std::function<std::optional<http_response>(const http_request&, const gateway_state&)>
+  /// The third argument is the request's client address.
+  std::function<std::optional<http_response>(const http_request&, gateway_state&,
+                                             const std::string&)>
       before_body;
   /// References only (no by-value objects inside a co_await operand: GCC 12).
   std::function<boost::asio::awaitable<http_response>(http_request&, gateway_state&)> handle;
+  /// Whether a request may carry a body (POST); on other routes a body is answered 400
+  /// before it is read.
+  bool takes_body = false;
 };
 
 const std::vector<http_route>& http_routes();

@@ -11,11 +11,12 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
+#include <chrono>
 #include <limits>
 
 #include "core/exit_on_exception.hpp"
 #include "core/log.hpp"
-#include "gateway/client_address.hpp"
+#include "gateway/admission.hpp"
 #include "gateway/connection_info.hpp"
 #include "gateway/gateway_state.hpp"
 #include "gateway/http_read_buffer.hpp"
@@ -33,15 +34,6 @@ using tcp = asio::ip::tcp;
 namespace {
 
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
-
-bool origin_allowed(const http_request& req, const gateway_settings& s) {
-  if (s.allowed_origins.empty()) return true;
-  auto it = req.find(http::field::origin);
-  if (it == req.end()) return true;  // not a browser
-  std::string_view origin = it->value();
-  return std::find(s.allowed_origins.begin(), s.allowed_origins.end(), origin) !=
-         s.allowed_origins.end();
-}
 
 // After an answer sent before the body was read: stop sending, read (and drop) what the
 // client still sends for a moment so it sees the answer rather than a reset.
@@ -76,26 +68,105 @@ http_response unavailable(const http_request& req, std::string_view why) {
   return res;
 }
 
-// The connection's slot of gateway_state::connections (docs/security.md), taken with its
-// first request, when the client's address is known; an answer when the caps refuse it.
-std::optional<http_response> take_connection_slot(const http_request& req, gateway_state& st,
-                                                  const tcp::endpoint& peer,
-                                                  connection_info& info) {
-  if (info.connection) return std::nullopt;
-  info.client = client_address(peer.address(), forwarded_for(req), st.settings.trusted);
-  // Loopback clients (processes on this host: a load generator, a proxy that is not named
-  // by --trusted-proxy) are not capped per address, only in total.
-  auto r = st.connections->acquire(info.client, !is_loopback_client(info.client));
-  if (r.held) {
-    info.connection = std::move(r.held);
-    return std::nullopt;
+// The answer to a refusal of admission (admission.hpp), counted and logged at debug.
+http_response refusal(const http_request& req, const admission_verdict& v, gateway_state& st,
+                      const connection_info& info) {
+  if (v.status == 503) ++st.metrics.connections_refused;
+  log::debug(log::fields{{"client", info.client}}, "http: refused: {}", v.log_why);
+  if (v.status == 503) return unavailable(req, v.reason);
+  return json_response(v.status, error_json("forbidden", v.reason), req.version());
+}
+
+using request_parser = http::request_parser<http::string_body>;
+
+void init_parser(request_parser& parser) {
+  parser.header_limit(16 * 1024);
+  // No limit while the header is read (Beast checks Content-Length against the limit in the
+  // middle of the fields); the route and auth answer first, then the 1 MiB limit.
+  parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+}
+
+// Waits up to --http-idle-timeout-ms for the first byte of a next request on a keep-alive
+// connection (the header then has --http-header-timeout-ms, like the first request's).
+asio::awaitable<bool> wait_next_request(beast::tcp_stream& stream, beast::flat_buffer& buf,
+                                        std::chrono::milliseconds idle) {
+  if (buf.size() > 0) co_return true;
+  stream.expires_after(idle);
+  auto [ec, n] = co_await stream.async_read_some(buf.prepare(kept_capacity), use_tuple);
+  if (ec) co_return false;
+  buf.commit(n);
+  co_return true;
+}
+
+// The answer to a request that ends before its body is read: the admission of the
+// request, a WebSocket upgrade, the route and its header checks. `upgraded` is set when the
+// socket went to a websocket_session.
+struct early_answer {
+  std::optional<http_response> answer;
+  const http_route* route = nullptr;
+  bool upgraded = false;
+  bool close = false;  // a refusal of admission: the connection ends after the answer
+};
+
+early_answer route_request(beast::tcp_stream& stream, request_parser& parser,
+                           const std::shared_ptr<gateway_state>& st, const tcp::endpoint& peer,
+                           connection_info& info) {
+  auto& req = parser.get();
+  auto path = target_path(req.target());
+  if (auto v = st->admit.on_request(peer.address(), forwarded_for(req), info); !v)
+    return {refusal(req, v, *st, info), nullptr, false, true};
+  if (beast::websocket::is_upgrade(req)) {
+    if (path != "/ws") return {not_found_response(req)};
+    auto v = st->admit.on_upgrade(req[http::field::origin], req[http::field::host],
+                                  st->stopping.load(), info);
+    if (!v) return {refusal(req, v, *st, info), nullptr, false, true};
+    stream.expires_never();
+    start_websocket_session(stream.release_socket(), parser.release(), st, std::move(info));
+    return {std::nullopt, nullptr, true};
   }
-  ++st.metrics.connections_refused;
-  bool total = r.why == slot_counter::refusal::total;
-  log::debug("http: {}: refused: {}", info.client,
-             total ? "--max-connections" : "--max-connections-per-ip");
-  return unavailable(req,
-                     total ? "too many connections" : "too many connections from this address");
+  if (path == "/ws")
+    return {json_response(400, error_json("bad_request", "expected a WebSocket upgrade"),
+                          req.version())};
+  const http_route* route = find_route(req.method(), path);
+  if (!route) return {not_found_response(req)};
+  if (route->before_body) {
+    if (auto a = route->before_body(req, *st, info.client)) return {std::move(a)};
+  }
+  if (parser.content_length() && *parser.content_length() > max_publish_body)
+    return {json_response(413, error_json("too_large", "the body is over 1 MiB"), req.version())};
+  return {std::nullopt, route};
+}
+
+// Writes `res` (no body to a HEAD request: the header says how long the GET answer is).
+asio::awaitable<bool> write_answer(beast::tcp_stream& stream, http_response& res,
+                                   const http_request& req, bool keep_alive) {
+  res.keep_alive(keep_alive);
+  res.prepare_payload();
+  if (req.method() == http::verb::head) {
+    auto length = res.body().size();
+    res.body().clear();
+    res.content_length(length);
+  }
+  stream.expires_after(std::chrono::seconds(30));
+  auto [wec, wn] = co_await http::async_write(stream, res, use_tuple);
+  co_return !wec;
+}
+
+// A connection refused at accept: its first request (if its header comes within the header
+// deadline) is answered 503, then the connection is closed.
+asio::awaitable<void> refuse_connection(beast::tcp_stream& stream, beast::flat_buffer& buf,
+                                        const admission_verdict& v, gateway_state& st,
+                                        const connection_info& info) {
+  request_parser parser;
+  init_parser(parser);
+  stream.expires_after(st.settings.http_header_timeout);
+  auto [ec, n] = co_await http::async_read_header(stream, buf, parser, use_tuple);
+  if (ec) {
+    if (v.status == 503) ++st.metrics.connections_refused;
+    co_return;
+  }
+  auto res = refusal(parser.get(), v, st, info);
+  if (co_await write_answer(stream, res, parser.get(), false)) co_await linger(stream);
 }
 
 asio::awaitable<void> run_session(tcp::socket socket, std::shared_ptr<gateway_state> st) {
@@ -105,89 +176,53 @@ asio::awaitable<void> run_session(tcp::socket socket, std::shared_ptr<gateway_st
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buf;
   connection_info info;
-  std::size_t requests = 0;
-  for (;;) {
-    http::request_parser<http::string_body> parser;
-    parser.header_limit(16 * 1024);
-    // No limit while the header is read (Beast checks Content-Length against the limit in
-    // the middle of the fields); the route and auth answer first, then the 1 MiB limit.
-    parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-    // The wait for a request (the first one or the next on a keep-alive connection).
-    stream.expires_after(st->settings.http_idle_timeout);
+  if (auto v = st->admit.on_accept(peer.address(), info); !v) {
+    co_await refuse_connection(stream, buf, v, *st, info);
+    co_return;
+  }
+  const auto& set = st->settings;
+  for (std::size_t requests = 1;; ++requests) {
+    // The first request's header within the header deadline from accept; a later one's
+    // within the idle timeout for its first byte, then the header deadline.
+    if (requests > 1 && !co_await wait_next_request(stream, buf, set.http_idle_timeout)) break;
+    request_parser parser;
+    init_parser(parser);
+    stream.expires_after(set.http_header_timeout);
     auto [ec, n] = co_await http::async_read_header(stream, buf, parser, use_tuple);
     if (ec) break;  // end of stream, timeout, bad request: just close
     stream.expires_after(std::chrono::seconds(30));  // the rest of the request
-    ++requests;
     auto& req = parser.get();
-    auto path = target_path(req.target());
-
-    std::optional<http_response> early = take_connection_slot(req, *st, peer, info);
-    const http_route* route = nullptr;
-    if (early) {
-      // over a connection cap: answered 503, then closed
-    } else if (beast::websocket::is_upgrade(req)) {
-      if (path != "/ws") {
-        early = not_found_response(req);
-      } else if (st->stopping) {
-        early = json_response(503, error_json("unavailable", "shutting down"), req.version());
-      } else if (!origin_allowed(req, st->settings)) {
-        early = json_response(403, error_json("forbidden", "origin not allowed"), req.version());
-      } else if (auto r =
-                     st->sessions_per_ip->acquire(info.client, !is_loopback_client(info.client));
-                 !r.held) {
-        ++st->metrics.connections_refused;
-        log::debug("http: {}: upgrade refused: --max-sessions-per-ip", info.client);
-        early = unavailable(req, "too many sessions from this address");
-      } else {
-        info.session = std::move(r.held);
-        stream.expires_never();
-        start_websocket_session(stream.release_socket(), parser.release(), st, std::move(info));
-        co_return;
-      }
-    } else if (path == "/ws") {
-      early = json_response(400, error_json("bad_request", "expected a WebSocket upgrade"),
-                            req.version());
-    } else if (!(route = find_route(req.method(), path))) {
-      early = not_found_response(req);
-    } else if (route->before_body) {
-      early = route->before_body(req, *st);
-    }
-    if (!early && parser.content_length() && *parser.content_length() > max_publish_body)
-      early = json_response(413, error_json("too_large", "the body is over 1 MiB"), req.version());
-
+    auto early = route_request(stream, parser, st, peer, info);
+    if (early.upgraded) co_return;
+    // No body on a route that takes none (GET, HEAD): answered 400 without reading it.
+    if (!early.answer && !parser.is_done() && !early.route->takes_body)
+      early.answer = json_response(400, error_json("bad_request", "this request takes no body"),
+                                   req.version());
     bool body_read = parser.is_done();
-    if (!early) {
+    if (!early.answer && !body_read) {
       parser.body_limit(max_publish_body);
-      if (!parser.is_done()) {  // a body still to come (a request without one is done here)
-        std::optional<std::uint64_t> length;
-        if (auto cl = parser.content_length()) length = *cl;
-        buf.reserve(body_read_capacity(buf.size(), length, body_read_chunk));
-      }
+      std::optional<std::uint64_t> length;
+      if (auto cl = parser.content_length()) length = *cl;
+      buf.reserve(body_read_capacity(buf.size(), length, body_read_chunk));
       auto [rec, rn] = co_await http::async_read(stream, buf, parser, use_tuple);
-      if (rec == http::error::body_limit) {
-        early =
+      if (rec == http::error::body_limit)
+        early.answer =
             json_response(413, error_json("too_large", "the body is over 1 MiB"), req.version());
-      } else if (rec) {
+      else if (rec)
         break;
-      } else {
+      else
         body_read = true;
-      }
     }
-    http_response res;
     ++st->metrics.http_requests;
-    if (early)
-      res = std::move(*early);
+    http_response res;
+    if (early.answer)
+      res = std::move(*early.answer);
     else
-      res = co_await route->handle(req, *st);
-    // Closed after an answer to a refused connection, and after --http-max-requests.
-    bool keep_alive =
-        body_read && req.keep_alive() && !st->stopping && static_cast<bool>(info.connection) &&
-        (st->settings.http_max_requests == 0 || requests < st->settings.http_max_requests);
-    res.keep_alive(keep_alive);
-    res.prepare_payload();
-    stream.expires_after(std::chrono::seconds(30));
-    auto [wec, wn] = co_await http::async_write(stream, res, use_tuple);
-    if (wec) break;
+      res = co_await early.route->handle(req, *st);
+    // Closed after an answer before the body, after a refusal, and after --http-max-requests.
+    bool keep_alive = body_read && !early.close && req.keep_alive() && !st->stopping &&
+                      (set.http_max_requests == 0 || requests < set.http_max_requests);
+    if (!co_await write_answer(stream, res, req, keep_alive)) break;
     if (!keep_alive) {
       if (!body_read) co_await linger(stream);
       break;

@@ -15,12 +15,17 @@
 #include "core/log.hpp"
 #include "core/names.hpp"
 #include "core/program.hpp"
+#include "gateway/key_set.hpp"
 #include "gateway/server.hpp"
 
 namespace po = boost::program_options;
 using namespace pushonce;
 
 namespace {
+
+// The API key and the admin token: guessing is slowed per address (auth_failures), and a
+// secret this short is refused at start.
+constexpr std::size_t min_shared_secret_bytes = 8;
 
 constexpr const char* usage =
     "usage: pushonce-gateway [--listen HOST:PORT] [--dev-auth] [--allowed-origin ORIGIN]...\n"
@@ -68,6 +73,9 @@ po::options_description own_options() {
        "sessions of one user on this gateway; more are closed 1008 after hello (default 100)")
       ("http-idle-timeout-ms", po::value<long long>()->value_name("MS"),
        "an HTTP connection waiting this long for a request is closed (default 15000)")
+      ("http-header-timeout-ms", po::value<long long>()->value_name("MS"),
+       "a request's header must arrive within this long: from accept for the first one, from "
+       "its first byte for a later one (default 5000)")
       ("http-max-requests", po::value<long long>()->value_name("N"),
        "requests on one keep-alive connection, then it is closed (default 1000)")
       ("close-timeout-ms", po::value<long long>()->value_name("MS"),
@@ -84,6 +92,18 @@ po::options_description own_options() {
        "/api/publish requests per second per API key, counted in Redis across gateways "
        "(default 10000, burst --publish-burst 20000; 0: off)")
       ("publish-burst", po::value<long long>()->value_name("N"), "see --publish-rate")
+      ("jwt-jwks", po::value<std::string>()->value_name("FILE"),
+       "a JSON Web Key Set (RSA keys for RS256, EC P-256 keys for ES256) that verifies tokens "
+       "an identity provider signs; read again on SIGHUP (env PUSHONCE_JWT_JWKS)")
+      ("jwt-leeway", po::value<long long>()->value_name("SECONDS"),
+       "clock skew allowed on a token's exp, nbf and iat (default 30)")
+      ("jwt-audience", po::value<std::string>()->value_name("AUD"),
+       "a token's aud must hold AUD (default: aud is not checked)")
+      ("jwt-issuer", po::value<std::string>()->value_name("ISS"),
+       "a token's iss must be ISS (default: iss is not checked)")
+      ("jwt-max-lifetime", po::value<long long>()->value_name("SECONDS"),
+       "a token living longer (exp - iat, or exp - now) is refused (default 604800, 7 days; "
+       "0: no maximum)")
       ("metrics-auth", po::bool_switch(),
        "GET /metrics wants Authorization: Bearer $PUSHONCE_ADMIN_TOKEN")
       ("trusted-proxy", po::value<std::string>()->value_name("ADDR[,ADDR|CIDR...]"),
@@ -111,6 +131,8 @@ void read_limits(const po::variables_map& vm, gateway::server_options& o) {
   if (auto v = count(vm, "max-sessions-per-user", big)) s.max_sessions_per_user = *v;
   if (auto v = count(vm, "http-idle-timeout-ms", 3'600'000, 100))
     s.http_idle_timeout = std::chrono::milliseconds(*v);
+  if (auto v = count(vm, "http-header-timeout-ms", 600'000, 100))
+    s.http_header_timeout = std::chrono::milliseconds(*v);
   if (auto v = count(vm, "http-max-requests", big)) s.http_max_requests = *v;
   if (auto v = count(vm, "close-timeout-ms", 600'000, 100))
     s.close_timeout = std::chrono::milliseconds(*v);
@@ -124,6 +146,11 @@ void read_limits(const po::variables_map& vm, gateway::server_options& o) {
   if (vm.count("publish-rate") && !vm.count("publish-burst"))
     s.publish_burst = std::max<double>(1, 2 * s.publish_rate);
   s.metrics_auth = vm["metrics-auth"].as<bool>();
+  if (auto v = count(vm, "jwt-leeway", 3600)) s.jwt.leeway = std::chrono::seconds(*v);
+  if (auto v = count(vm, "jwt-max-lifetime", jwt::max_ttl.count()))
+    s.jwt.max_lifetime = std::chrono::seconds(*v);
+  if (vm.count("jwt-audience")) s.jwt.audience = vm["jwt-audience"].as<std::string>();
+  if (vm.count("jwt-issuer")) s.jwt.issuer = vm["jwt-issuer"].as<std::string>();
 }
 
 gateway::server_options to_options(const command_line& cl) {
@@ -177,9 +204,25 @@ gateway::server_options to_options(const command_line& cl) {
   // Secrets: PUSHONCE_X or the file named by PUSHONCE_X_FILE (systemd credentials).
   o.settings.api_key = secret_from_env("PUSHONCE_API_KEY");
   o.settings.admin_token = secret_from_env("PUSHONCE_ADMIN_TOKEN");
+  for (auto [name, value] : {std::pair{"PUSHONCE_API_KEY", &o.settings.api_key},
+                             std::pair{"PUSHONCE_ADMIN_TOKEN", &o.settings.admin_token}})
+    if (*value && value->value().size() < min_shared_secret_bytes)
+      throw usage_error(fmt::format(
+          "{} (or {}_FILE) has {} bytes; at least {} are needed (e.g. head -c 32 /dev/urandom "
+          "| base64)",
+          name, name, value->value().size(), min_shared_secret_bytes));
   secret_from_env("PUSHONCE_JWT_SECRET");  // a bad setting is a usage error now, not later
   if (auto why = jwt::secret_problem(jwt::secret_from_env()); !why.empty()) throw usage_error(why);
   read_limits(vm, o);
+  if (const char* env = std::getenv("PUSHONCE_JWT_JWKS"); env && *env) o.jwks_path = env;
+  if (vm.count("jwt-jwks")) o.jwks_path = vm["jwt-jwks"].as<std::string>();
+  if (!o.jwks_path.empty()) {
+    try {
+      gateway::key_set::load(o.jwks_path);
+    } catch (const std::invalid_argument& e) {
+      throw usage_error(std::string("--jwt-jwks: ") + e.what());
+    }
+  }
   o.settings.max_data_bytes = cl.common.max_data_bytes;
   std::string proxies;
   if (const char* env = std::getenv("PUSHONCE_TRUSTED_PROXY"); env && *env) proxies = env;

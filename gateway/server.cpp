@@ -18,6 +18,7 @@
 #include "core/heartbeat.hpp"
 #include "core/jwt.hpp"
 #include "core/log.hpp"
+#include "gateway/key_set.hpp"
 #include "gateway/listener.hpp"
 
 namespace pushonce::gateway {
@@ -130,10 +131,19 @@ int server::run() {
   state->inboxes =
       std::make_unique<inbox>(state->conn, k, state->settings.idle_ttl, state->settings.inbox_page);
   auto secret = jwt::secret_from_env();
-  if (secret.empty() && !state->settings.dev_auth)
-    log::warn("PUSHONCE_JWT_SECRET is not set and --dev-auth is off: every hello is refused");
-  state->auth =
-      state->settings.dev_auth ? make_dev_authenticator(secret) : make_jwt_authenticator(secret);
+  std::shared_ptr<key_source> keys;
+  if (!opts_.jwks_path.empty()) {
+    keys = std::make_shared<key_source>(key_set::load(opts_.jwks_path));
+    log::info("--jwt-jwks: {} keys from {} (read again on SIGHUP)", keys->get()->size(),
+              opts_.jwks_path);
+  }
+  if (secret.empty() && !keys && !state->settings.dev_auth)
+    log::warn(
+        "PUSHONCE_JWT_SECRET and --jwt-jwks are not set and --dev-auth is off: every hello is "
+        "refused");
+  state->auth = state->settings.dev_auth
+                    ? make_dev_authenticator(secret, state->settings.jwt, keys)
+                    : make_jwt_authenticator(secret, state->settings.jwt, keys);
 
   auto address = asio::ip::make_address(opts_.listen_host);
   auto lst = std::make_shared<listener>(ioc, tcp::endpoint(address, opts_.listen_port), state,
@@ -164,7 +174,10 @@ int server::run() {
       set.frame_rates.queue_ops_per_s, set.frame_rates.queue_op_burst, set.publish_rate,
       set.publish_burst, set.max_data_bytes);
   if (state->settings.dev_auth)
-    log::warn("--dev-auth: the user field of hello is trusted; for local demos and tests only");
+    log::warn("--dev-auth: the user field of hello is trusted; for local demos and tests only{}",
+              state->settings.allowed_origins.empty()
+                  ? " (browser pages of other hosts are refused: --allowed-origin to allow some)"
+                  : "");
   if (!state->settings.api_key) log::info("PUSHONCE_API_KEY is not set: /api/publish answers 403");
 
   heartbeat hb(
@@ -241,6 +254,23 @@ int server::run() {
     signals.async_wait(on_signal);
   };
   signals.async_wait(on_signal);
+
+  // SIGHUP: the key set file again (a rotated key); a file that does not parse leaves the
+  // keys in force.
+  asio::signal_set hangups(control, SIGHUP);
+  std::function<void(std::error_code, int)> on_hangup = [&](std::error_code ec, int) {
+    if (ec) return;
+    if (keys) {
+      try {
+        keys->set(key_set::load(opts_.jwks_path));
+        log::info("--jwt-jwks: {} keys from {} (SIGHUP)", keys->get()->size(), opts_.jwks_path);
+      } catch (const std::exception& e) {
+        log::error("--jwt-jwks: {}; keeping the {} keys in force", e.what(), keys->get()->size());
+      }
+    }
+    hangups.async_wait(on_hangup);
+  };
+  hangups.async_wait(on_hangup);
 
   std::vector<std::thread> threads;
   for (unsigned i = 1; i < opts_.threads; ++i) threads.emplace_back([&ioc] { ioc.run(); });

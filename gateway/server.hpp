@@ -22,6 +22,8 @@ struct server_options {
   gateway_settings settings;
   /// --max-connections; none: the open-files limit (after raising it) minus 64.
   std::optional<std::size_t> max_connections;
+  /// --jwt-jwks: a JSON Web Key Set file for tokens an identity provider signs ("": none).
+  std::string jwks_path;
 };
 
 /// "HOST:PORT" or "[V6]:PORT"; throws usage_error.

@@ -87,7 +87,9 @@ asio::awaitable<int> token(admin_context& ctx) {
   auto user = ctx.args[0];
   if (!valid_name(user)) co_return ctx.out.usage("invalid user '" + user + "'");
   long long ttl = ctx.vm.count("ttl") ? ctx.vm["ttl"].as<long long>() : 3600;
-  if (ttl <= 0) co_return ctx.out.usage("--ttl must be a positive number of seconds");
+  if (ttl <= 0 || ttl > jwt::max_ttl.count())
+    co_return ctx.out.usage("--ttl must be 1 to " + std::to_string(jwt::max_ttl.count()) +
+                            " seconds (ten years)");
   auto secret = jwt::secret_from_env();
   if (secret.empty())
     co_return ctx.out.fail({"no_secret", "set PUSHONCE_JWT_SECRET (or PUSHONCE_JWT_SECRET_FILE)"});

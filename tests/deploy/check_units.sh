@@ -20,6 +20,21 @@ for f in usr/local/bin/pushonce-gateway etc/pushonce/pushonce.env etc/pushonce/s
   [ -e "$root/$f" ] || { echo "FAIL: $f not installed"; exit 1; }
 done
 [ "$(stat -c %a "$root/etc/pushonce/secrets")" = 700 ] || { echo "FAIL: secrets dir not 0700"; exit 1; }
+# pushonce.env is not world-readable; the secrets, the Redis URL among them, are root's only
+[ "$(stat -c %a "$root/etc/pushonce/pushonce.env")" = 640 ] || { echo "FAIL: pushonce.env not 0640"; exit 1; }
+for s in jwt_secret api_key admin_token redis_url; do
+  [ "$(stat -c %a "$root/etc/pushonce/secrets/$s")" = 600 ] || { echo "FAIL: secrets/$s not 0600"; exit 1; }
+done
+grep -q '^PUSHONCE_TRUSTED_PROXY=127.0.0.1' "$root/etc/pushonce/pushonce.env" ||
+  { echo "FAIL: the example environment does not trust the local nginx"; exit 1; }
+for u in pushonce-leader.service pushonce-worker@.service pushonce-gateway@.service; do
+  grep -q '^Environment=PUSHONCE_REDIS_FILE=%d/redis_url' "$root/etc/systemd/system/$u" ||
+    { echo "FAIL: $u does not read the Redis URL from its credential"; exit 1; }
+done
+# an older install's world-readable pushonce.env is closed by the next install
+chmod 0644 "$root/etc/pushonce/pushonce.env"
+bash "$here/deploy/install.sh" --destdir "$root" --bin-dir "$bin_dir" >/dev/null
+[ "$(stat -c %a "$root/etc/pushonce/pushonce.env")" = 640 ] || { echo "FAIL: an open pushonce.env stays open"; exit 1; }
 
 # verify needs the system's own units (sysinit.target, ...) inside the root
 mkdir -p "$root/lib/systemd"

@@ -106,8 +106,9 @@ struct stack : pushonce::test::deployment {
     start_leader();
     start_worker();
     start_worker();
-    start_gateway({"--dev-auth", "--id", "gw0"});
-    start_gateway({"--dev-auth", "--id", "gw1"});
+    // nginx is the gateways' client: as in the example environment, it is trusted
+    start_gateway({"--dev-auth", "--id", "gw0", "--trusted-proxy", "127.0.0.1,::1"});
+    start_gateway({"--dev-auth", "--id", "gw1", "--trusted-proxy", "127.0.0.1,::1"});
   }
 };
 

@@ -7,6 +7,8 @@
 #include <boost/program_options/value_semantic.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -46,7 +48,8 @@ class clean_env {
       "PUSHONCE_DEDUP_WINDOW_MS", "PUSHONCE_OUTBOX_RETENTION_MS", "PUSHONCE_MAX_DATA_BYTES",
       "PUSHONCE_LOG_FORMAT",      "PUSHONCE_TEST_SECRET",         "PUSHONCE_TEST_SECRET_FILE",
       "PUSHONCE_REDIS_CLUSTER",   "PUSHONCE_REDIS_TLS_CA",        "PUSHONCE_REDIS_TLS_CERT",
-      "PUSHONCE_REDIS_TLS_KEY",   "PUSHONCE_BUS_SHARDS",          "PUSHONCE_REDIS_SENTINEL"};
+      "PUSHONCE_REDIS_TLS_KEY",   "PUSHONCE_BUS_SHARDS",          "PUSHONCE_REDIS_SENTINEL",
+      "PUSHONCE_REDIS_FILE"};
   std::vector<std::optional<std::string>> saved_;
 };
 
@@ -478,4 +481,26 @@ TEST_CASE("redis_display: one Redis, a cluster, a Sentinel") {
   CHECK(
       pushonce::redis_display(parse({"--redis-sentinel", "redis+sentinel://:pw@a:1,b:2"}).common) ==
       "master 'mymaster' of the sentinels a:1,b:2");
+}
+
+TEST_CASE("PUSHONCE_REDIS_FILE: the Redis URL from a file, below --redis and PUSHONCE_REDIS") {
+  clean_env env;
+  auto path =
+      std::filesystem::temp_directory_path() / ("pushonce-redis-url-" + std::to_string(::getpid()));
+  {
+    std::ofstream f(path);
+    f << "redis://:s3cret@filehost:6391/3\n";
+  }
+  env.set("PUSHONCE_REDIS_FILE", path.c_str());
+  auto cl = parse({"status"});
+  CHECK(cl.common.redis.host == "filehost");
+  CHECK(cl.common.redis.port == 6391);
+  CHECK(cl.common.redis.password == "s3cret");
+  env.set("PUSHONCE_REDIS", "redis://envhost:6390");
+  CHECK(parse({"status"}).common.redis.host == "envhost");
+  CHECK(parse({"--redis", "redis://cli:6392", "status"}).common.redis.host == "cli");
+  ::unsetenv("PUSHONCE_REDIS");
+  env.set("PUSHONCE_REDIS_FILE", "/nonexistent/redis_url");
+  CHECK_THROWS_AS(parse({"status"}), usage_error);
+  std::filesystem::remove(path);
 }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "gateway/auth_failures.hpp"
 #include "gateway/frame_limiter.hpp"
 #include "gateway/probe_cache.hpp"
 #include "gateway/slot_counter.hpp"
@@ -149,4 +150,41 @@ TEST_CASE("slot_counter: without the per-key cap only the total counts") {
   auto b = c->acquire("b", false);
   REQUIRE(b.held);
   CHECK(c->acquire("127.0.0.1", false).why == slot_counter::refusal::total);
+}
+
+TEST_CASE("auth_failures: an address over its failures waits; others are not affected") {
+  auto t = auth_failures::clock::now();
+  auth_failures f(3, 6);  // 3 failures, then one more every 10 s
+  CHECK_FALSE(f.blocked("a", t));
+  for (int i = 0; i < 3; ++i) f.failed("a", t);
+  auto wait = f.blocked("a", t);
+  REQUIRE(wait);
+  CHECK(wait->count() == 10);
+  CHECK_FALSE(f.blocked("b", t));
+  CHECK(f.blocked("a", t + 5s));
+  CHECK_FALSE(f.blocked("a", t + 10s));
+  f.failed("a", t + 10s);
+  CHECK(f.blocked("a", t + 10s));
+}
+
+TEST_CASE("auth_failures: log lines at most one a second, the dropped ones counted") {
+  auto t = auth_failures::clock::now();
+  auth_failures f;
+  std::uint64_t dropped = 99;
+  CHECK(f.may_log(dropped, t));
+  CHECK(dropped == 0);
+  CHECK_FALSE(f.may_log(dropped, t + 100ms));
+  CHECK_FALSE(f.may_log(dropped, t + 900ms));
+  CHECK(f.may_log(dropped, t + 1s));
+  CHECK(dropped == 2);
+}
+
+TEST_CASE("auth_failures: a flood of addresses is bounded") {
+  auto t = auth_failures::clock::now();
+  auth_failures f(2, 60, 100);
+  for (int i = 0; i < 1000; ++i) f.failed("10.0.0." + std::to_string(i), t);
+  CHECK(f.tracked() <= 100);
+  f.failed("x", t);
+  f.failed("x", t);
+  CHECK(f.blocked("x", t));
 }

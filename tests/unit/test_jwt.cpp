@@ -83,3 +83,93 @@ TEST_CASE("jwt: alg none and other algorithms are refused") {
   REQUIRE_FALSE(r.ok());
   CHECK(r.error().code == "unauthorized");
 }
+
+namespace {
+
+// An HS256 token with the given claims (a JSON object's text).
+std::string token_with(const std::string& claims, const std::string& key = "secret") {
+  jwt_t* j = nullptr;
+  jwt_new(&j);
+  jwt_add_grants_json(j, claims.c_str());
+  jwt_set_alg(j, JWT_ALG_HS256, reinterpret_cast<const unsigned char*>(key.data()),
+              static_cast<int>(key.size()));
+  char* s = jwt_encode_str(j);
+  std::string out(s);
+  std::free(s);
+  jwt_free(j);
+  return out;
+}
+
+std::string claims(long long exp, const std::string& more = {}) {
+  return R"({"sub":"alice","exp":)" + std::to_string(exp) + more + "}";
+}
+
+}  // namespace
+
+TEST_CASE("jwt: exp and nbf with a leeway for clock skew; iat not in the future") {
+  const long long now = 1'800'000'000;
+  jwt::verify_options o;
+  o.now = now;
+  o.leeway = std::chrono::seconds(30);
+  CHECK(jwt::verify(token_with(claims(now - 10)), "secret", o).ok());  // within the leeway
+  auto late = jwt::verify(token_with(claims(now - 30)), "secret", o);
+  REQUIRE_FALSE(late.ok());
+  CHECK(late.error().message == "token expired");
+  CHECK(
+      jwt::verify(token_with(claims(now + 60, ",\"nbf\":" + std::to_string(now + 20))), "secret", o)
+          .ok());
+  auto early = jwt::verify(token_with(claims(now + 600, ",\"nbf\":" + std::to_string(now + 31))),
+                           "secret", o);
+  REQUIRE_FALSE(early.ok());
+  CHECK(early.error().message == "token not valid yet (nbf)");
+  auto future = jwt::verify(token_with(claims(now + 600, ",\"iat\":" + std::to_string(now + 300))),
+                            "secret", o);
+  REQUIRE_FALSE(future.ok());
+  CHECK(future.error().message == "token issued in the future (iat)");
+  CHECK_FALSE(jwt::verify(token_with(claims(now + 60, R"(,"nbf":"soon")")), "secret", o).ok());
+  CHECK_FALSE(jwt::verify(token_with(R"({"sub":"alice","exp":"later"})"), "secret", o).ok());
+  o.leeway = std::chrono::seconds(0);
+  CHECK_FALSE(jwt::verify(token_with(claims(now - 10)), "secret", o).ok());
+}
+
+TEST_CASE("jwt: a required audience and issuer; a maximum lifetime") {
+  const long long now = 1'800'000'000;
+  jwt::verify_options o;
+  o.now = now;
+  o.audience = "pushonce";
+  o.issuer = "https://id.example";
+  auto iss = std::string(R"(,"iss":"https://id.example")");
+  CHECK(jwt::verify(token_with(claims(now + 60, iss + R"(,"aud":"pushonce")")), "secret", o).ok());
+  CHECK(
+      jwt::verify(token_with(claims(now + 60, iss + R"(,"aud":["other","pushonce"])")), "secret", o)
+          .ok());
+  auto aud = jwt::verify(token_with(claims(now + 60, iss + R"(,"aud":"other")")), "secret", o);
+  REQUIRE_FALSE(aud.ok());
+  CHECK(aud.error().message == "token has the wrong aud");
+  CHECK_FALSE(jwt::verify(token_with(claims(now + 60, iss)), "secret", o).ok());  // no aud
+  auto wrong_iss =
+      jwt::verify(token_with(claims(now + 60, R"(,"iss":"https://evil.example","aud":"pushonce")")),
+                  "secret", o);
+  REQUIRE_FALSE(wrong_iss.ok());
+  CHECK(wrong_iss.error().message == "token has the wrong iss");
+
+  jwt::verify_options life;
+  life.now = now;
+  life.max_lifetime = std::chrono::hours(24);
+  CHECK(jwt::verify(token_with(claims(now + 3600)), "secret", life).ok());
+  auto year = jwt::verify(token_with(claims(now + 365LL * 86400)), "secret", life);
+  REQUIRE_FALSE(year.ok());
+  CHECK(year.error().message == "token lives longer than the gateway accepts");
+  // measured from iat when there is one
+  CHECK_FALSE(jwt::verify(token_with(claims(now + 3600, ",\"iat\":" + std::to_string(now - 90000))),
+                          "secret", life)
+                  .ok());
+}
+
+TEST_CASE("jwt: mint refuses a lifetime past ten years (the expiry would overflow)") {
+  CHECK_THROWS_AS(jwt::mint("alice", std::chrono::seconds(9'000'000'000'000'000'000LL), "secret"),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(jwt::mint("alice", jwt::max_ttl + std::chrono::seconds(1), "secret"),
+                  std::invalid_argument);
+  CHECK(jwt::verify(jwt::mint("alice", jwt::max_ttl, "secret"), "secret").ok());
+}

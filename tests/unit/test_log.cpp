@@ -93,3 +93,25 @@ TEST_CASE("json lines without identity omit program and instance") {
   CHECK_FALSE(v.as_object().contains("instance"));
   CHECK(v.at("level") == "debug");
 }
+
+TEST_CASE("text lines: control characters and line separators of user strings are escaped") {
+  // A user id, queue name or message id that tries to end the line, forge another one, move
+  // the terminal's cursor or hide what follows.
+  using namespace std::string_literals;
+  auto forged = "bob\n2026-11-23T10:00:00.000Z info  worker[w1]: ok\x1b[2K\r\b\x00\x7f\\n"s;
+  forged +=
+      "\xe2\x80\xa8"
+      "x\xc2\x85"
+      "y\xc3\xa9";  // U+2028, U+0085, then a plain é
+  auto line = plog::format_line(plog::format::text, "T", plog::level::info, "gateway", "g1",
+                                "hello from " + forged, {});
+  CHECK(line.find('\n') == line.size() - 1);
+  for (char c : line.substr(0, line.size() - 1)) {
+    auto u = static_cast<unsigned char>(c);
+    CHECK_MESSAGE((u >= 0x20 && u != 0x7f), "control byte ", int(u), " in ", line);
+  }
+  CHECK(line.find("\\x1b[2K") != std::string::npos);
+  CHECK(line.find("\\x00") != std::string::npos);
+  CHECK(line.find("\\\\n") != std::string::npos);  // a literal backslash-n stays apart from \n
+  CHECK(line.find("\\u2028x\\u0085y\xc3\xa9") != std::string::npos);
+}
