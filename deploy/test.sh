@@ -37,7 +37,7 @@ tier_build() {
 
 tier_release() {
   PUSHONCE_BUILD_DIR=build-release PUSHONCE_BUILD_TYPE=Release \
-    PUSHONCE_CMAKE_ARGS="-DPUSHONCE_TESTS=OFF -DPUSHONCE_BENCH=OFF" \
+    PUSHONCE_CMAKE_ARGS="-DPUSHONCE_TESTS=OFF" \
     bash deploy/build.sh pushonce-leader pushonce-worker pushonce-gateway
 }
 
@@ -49,7 +49,7 @@ tier_lua() { bash tests/integration/lua_smoke.sh; }
 tier_ctest() { (cd build && ctest -j "${PUSHONCE_JOBS:-2}" --output-on-failure --timeout 900 "$@"); }
 
 tier_asan() {
-  PUSHONCE_BUILD_DIR=build-asan PUSHONCE_CMAKE_ARGS="-DPUSHONCE_SANITIZE=ON -DPUSHONCE_BENCH=OFF" \
+  PUSHONCE_BUILD_DIR=build-asan PUSHONCE_CMAKE_ARGS="-DPUSHONCE_SANITIZE=ON" \
     bash deploy/build.sh unit_tests integration_tests e2e_tests \
     pushonce-leader pushonce-worker pushonce-gateway
   # Leak checking is on (the default of ASan on Linux); a report makes the program exit
