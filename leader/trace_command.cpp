@@ -102,13 +102,8 @@ asio::awaitable<int> run_trace(admin_context& ctx) {
   auto record = lua::claim_record_ref(ctx.k, lua::records_on(cluster), m->user, id);
   std::vector<redis::command> cmds{
       lua::record_read(record), {"LRANGE", ctx.k.plain("trace:" + id), "0", "-1"}, {"TIME"}};
-  // A single Redis: the string key an older version kept the record in (before stop 20),
-  // read in the same round trip, for the window after an upgrade (docs/operations.md).
-  if (!cluster) cmds.push_back({"GET", ctx.k.claim(m->user, id)});
   auto rs = co_await ctx.conn->exec_all(std::move(cmds));
   if (!rs[0].ok()) co_return ctx.out.fail(failure_of(rs[0]));
-  if (rs[0].value.is_nil() && rs.size() > 3 && rs[3].ok() && !rs[3].value.is_nil())
-    rs[0] = std::move(rs[3]);
   std::vector<std::string> detail;
   if (rs[1].ok())
     for (auto& e : rs[1].value.elements) detail.push_back(e.str);

@@ -164,37 +164,6 @@ TEST_CASE("recovery: a bus message with a bad number kills neither the bus loop 
   CHECK(first.size() > 0);
 }
 
-TEST_CASE("recovery: after an upgrade the sweeper passes what an older worker recorded as a key") {
-  // Before stop 20 a single Redis kept each claim record as a string key; now they are
-  // bucket fields. Entries an older worker delivered are still in the outbox after an
-  // upgrade: the sweeper must find their records in the old place, not deliver them again.
-  deployment d("olderrecords");
-  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
-                 std::chrono::system_clock::now().time_since_epoch())
-                 .count();
-  auto entry = [&](const std::string& id) {
-    return R"({"id":")" + id + R"(","user":"olga","src":"bus:0","kind":"message","data":)" + id +
-           R"(,"ts":)" + std::to_string(now) + "}";
-  };
-  const std::string older = std::to_string(200 * 4096), lost = std::to_string(201 * 4096);
-  d.redis().cmd({"SET", d.k().claim("olga", older), "1", "PX", "60000"});  // delivered
-  d.redis().cmd({"XADD", d.k().bus(0, "outbox"), "*", "m", entry(older)});
-  d.redis().cmd({"XADD", d.k().bus(0, "outbox"), "*", "m", entry(lost)});  // never delivered
-  d.start_worker({"--lease-ms", "1000", "--sweep-interval-ms", "200"});
-  auto inbox = d.k().user("olga", "inbox");
-  REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() >= 1; }, 10s));
-  std::this_thread::sleep_for(1500ms);  // more sweeps: the older one stays passed
-  auto frames = d.redis().inbox(inbox);
-  REQUIRE(frames.size() == 1);
-  CHECK(frames[0].second.find(R"("id":")" + lost + R"(")") != std::string::npos);
-  CHECK(d.counter("redelivered") == 1);
-  // trace reads the old record too: delivered at offset 1, not "pending".
-  auto trace = json::serialize(d.admin_json({"trace", older}));
-  INFO(trace);
-  CHECK(trace.find(R"("event":"delivered")") != std::string::npos);
-  CHECK(trace.find(R"("offset":1)") != std::string::npos);
-}
-
 TEST_CASE("recovery: a payload with a malformed line: its other messages are delivered once") {
   // The workers race on a payload's first line before parsing the rest; a first line that
   // is no bus message sends them down the parse-everything path instead. Either way the
