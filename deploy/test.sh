@@ -27,13 +27,17 @@ timed() {
 
 tier_setup() { bash deploy/setup.sh; }
 
+# The bench programs are built (not run) so that they keep compiling. Line tables only
+# (PUSHONCE_LINE_TABLES): stack traces keep file and line, and the test build compiles about
+# a fifth faster than with full debug information.
 tier_build() {
-  PUSHONCE_CMAKE_ARGS="-DPUSHONCE_WERROR=ON ${PUSHONCE_CMAKE_ARGS:-}" bash deploy/build.sh
+  PUSHONCE_CMAKE_ARGS="-DPUSHONCE_WERROR=ON -DPUSHONCE_BENCH=ON -DPUSHONCE_LINE_TABLES=ON ${PUSHONCE_CMAKE_ARGS:-}" \
+    bash deploy/build.sh
 }
 
 tier_release() {
   PUSHONCE_BUILD_DIR=build-release PUSHONCE_BUILD_TYPE=Release \
-    PUSHONCE_CMAKE_ARGS="-DPUSHONCE_TESTS=OFF -DPUSHONCE_BENCH=OFF" \
+    PUSHONCE_CMAKE_ARGS="-DPUSHONCE_TESTS=OFF" \
     bash deploy/build.sh pushonce-leader pushonce-worker pushonce-gateway
 }
 
@@ -41,10 +45,11 @@ tier_format() { git ls-files '*.cpp' '*.hpp' | xargs clang-format --dry-run --We
 
 tier_lua() { bash tests/integration/lua_smoke.sh; }
 
-tier_ctest() { (cd build && ctest --output-on-failure --timeout 900 "$@"); }
+# Two tests at a time (tests/CMakeLists.txt: which ones run alone and why).
+tier_ctest() { (cd build && ctest -j "${PUSHONCE_JOBS:-2}" --output-on-failure --timeout 900 "$@"); }
 
 tier_asan() {
-  PUSHONCE_BUILD_DIR=build-asan PUSHONCE_CMAKE_ARGS="-DPUSHONCE_SANITIZE=ON -DPUSHONCE_BENCH=OFF" \
+  PUSHONCE_BUILD_DIR=build-asan PUSHONCE_CMAKE_ARGS="-DPUSHONCE_SANITIZE=ON" \
     bash deploy/build.sh unit_tests integration_tests e2e_tests \
     pushonce-leader pushonce-worker pushonce-gateway
   # Leak checking is on (the default of ASan on Linux); a report makes the program exit
@@ -53,22 +58,42 @@ tier_asan() {
     ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1:exitcode=86 \
       UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       LSAN_OPTIONS=suppressions=$root/tests/sanitizer/lsan.supp \
-      ctest --output-on-failure --timeout 1800 -L 'unit|integration|e2e')
+      ctest -j "${PUSHONCE_JOBS:-2}" --output-on-failure --timeout 1800 -L 'unit|integration|e2e')
+}
+
+# One fuzz target for PUSHONCE_FUZZ_SECONDS; its output goes to build-fuzz/fuzz_<target>.log
+# and its exit status to build-fuzz/fuzz_<target>.status.
+fuzz_one() {
+  local t=$1
+  # New inputs go to build-fuzz/corpus/<target>; the repo's seeds are read only.
+  mkdir -p "build-fuzz/corpus/$t" "build-fuzz/crashes/$t"
+  local rc=0
+  "build-fuzz/fuzz_$t" -max_total_time="${PUSHONCE_FUZZ_SECONDS:-30}" -timeout=10 \
+    -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="build-fuzz/crashes/$t/" \
+    "build-fuzz/corpus/$t" "tests/fuzz/corpus/$t" >"build-fuzz/fuzz_$t.log" 2>&1 || rc=$?
+  echo "$rc" >"build-fuzz/fuzz_$t.status"
 }
 
 tier_fuzz() {
   CC=clang CXX=clang++ cmake -S tests/fuzz -B build-fuzz >/dev/null
   cmake --build build-fuzz -j "${PUSHONCE_JOBS:-2}"
-  local t
-  for t in protocol publish_api jwt resume_state resp; do
-    # New inputs go to build-fuzz/corpus/<target>; the repo's seeds are read only.
-    mkdir -p "build-fuzz/corpus/$t" "build-fuzz/crashes/$t"
-    echo "-- fuzz_$t (${PUSHONCE_FUZZ_SECONDS:-30} s)"
-    "build-fuzz/fuzz_$t" -max_total_time="${PUSHONCE_FUZZ_SECONDS:-30}" -timeout=10 \
-      -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="build-fuzz/crashes/$t/" \
-      "build-fuzz/corpus/$t" "tests/fuzz/corpus/$t" 2>&1 | tail -n 12
-    [ "${PIPESTATUS[0]}" -eq 0 ] || { echo "fuzz_$t found a crash: build-fuzz/crashes/$t/"; return 1; }
+  # Each target gets its full time on a core of its own: PUSHONCE_JOBS (2) run at once.
+  local t failed=0 targets=(protocol publish_api jwt resume_state resp)
+  for t in "${targets[@]}"; do
+    while (($(jobs -rp | wc -l) >= ${PUSHONCE_JOBS:-2})); do wait -n || true; done
+    rm -f "build-fuzz/fuzz_$t.status"
+    fuzz_one "$t" &
   done
+  wait
+  for t in "${targets[@]}"; do
+    echo "-- fuzz_$t (${PUSHONCE_FUZZ_SECONDS:-30} s)"
+    tail -n 12 "build-fuzz/fuzz_$t.log"
+    if [ "$(cat "build-fuzz/fuzz_$t.status" 2>/dev/null)" != 0 ]; then
+      echo "fuzz_$t found a crash: build-fuzz/crashes/$t/"
+      failed=1
+    fi
+  done
+  return "$failed"
 }
 
 t_all=$SECONDS

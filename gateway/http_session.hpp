@@ -9,7 +9,8 @@ namespace pushonce::gateway {
 
 struct gateway_state;
 
-/// `socket` runs on its own strand.
+/// `socket`'s executor is the io_context itself (one thread) or a strand of its own (several
+/// threads): the session never locks.
 void start_http_session(boost::asio::ip::tcp::socket socket, std::shared_ptr<gateway_state> state);
 
 }  // namespace pushonce::gateway

@@ -1,7 +1,7 @@
 #pragma once
 // The gateway process: Redis connections, subscriber, registry, listener, heartbeat,
-// signals. --threads threads (default 1) run one io_context; every connection has its own
-// strand.
+// signals. --threads threads (default 1) run one io_context. With one thread every handler
+// runs on it in turn; with more, each connection gets a strand of its own (gateway/listener).
 
 #include <cstdint>
 #include <optional>
@@ -18,7 +18,7 @@ struct server_options {
   common_options common;
   std::string listen_host = "127.0.0.1";
   std::uint16_t listen_port = 8080;
-  unsigned threads = 1;  // docs/benchmarks.md "Idle connections": 1 beats 2 on 2 shared cores
+  unsigned threads = 1;  // docs/benchmarks.md "Idle connections" compares 1 and 2
   gateway_settings settings;
   /// --max-connections; none: the open-files limit (after raising it) minus 64.
   std::optional<std::size_t> max_connections;

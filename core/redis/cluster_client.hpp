@@ -1,5 +1,5 @@
 #pragma once
-// A Redis Cluster client behind redis::connection (issue 11): one pipelined, reconnecting
+// A Redis Cluster client behind redis::connection: one pipelined, reconnecting
 // redis::connection per master, the slot map read with CLUSTER SLOTS from any reachable
 // node (seeds first), and every command routed by the slot of its first key (scripts: their
 // first KEYS). The map is read again on a timer, after a MOVED or CLUSTERDOWN, and when a

@@ -1,4 +1,4 @@
-// Chaos on a Redis Cluster (issue 11, docs/operations.md "Failover semantics"): steady
+// Chaos on a Redis Cluster (docs/operations.md "Failover semantics"): steady
 // publish traffic to many users, each holding a WebSocket session, while one master is
 // killed with kill -9 (its replica is promoted) and then `redis-cli --cluster reshard` moves
 // slots that hold active users to another master. At the end, per user:

@@ -1,6 +1,5 @@
-// Redis faults that are not a crash (issue 23, "Failures no test drives yet"), each on a
-// private redis-server with the real programs (docs/operations.md "Redis refusing writes",
-// "A slow Redis"):
+// Redis faults that are not a crash, each on a private redis-server with the real programs
+// (docs/operations.md "Redis refusing writes", "A slow Redis"):
 //
 //  - Redis refusing writes: `CONFIG SET maxmemory 1` with noeviction makes every write fail
 //    with OOM. /readyz turns 503 with the reason within a few seconds, POST /api/publish

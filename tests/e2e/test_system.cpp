@@ -1,4 +1,4 @@
-// End-to-end test of the whole system (issue 3): a private redis-server, one
+// End-to-end test of the whole system: a private redis-server, one
 // `pushonce-leader run`, three `pushonce-worker`s and two `pushonce-gateway --dev-auth`
 // as processes, real WebSocket clients, the admin CLI and the core publisher
 // (docs/protocol.md). Every test case is one deployment in its own namespace on the shared

@@ -1,3 +1,0 @@
-// The doctest main of unit_tests.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
-#include <doctest/doctest.h>
