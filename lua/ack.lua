@@ -1,5 +1,5 @@
 -- ack.lua: the user has seen everything up to an offset.
--- KEYS[1] NS:{u:U}:meta
+-- KEYS[1] NS:{bus:N}:u:U:meta (U's keys are in its bus shard's slot)
 -- ARGV[1] offset (non-negative integer)
 -- ARGV[2] optional: the epoch the offset belongs to; when given and not the stored epoch,
 --         nothing changes (an offset of an earlier epoch says nothing about this one)

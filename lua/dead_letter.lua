@@ -5,8 +5,8 @@
 -- (dead_letter_add.lua) only after this script marked the message (a crash in between
 -- leaves a message marked dead that `dead-letters list` does not show; never one listed
 -- twice or listed and still deliverable).
--- KEYS[1] the claim record's key: NS:{u:U}:c:<id> (a string, Redis Cluster) or its bucket
---   NS:c:<source>:<id div 524288> (a hash, a single Redis), as described in claim.lua;
+-- KEYS[1] the record's bucket NS:{bus:N}:c:<source>:<id div 524288> (a hash, as described in
+--   claim.lua; a string key holding one record is accepted too, with an empty field);
 --   KEYS[2] (a single Redis only) the dead-letter stream NS:dead-letters
 -- ARGV[1] owner token, ARGV[2] reason, ARGV[3] dedup window ms, ARGV[4] the record's field
 -- in the bucket ('' = KEYS[1] is a string); with KEYS[2]: ARGV[5] the stream's maxlen,

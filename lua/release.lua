@@ -1,7 +1,7 @@
 -- release.lua: a worker hands back a lease it will not use (it is shutting down), so
 -- another worker (or the sweeper) can claim the message at once instead of after the lease.
--- KEYS[1] the claim record's key: NS:{u:U}:c:<id> (a string, Redis Cluster) or its bucket
---   NS:c:<source>:<id div 524288> (a hash, a single Redis), as described in claim.lua
+-- KEYS[1] the record's bucket NS:{bus:N}:c:<source>:<id div 524288> (a hash, as described in
+--   claim.lua; a string key holding one record is accepted too, with an empty field)
 -- ARGV[1] owner token, ARGV[2] the record's field in the bucket ('' = KEYS[1] is a string)
 -- Returns 1 when the caller held the lease (now released), else 0.
 local field = ARGV[2] or ''

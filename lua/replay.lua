@@ -11,8 +11,8 @@
 -- is decided and changed here; the caller then adds the message to its outbox, publishes
 -- it and removes the entries. An interrupted cluster replay leaves "r:0" with the entries
 -- still listed: running it again re-drives it again (harmless: the record dedups).
--- KEYS[1] the claim record's key (NS:{u:U}:c:<id>, Redis Cluster) or its bucket
---   (NS:c:<source>:<bucket>, a single Redis); KEYS[2] NS:dead-letters, KEYS[3] the outbox
+-- KEYS[1] the record's bucket (NS:{bus:N}:c:<source>:<bucket>; a string key holding one
+--   record is accepted too, with an empty field); KEYS[2] NS:dead-letters, KEYS[3] the outbox
 --   the message came from (a single Redis only; KEYS[3] may be left out when ARGV has no
 --   entry ids)
 -- ARGV[1] the record's field in the bucket ('' = KEYS[1] is a string), ARGV[2] dedup

@@ -1,6 +1,6 @@
 -- session.lua: a session starts: the user's epoch (created when missing), latest offset
 -- and acked offset.
--- KEYS[1] NS:{u:U}:meta
+-- KEYS[1] NS:{bus:N}:u:U:meta (U's keys are in its bus shard's slot)
 -- ARGV[1] new epoch (used when none is stored, and when the stored one is rotated)
 -- ARGV[2] optional: idle ttl ms; when given (> 0) and the meta hash has no expiry yet
 --         (e.g. it was just created here), it gets one, so users who connect but never
