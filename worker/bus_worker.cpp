@@ -138,7 +138,7 @@ asio::awaitable<void> bus_worker::process(std::string payload) {
              claims_after(co_await race(first->id, lines.size(), owner))) {
     co_await claim_all(parse(lines), claim_path::raced, std::move(owner));
   } else {
-    count(lost_race(lines.size()));  // another worker holds the batch: "taken"
+    counters_ += lost_race(lines.size());  // another worker holds the batch: "taken"
   }
   --inflight_;
   pump();
@@ -148,18 +148,8 @@ std::vector<bus_message> bus_worker::parse(std::span<const std::string_view> lin
   auto parsed = parse_lines(lines);
   for (const auto& [why, line] : parsed.malformed)
     log::warn("ignoring malformed bus message ({}): {:.200}", why, line);
-  count(parsed.tally);
+  counters_ += parsed.tally;
   return std::move(parsed.messages);
-}
-
-void bus_worker::count(const claim_tally& t) {
-  counters_.won += t.won;
-  counters_.lost += t.lost;
-  counters_.delivered += t.delivered;
-  counters_.redelivered += t.redelivered;
-  counters_.failed += t.failed;
-  counters_.expired += t.expired;
-  counters_.dead_lettered += t.dead_lettered;
 }
 
 asio::awaitable<race_result> bus_worker::race(const std::string& first_id, std::size_t messages,
@@ -189,7 +179,7 @@ asio::awaitable<bus_worker::outcomes> bus_worker::claim_all(std::vector<bus_mess
     }
     auto claimed = co_await claims_.claim(part, owner);
     if (!claimed) {
-      count(failed_claim(part.size()));
+      counters_ += failed_claim(part.size());
       log::warn("claim of {} messages failed: {} {}", part.size(), claimed.error().code,
                 claimed.error().message);
       out.resize(out.size() + part.size());
@@ -215,7 +205,7 @@ bool bus_worker::settle_one(const bus_message& m, const lua::claim_outcome& o, c
     trace_.record(
         m.id,
         {{"event", s.trace_claim}, {"worker", opts_.id}, {"outcome", lua::to_string(o.state)}});
-  count(s.tally);
+  counters_ += s.tally;
   if (opts_.trace && !s.trace_delivery.empty())
     trace_.record(m.id, {{"event", s.trace_delivery}, {"worker", opts_.id}, {"offset", o.number}});
   switch (s.note) {
@@ -240,7 +230,7 @@ asio::awaitable<void> bus_worker::dead_letter(const bus_message& m, const std::s
   leased_[m.id] = {m, owner};
   auto plan = plan_dead_letter(number);
   auto dead = co_await claims_.dead_letter(m, owner, plan.reason, plan.attempts);
-  count(dead_lettered(dead && dead.value().marked));
+  counters_ += dead_lettered(dead && dead.value().marked);
   if (dead && dead.value().marked) {
     counters_.dead_letters_trimmed += static_cast<std::uint64_t>(dead.value().trimmed);
     if (opts_.trace)
@@ -257,16 +247,8 @@ asio::awaitable<void> bus_worker::flush_stats() {
   auto now = counters_;
   auto stats = keys_.plain("stats");
   std::vector<redis::command> cmds;
-  auto add = [&](const char* name, std::uint64_t current, std::uint64_t done) {
-    if (current > done) cmds.push_back({"HINCRBY", stats, name, std::to_string(current - done)});
-  };
-  add("delivered", now.delivered, flushed_.delivered);
-  add("duplicates_suppressed", now.lost, flushed_.lost);
-  add("redelivered", now.redelivered, flushed_.redelivered);
-  add("dead_lettered", now.dead_lettered, flushed_.dead_lettered);
-  add("dead_letters_trimmed", now.dead_letters_trimmed, flushed_.dead_letters_trimmed);
-  add("retention_exceeded", now.expired, flushed_.expired);
-  add("wait_replicas_timeout", now.wait_replicas_timeout, flushed_.wait_replicas_timeout);
+  for (const auto& [field, n] : stats_increments(now, flushed_))
+    cmds.push_back({"HINCRBY", stats, std::string(field), std::to_string(n)});
   if (cmds.empty()) co_return;
   auto rs = co_await conn_->exec_all(std::move(cmds));
   // Counters are statistics: on failure the difference is added next time.

@@ -4,8 +4,8 @@
 // with one claim.lua call, which delivers the messages it wins. Up to `concurrency` calls
 // are in flight at once on one pipelined connection; the rest wait in a bounded queue.
 // claim_policy decides (race, owner, counters, dead letters, batch mark, log lines); this
-// class carries it out: subscriptions, the queue, Redis calls, the stats flush, the lease
-// hand-back on shutdown.
+// class carries it out: subscriptions, the queue (bus_backlog bounds it), Redis calls, the
+// stats flush (worker_counters says what), the lease hand-back on shutdown.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -25,6 +25,7 @@
 #include "worker/claim_client.hpp"
 #include "worker/claim_policy.hpp"
 #include "worker/sweeper.hpp"
+#include "worker/worker_counters.hpp"
 
 namespace pushonce::worker {
 
@@ -37,14 +38,6 @@ struct worker_options {
   bool trace = false;                        // record per-event detail for `pushonce-leader trace`
   std::chrono::milliseconds sweep_interval{1000};
   claim_options claim;
-};
-
-struct worker_counters {
-  std::uint64_t received = 0, won = 0, lost = 0, delivered = 0, failed = 0, dropped = 0,
-                redelivered = 0, dead_lettered = 0,
-                expired = 0,      // heard too late to deliver safely (claim.lua: "expired")
-      wait_replicas_timeout = 0;  // --wait-replicas: WAITs short of N replicas
-  std::uint64_t dead_letters_trimmed = 0;  // dead-letter entries dropped by the stream's trim
 };
 
 class bus_worker {
@@ -66,7 +59,6 @@ class bus_worker {
   boost::asio::awaitable<void> process(std::string payload);
   /// The payload's bus messages (claim_policy's parse_lines), its malformed lines logged.
   std::vector<bus_message> parse(std::span<const std::string_view> lines);
-  void count(const claim_tally& t);
   /// claim_batch.lua for the batch of `messages` starting with `first_id` (a race that
   /// fails to run is logged).
   boost::asio::awaitable<race_result> race(const std::string& first_id, std::size_t messages,
