@@ -99,22 +99,6 @@ void bus_worker::on_bus_message(std::string payload) {
   pump();
 }
 
-std::vector<bus_message> bus_worker::parse_lines(std::span<const std::string_view> lines) {
-  std::vector<bus_message> batch;
-  batch.reserve(lines.size());
-  for (auto line : lines) {
-    std::string why;
-    auto m = parse_bus_message(line, &why);
-    if (!m) {
-      ++counters_.failed;
-      log::warn("ignoring malformed bus message ({}): {:.200}", why, line);
-      continue;
-    }
-    batch.push_back(std::move(*m));
-  }
-  return batch;
-}
-
 void bus_worker::on_malformed(const std::string& entry_id, const std::string& raw) {
   log::warn("outbox entry {} is not a bus message; dead-lettered: {:.200}", entry_id, raw);
   ++counters_.dead_lettered;
@@ -146,134 +130,114 @@ std::string bus_worker::next_owner() {
 asio::awaitable<void> bus_worker::process(std::string payload) {
   auto lines = split_bus_payload(payload);
   // A payload claimed in one call races before its lines are parsed: a worker that loses
-  // only counts them (the first line's id names the race). With --trace every worker
-  // parses, to record each message's outcome.
-  auto first = opts_.trace ? std::nullopt : lua::race_before_parse(lines, opts_.max_batch);
+  // only counts them (the first line's id names the race).
+  auto first = race_whole_payload(lines, opts_.max_batch, opts_.trace);
   if (!first) {
-    co_await claim_all(parse_lines(lines), claim_path::heard);
-  } else if (auto owner = next_owner(); co_await race(first->id, lines.size(), owner)) {
-    co_await claim_all(parse_lines(lines), claim_path::raced, std::move(owner));
+    co_await claim_all(parse(lines), claim_path::heard);
+  } else if (auto owner = next_owner();
+             claims_after(co_await race(first->id, lines.size(), owner))) {
+    co_await claim_all(parse(lines), claim_path::raced, std::move(owner));
   } else {
-    counters_.lost += lines.size();  // another worker holds the batch: "taken"
+    counters_ += lost_race(lines.size());  // another worker holds the batch: "taken"
   }
   --inflight_;
   pump();
 }
 
-asio::awaitable<bool> bus_worker::race(const std::string& first_id, std::size_t messages,
-                                       const std::string& owner) {
+std::vector<bus_message> bus_worker::parse(std::span<const std::string_view> lines) {
+  auto parsed = parse_lines(lines);
+  for (const auto& [why, line] : parsed.malformed)
+    log::warn("ignoring malformed bus message ({}): {:.200}", why, line);
+  counters_ += parsed.tally;
+  return std::move(parsed.messages);
+}
+
+asio::awaitable<race_result> bus_worker::race(const std::string& first_id, std::size_t messages,
+                                              const std::string& owner) {
   auto won = co_await claims_.claim_batch(first_id, owner);
-  if (won) co_return won.value();
-  // A race that fails to run leaves the decision to claim.lua.
+  if (won) co_return won.value() ? race_result::won : race_result::lost;
   log::warn("race for a batch of {} messages failed: {} {}; claiming them anyway", messages,
             won.error().code, won.error().message);
-  co_return true;
+  co_return race_result::failed;
 }
 
 asio::awaitable<bus_worker::outcomes> bus_worker::claim_all(std::vector<bus_message> batch,
                                                             claim_path path, std::string owner) {
-  const bool redrive = path == claim_path::redrive;
   outcomes out;
   out.reserve(batch.size());
   std::span<const bus_message> all(batch);
-  for (std::size_t at = 0; at < all.size(); at += opts_.max_batch) {
-    auto part = all.subspan(at, std::min(opts_.max_batch, all.size() - at));
-    if (path != claim_path::raced || at > 0) owner = next_owner();
-    // Heard on the bus, every worker races for a batch of 2 or more messages first; only the
-    // winner sends them to claim.lua. The sweeper's re-drives skip the race: it looks only at
-    // outbox entries older than a lease (their race key has expired), and claim.lua alone
-    // keeps them from being delivered twice.
-    if (path == claim_path::heard && part.size() >= lua::race_min_messages &&
-        !co_await race(part.front().id, part.size(), owner)) {
+  for (const auto& p : split_parts(all.size(), path, opts_.max_batch)) {
+    auto part = all.subspan(p.begin, p.size);
+    if (p.new_owner) owner = next_owner();
+    if (p.race && !claims_after(co_await race(part.front().id, part.size(), owner))) {
       lua::claim_outcome lost;  // another worker holds the batch: "taken"
       for (const auto& m : part) {
-        settle(m, lost, redrive);
+        settle_one(m, lost, path);
         out.push_back(lost);
       }
       continue;
     }
     auto claimed = co_await claims_.claim(part, owner);
     if (!claimed) {
-      counters_.failed += part.size();
+      counters_ += failed_claim(part.size());
       log::warn("claim of {} messages failed: {} {}", part.size(), claimed.error().code,
                 claimed.error().message);
       out.resize(out.size() + part.size());
       continue;
     }
-    // A whole payload with every message finished: the sweeper passes its outbox entry on
-    // one key (lua::batch_done_command). A lost mark only costs the sweeper the records.
-    // Not on a cluster: there the mark and the claim records are on different masters, and
-    // a failover could keep the mark and lose the deliveries it stands for.
-    if (!redrive && !conn_->is_cluster() && part.size() == all.size() &&
-        part.size() >= lua::mark_min_messages && lua::batch_finished(claimed.value()))
+    // The sweeper passes a marked payload's outbox entry on one key; a lost mark only
+    // costs it the records.
+    if (writes_batch_mark(part.size(), all.size(), path, conn_->is_cluster(), claimed.value()))
       conn_->async_exec(lua::batch_done_command(keys_, part, opts_.claim.dedup_window),
                         asio::detached);
     for (std::size_t i = 0; i < part.size(); ++i) {
       const auto& o = claimed.value()[i];
-      if (settle(part[i], o, redrive)) co_await dead_letter(part[i], owner, o.number);
+      if (settle_one(part[i], o, path)) co_await dead_letter(part[i], owner, o.number);
       out.emplace_back(o);
     }
   }
   co_return out;
 }
 
-bool bus_worker::settle(const bus_message& m, const lua::claim_outcome& o, bool redrive) {
-  using st = lua::claim_state;
+bool bus_worker::settle_one(const bus_message& m, const lua::claim_outcome& o, claim_path path) {
+  auto s = settle(o, path);
   if (opts_.trace)
-    trace_.record(m.id, {{"event", redrive ? "reclaimed" : "claimed"},
-                         {"worker", opts_.id},
-                         {"outcome", lua::to_string(o.state)}});
-  switch (o.state) {
-    case st::delivered:
-      ++counters_.won;
-      ++counters_.delivered;
-      if (redrive) ++counters_.redelivered;
-      if (opts_.trace)
-        trace_.record(m.id, {{"event", redrive ? "redelivered" : "delivered"},
-                             {"worker", opts_.id},
-                             {"offset", o.number}});
+    trace_.record(
+        m.id,
+        {{"event", s.trace_claim}, {"worker", opts_.id}, {"outcome", lua::to_string(o.state)}});
+  counters_ += s.tally;
+  if (opts_.trace && !s.trace_delivery.empty())
+    trace_.record(m.id, {{"event", s.trace_delivery}, {"worker", opts_.id}, {"offset", o.number}});
+  switch (s.note) {
+    case claim_note::none:
       break;
-    case st::done:
-    case st::taken:
-      ++counters_.lost;
-      break;
-    case st::dead:
-      break;
-    case st::won:
-      ++counters_.won;
-      return true;
-    case st::failed:
-      ++counters_.failed;
+    case claim_note::delivery_failed:
       log::warn(log::fields{{"message_id", m.id}, {"user", m.user}, {"worker", opts_.id}},
                 "delivery of {} to {} failed: {}", m.id, m.user, o.error);
       break;
-    case st::expired:
-      // The sweeper counts its own (sweep_plan); a bus message this old means this worker
-      // was paused or backlogged past the dedup window.
-      if (!redrive) {
-        ++counters_.expired;
-        log::warn(
-            "message {} to {} (published at {} ms) heard past the dedup window: not "
-            "delivered, it may have been delivered already; counted as retention_exceeded",
-            m.id, m.user, m.ts);
-      }
+    case claim_note::heard_expired:
+      log::warn(
+          "message {} to {} (published at {} ms) heard past the dedup window: not "
+          "delivered, it may have been delivered already; counted as retention_exceeded",
+          m.id, m.user, m.ts);
       break;
   }
-  return false;
+  return s.dead_letter;
 }
 
 asio::awaitable<void> bus_worker::dead_letter(const bus_message& m, const std::string& owner,
-                                              long long attempts) {
+                                              long long number) {
   leased_[m.id] = {m, owner};
-  auto reason = "not delivered after " + std::to_string(attempts - 1) + " attempts";
-  auto dead = co_await claims_.dead_letter(m, owner, reason, attempts - 1);
+  auto plan = plan_dead_letter(number);
+  auto dead = co_await claims_.dead_letter(m, owner, plan.reason, plan.attempts);
+  counters_ += dead_lettered(dead && dead.value().marked);
   if (dead && dead.value().marked) {
-    ++counters_.dead_lettered;
     counters_.dead_letters_trimmed += static_cast<std::uint64_t>(dead.value().trimmed);
     if (opts_.trace)
-      trace_.record(m.id, {{"event", "dead_lettered"}, {"worker", opts_.id}, {"reason", reason}});
+      trace_.record(m.id,
+                    {{"event", "dead_lettered"}, {"worker", opts_.id}, {"reason", plan.reason}});
     log::warn(log::fields{{"message_id", m.id}, {"user", m.user}, {"worker", opts_.id}},
-              "message {} to {} dead-lettered: {}", m.id, m.user, reason);
+              "message {} to {} dead-lettered: {}", m.id, m.user, plan.reason);
   }
   leased_.erase(m.id);
 }
@@ -283,16 +247,8 @@ asio::awaitable<void> bus_worker::flush_stats() {
   auto now = counters_;
   auto stats = keys_.plain("stats");
   std::vector<redis::command> cmds;
-  auto add = [&](const char* name, std::uint64_t current, std::uint64_t done) {
-    if (current > done) cmds.push_back({"HINCRBY", stats, name, std::to_string(current - done)});
-  };
-  add("delivered", now.delivered, flushed_.delivered);
-  add("duplicates_suppressed", now.lost, flushed_.lost);
-  add("redelivered", now.redelivered, flushed_.redelivered);
-  add("dead_lettered", now.dead_lettered, flushed_.dead_lettered);
-  add("dead_letters_trimmed", now.dead_letters_trimmed, flushed_.dead_letters_trimmed);
-  add("retention_exceeded", now.expired, flushed_.expired);
-  add("wait_replicas_timeout", now.wait_replicas_timeout, flushed_.wait_replicas_timeout);
+  for (const auto& [field, n] : stats_increments(now, flushed_))
+    cmds.push_back({"HINCRBY", stats, std::string(field), std::to_string(n)});
   if (cmds.empty()) co_return;
   auto rs = co_await conn_->exec_all(std::move(cmds));
   // Counters are statistics: on failure the difference is added next time.

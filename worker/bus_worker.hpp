@@ -3,6 +3,9 @@
 // Cluster also each bus shard's own sharded channel NS:{bus:N}:ch — and claims the batch
 // with one claim.lua call, which delivers the messages it wins. Up to `concurrency` calls
 // are in flight at once on one pipelined connection; the rest wait in a bounded queue.
+// claim_policy decides (race, owner, counters, dead letters, batch mark, log lines); this
+// class carries it out: subscriptions, the queue (bus_backlog bounds it), Redis calls, the
+// stats flush (worker_counters says what), the lease hand-back on shutdown.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -20,7 +23,9 @@
 #include "core/trace.hpp"
 #include "worker/bus_backlog.hpp"
 #include "worker/claim_client.hpp"
+#include "worker/claim_policy.hpp"
 #include "worker/sweeper.hpp"
+#include "worker/worker_counters.hpp"
 
 namespace pushonce::worker {
 
@@ -33,14 +38,6 @@ struct worker_options {
   bool trace = false;                        // record per-event detail for `pushonce-leader trace`
   std::chrono::milliseconds sweep_interval{1000};
   claim_options claim;
-};
-
-struct worker_counters {
-  std::uint64_t received = 0, won = 0, lost = 0, delivered = 0, fenced = 0, failed = 0, dropped = 0,
-                redelivered = 0, dead_lettered = 0,
-                expired = 0,      // heard too late to deliver safely (claim.lua: "expired")
-      wait_replicas_timeout = 0;  // --wait-replicas: WAITs short of N replicas
-  std::uint64_t dead_letters_trimmed = 0;  // dead-letter entries dropped by the stream's trim
 };
 
 class bus_worker {
@@ -57,24 +54,24 @@ class bus_worker {
 
  private:
   using outcomes = sweeper::outcomes;
-  /// How a batch reached claim_all: heard on the bus (it races for each part first), heard
-  /// and its race already won by `owner` (one part), or re-driven by the sweeper (no race).
-  enum class claim_path { heard, raced, redrive };
   void on_bus_message(std::string payload);
   void pump();
   boost::asio::awaitable<void> process(std::string payload);
-  std::vector<bus_message> parse_lines(std::span<const std::string_view> lines);
-  /// claim_batch.lua for the batch of `messages` starting with `first_id`: true when this
-  /// worker is to claim it (it won, or the race failed to run), false when another won.
-  boost::asio::awaitable<bool> race(const std::string& first_id, std::size_t messages,
-                                    const std::string& owner);
-  /// Claims `batch` (in calls of at most max_batch); one outcome per message.
+  /// The payload's bus messages (claim_policy's parse_lines), its malformed lines logged.
+  std::vector<bus_message> parse(std::span<const std::string_view> lines);
+  /// claim_batch.lua for the batch of `messages` starting with `first_id` (a race that
+  /// fails to run is logged).
+  boost::asio::awaitable<race_result> race(const std::string& first_id, std::size_t messages,
+                                           const std::string& owner);
+  /// Claims `batch` (in the parts split_parts gives); one outcome per message.
   boost::asio::awaitable<outcomes> claim_all(std::vector<bus_message> batch, claim_path path,
                                              std::string owner = {});
-  /// Counts an outcome; true when the message is to be dead-lettered (claim.lua: won).
-  bool settle(const bus_message& m, const lua::claim_outcome& o, bool redrive);
+  /// Carries out settle(): counters, trace events, log lines; true when the message is to
+  /// be dead-lettered.
+  bool settle_one(const bus_message& m, const lua::claim_outcome& o, claim_path path);
+  /// dead_letter.lua for a message claim.lua answered "won" with `number`.
   boost::asio::awaitable<void> dead_letter(const bus_message& m, const std::string& owner,
-                                           long long attempts);
+                                           long long number);
   void on_malformed(const std::string& entry_id, const std::string& raw);
   boost::asio::awaitable<void> add_malformed(std::string raw);
   boost::asio::awaitable<void> flush_stats_loop();

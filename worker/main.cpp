@@ -120,8 +120,8 @@ int main(int argc, char** argv) {
     });
     io.run();
     const auto& c = w.counters();
-    log::info("stopped: received {} won {} lost {} delivered {} fenced {} failed {}", c.received,
-              c.won, c.lost, c.delivered, c.fenced, c.failed);
+    log::info("stopped: received {} won {} lost {} delivered {} failed {}", c.received, c.won,
+              c.lost, c.delivered, c.failed);
     return exit_ok;
   });
 }

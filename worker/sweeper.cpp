@@ -149,7 +149,7 @@ asio::awaitable<bool> sweeper::sweep_page(const outbox_ref& o, long long now_ms,
 
   // Entries whose whole payload a worker claimed with every message finished carry its
   // mark: one key per entry instead of one claim record per message (a single Redis only,
-  // see bus_worker::claim_all).
+  // see writes_batch_mark in claim_policy).
   std::vector<lua::record_ref> batch_keys;
   if (!conn_->is_cluster())
     for (const auto* m : plan.to_check_batches()) batch_keys.push_back({keys_.batch(m->id), {}});

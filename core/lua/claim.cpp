@@ -31,11 +31,6 @@ redis::command record_read(const record_ref& r) {
   return {"HGET", r.key, r.field};
 }
 
-redis::command record_forget(const record_ref& r) {
-  if (r.field.empty()) return {"DEL", r.key};
-  return {"HDEL", r.key, r.field};
-}
-
 redis::command claim_command(const keys& k, const claim_settings& s,
                              std::span<const bus_message> batch,
                              const std::vector<bool>& lease_only) {
@@ -272,15 +267,6 @@ std::vector<std::optional<redis::reply>> read_values(
       out.insert(out.end(), n, std::nullopt);
     }
   }
-  return out;
-}
-
-std::vector<std::optional<claim_record>> parse_claim_records(
-    const std::vector<redis::command>& reads,
-    std::span<const std::optional<redis::reply>> replies) {
-  std::vector<std::optional<claim_record>> out;
-  for (const auto& v : read_values(reads, replies))
-    out.push_back(v ? parse_claim_record(*v) : std::nullopt);
   return out;
 }
 

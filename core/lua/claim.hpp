@@ -34,9 +34,8 @@ struct record_ref {
   bool operator==(const record_ref&) const = default;
 };
 record_ref claim_record_ref(const keys& k, std::string_view user, std::string_view id);
-/// GET or HGET of the record; DEL or HDEL (a dead letter's replay forgets its record).
+/// GET or HGET of the record.
 redis::command record_read(const record_ref& r);
-redis::command record_forget(const record_ref& r);
 
 struct claim_settings {
   std::string owner;  // this call's lease token (worker id + sequence)
@@ -153,14 +152,10 @@ std::optional<claim_record> parse_claim_record(const redis::reply& value);
 std::vector<redis::command> claim_record_reads(std::span<const record_ref> refs, bool cluster,
                                                std::size_t chunk = 500);
 
-/// The value each key of `reads` holds, in key order (see parse_claim_records).
+/// The value each key of `reads` holds, in key order, from each read's reply (`GET`: one
+/// value; `MGET`/`HMGET`: an array with one value per key). A failed read, or a reply of the
+/// wrong shape, gives std::nullopt for each of its keys (parse_claim_record reads a value).
 std::vector<std::optional<redis::reply>> read_values(
-    const std::vector<redis::command>& reads, std::span<const std::optional<redis::reply>> replies);
-
-/// The record each key of `reads` holds, in key order, from each read's reply (`GET`: one
-/// value; `MGET`: an array with one value per key). A failed read, or a reply of the wrong
-/// shape, gives std::nullopt for each of its keys.
-std::vector<std::optional<claim_record>> parse_claim_records(
     const std::vector<redis::command>& reads, std::span<const std::optional<redis::reply>> replies);
 
 /// The mark a worker leaves on a batch (a whole bus payload) that it won the race for and

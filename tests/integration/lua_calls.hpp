@@ -66,6 +66,12 @@ inline lua::record_ref record_at(const keys& k, std::string_view user, std::stri
   return lua::claim_record_ref(k, user, id);
 }
 
+/// DEL or HDEL of a claim record (a failover that lost it).
+inline redis::command record_forget(const lua::record_ref& r) {
+  if (r.field.empty()) return {"DEL", r.key};
+  return {"HDEL", r.key, r.field};
+}
+
 /// claim.lua for a batch, built by lua::claim_command and run by redis::eval_all (which
 /// loads the script on NOSCRIPT, as the worker does).
 inline boost::asio::awaitable<redis::result> claim(redis::connection& c, keys k,

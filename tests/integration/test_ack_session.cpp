@@ -170,7 +170,7 @@ TEST_CASE("session: a since offset beyond the counter (failover) rotates the epo
     auto lower = cmd({"HSET", fx.k.user(u, "meta"), "offset", "3"});
     CO_DO(fx.conn->exec(lower));
     for (int i : {4, 5}) {
-      auto forget = pushonce::lua::record_forget(pushonce::test::record_at(fx.k, u, id_of(u, i)));
+      auto forget = pushonce::test::record_forget(pushonce::test::record_at(fx.k, u, id_of(u, i)));
       CO_DO(fx.conn->exec(forget));
     }
     // the replica's inbox ends at 3-0 (a stream's last id never goes back: rewrite it)

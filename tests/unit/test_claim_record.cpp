@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+#include <optional>
+#include <span>
 #include <vector>
 
 #include "core/lua/session.hpp"
@@ -26,6 +28,17 @@ bus_message msg(std::string id, std::string user, std::string tail, long long ts
   m.tail = std::move(tail);
   m.ts = ts;
   return m;
+}
+
+/// The record each read key holds, as the sweeper reads them: read_values, then
+/// parse_claim_record for each value (std::nullopt where the read failed).
+std::vector<std::optional<lua::claim_record>> records_of(
+    const std::vector<redis::command>& reads,
+    std::span<const std::optional<redis::reply>> replies) {
+  std::vector<std::optional<lua::claim_record>> out;
+  for (const auto& v : lua::read_values(reads, replies))
+    out.push_back(v ? lua::parse_claim_record(*v) : std::nullopt);
+  return out;
 }
 
 }  // namespace
@@ -129,7 +142,6 @@ TEST_CASE("claim_record_ref: a field of the id's bucket, in the user's shard") {
   auto b = lua::claim_record_ref(k, "alice", "69633");
   CHECK(b == lua::record_ref{"ns:{bus:0}:c:1:0", "69633"});
   CHECK(lua::record_read(b) == redis::command{"HGET", "ns:{bus:0}:c:1:0", "69633"});
-  CHECK(lua::record_forget(b) == redis::command{"HDEL", "ns:{bus:0}:c:1:0", "69633"});
   keys sharded("ns", 16);
   auto tag = sharded.bus_tag(keys::shard_of("alice", 16));
   CHECK(lua::claim_record_ref(sharded, "alice", "69633") ==
@@ -156,7 +168,7 @@ TEST_CASE("claim_record_reads: one HMGET per run of one bucket, MGET for the str
   std::vector<std::optional<redis::reply>> replies{
       array({str("7"), redis::reply{}}), std::nullopt, array({str("x:1:bad")}),
       array({redis::reply{}, str("r:1")}), array({str("9")})};
-  auto records = lua::parse_claim_records(reads, replies);
+  auto records = records_of(reads, replies);
   REQUIRE(records.size() == 7);
   CHECK(records[0]->offset == 7);
   CHECK(records[1]->state == kind::none);
@@ -167,14 +179,14 @@ TEST_CASE("claim_record_reads: one HMGET per run of one bucket, MGET for the str
   CHECK(records[6]->offset == 9);
 }
 
-TEST_CASE("parse_claim_records: one record per key, in order; a failed read is unknown") {
+TEST_CASE("read_values + parse_claim_record: a record per key, in order; failed reads unknown") {
   const std::vector<lua::record_ref> keys{{"a", {}}, {"b", {}}, {"c", {}}, {"d", {}}, {"e", {}}};
   auto reads = lua::claim_record_reads(keys, false, 2);
   std::vector<std::optional<redis::reply>> replies{
       array({str("7"), redis::reply{}}),  // delivered at 7; no record (nil)
       std::nullopt,                       // the MGET failed: c and d unknown
       array({str("x:3:bad")})};
-  auto records = lua::parse_claim_records(reads, replies);
+  auto records = records_of(reads, replies);
   REQUIRE(records.size() == 5);
   REQUIRE(records[0]);
   CHECK(records[0]->state == kind::delivered);
@@ -189,14 +201,14 @@ TEST_CASE("parse_claim_records: one record per key, in order; a failed read is u
   // A reply of the wrong shape (an array of another length, an error) reads as unknown.
   std::vector<std::optional<redis::reply>> short_reply{array({str("1")}), integer(1),
                                                        redis::reply::make_error("ERR x")};
-  auto bad = lua::parse_claim_records(reads, short_reply);
+  auto bad = records_of(reads, short_reply);
   REQUIRE(bad.size() == 5);
   for (const auto& r : bad) CHECK_FALSE(r);
 
   // GETs on a cluster: one value each; fewer replies than reads leave the rest unknown.
   auto gets = lua::claim_record_reads(keys, true);
   std::vector<std::optional<redis::reply>> two{str("l:w1:99:1"), redis::reply{}};
-  auto got = lua::parse_claim_records(gets, two);
+  auto got = records_of(gets, two);
   REQUIRE(got.size() == 5);
   REQUIRE(got[0]);
   CHECK(got[0]->state == kind::leased);
