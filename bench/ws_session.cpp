@@ -1,0 +1,161 @@
+#include "bench/ws_session.hpp"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/websocket.hpp>
+#include <random>
+
+#include "bench/wire.hpp"
+
+namespace pushonce::bench {
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace websocket = beast::websocket;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+// A session that never got its first welcome gives up after this many attempts.
+constexpr int first_attempts = 10;
+
+}  // namespace
+
+asio::awaitable<void> run_session(ws_session& s, run_state& run, std::function<void()> opened) {
+  auto ex = co_await asio::this_coro::executor;
+  std::minstd_rand rng(static_cast<unsigned>(s.index * 7919 + 1));
+  asio::steady_timer pause(ex);
+  int failures = 0;
+  bool told = false;
+  auto tell = [&] {
+    if (!told) {
+      told = true;
+      opened();
+    }
+  };
+  boost::system::error_code ec;
+  tcp::resolver resolver(ex);
+  auto [rec, results] =
+      co_await resolver.async_resolve(s.gateway.host, std::to_string(s.gateway.port), use_tuple);
+  if (rec || results.empty()) {
+    s.gave_up = true;
+    ++run.given_up;
+    tell();
+    co_return;
+  }
+  const tcp::endpoint target = *results.begin();
+  while (!run.stopping) {
+    if (failures > 0) {
+      // Reconnect after 50-500 ms (full jitter), as a browser client would.
+      pause.expires_after(std::chrono::milliseconds(50 + rng() % 450));
+      co_await pause.async_wait(use_tuple);
+      if (run.stopping) break;
+    }
+    websocket::stream<beast::tcp_stream> ws(ex);
+    auto& sock = beast::get_lowest_layer(ws).socket();
+    sock.open(target.protocol(), ec);
+    if (!s.source.empty()) {
+      // Each (source, gateway) pair has its own ephemeral ports; the port is chosen at
+      // connect (IP_BIND_ADDRESS_NO_PORT), not searched for at bind.
+      int one = 1;
+      ::setsockopt(sock.native_handle(), IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
+      sock.bind({asio::ip::make_address(s.source, ec), 0}, ec);
+    }
+    s.close = [&ws] {
+      boost::system::error_code ignored;
+      beast::get_lowest_layer(ws).socket().close(ignored);
+    };
+    const auto t0 = run.now();
+    beast::get_lowest_layer(ws).expires_after(std::chrono::seconds(10));
+    auto [cec] = co_await beast::get_lowest_layer(ws).async_connect(target, use_tuple);
+    bool ok = !cec;
+    if (ok) {
+      auto [hec] = co_await ws.async_handshake(s.gateway.host, "/ws", use_tuple);
+      ok = !hec;
+    }
+    if (ok) {
+      beast::get_lowest_layer(ws).expires_never();
+      ws.set_option(websocket::stream_base::timeout{std::chrono::seconds(10),
+                                                    websocket::stream_base::none(), false});
+      ws.text(true);
+      const bool resume = s.verifier.welcomed();
+      auto hello = hello_frame(s.name, s.token, resume ? &s.verifier.epoch() : nullptr,
+                               s.verifier.resume_offset());
+      auto [wec, wn] = co_await ws.async_write(asio::buffer(hello), use_tuple);
+      ok = !wec;
+      beast::flat_buffer buf;
+      bool welcomed = false;
+      while (ok && !run.stopping) {
+        auto [rec2, n] = co_await ws.async_read(buf, use_tuple);
+        if (rec2) break;
+        const auto* p = static_cast<const char*>(buf.data().data());
+        auto f = parse_frame(std::string_view(p, buf.size()));
+        buf.consume(n);
+        switch (f.type) {
+          case server_frame::kind::message: {
+            if (f.run != run.run_id || f.seq < 0) {
+              s.verifier.on_foreign();
+              break;
+            }
+            auto v = s.verifier.on_message(static_cast<std::uint64_t>(f.seq), f.offset);
+            if (v == session_verifier::verdict::fresh) {
+              const auto now = run.now();
+              std::lock_guard lock(s.slot->mutex);
+              s.slot->latency.record(
+                  static_cast<std::uint64_t>(std::max<std::int64_t>(0, now - f.due)) / 1000);
+              run.received.fetch_add(1, std::memory_order_relaxed);
+              run.last_frame.store(now, std::memory_order_relaxed);
+            } else if (v == session_verifier::verdict::duplicate) {
+              ++run.duplicates;
+            }
+            break;
+          }
+          case server_frame::kind::welcome: {
+            const auto now = run.now();
+            s.verifier.on_welcome(resume, f.recovered, f.epoch, f.offset, now);
+            if (!welcomed && !resume) {
+              std::lock_guard lock(s.slot->mutex);
+              s.slot->connect.record(static_cast<std::uint64_t>((now - t0) / 1000));
+            }
+            if (!welcomed) {
+              welcomed = true;
+              failures = 0;
+              tell();
+            }
+            break;
+          }
+          case server_frame::kind::error:
+            ++run.error_frames;
+            break;
+          case server_frame::kind::bad:
+            ++run.bad_frames;
+            break;
+          case server_frame::kind::other:
+            break;
+        }
+      }
+      if (welcomed && !run.stopping) ++run.disconnects;
+    }
+    s.close = nullptr;
+    s.verifier.on_disconnect();
+    if (run.stopping) break;
+    ++failures;
+    if (!s.verifier.welcomed() && failures >= first_attempts) {
+      s.gave_up = true;
+      ++run.given_up;
+      tell();
+      co_return;
+    }
+  }
+  tell();
+}
+
+}  // namespace pushonce::bench
