@@ -107,7 +107,7 @@ po::options_description bench_option_description() {
       ("connect-concurrency", text()->value_name("N"), "handshakes in flight at once (200)")
       ("grace", text()->value_name("S"), "seconds to wait for missing frames after the last publish (5)")
       ("linger", text()->value_name("S"), "seconds to wait for late duplicates after that (0.3)")
-      ("hold", text()->value_name("S"), "idle: seconds to hold the sessions after they opened (0)")
+      ("hold", text()->value_name("S"), "seconds to hold the sessions after they opened, before publishing (0)")
       ("pids", text()->value_name("PID,..."), "processes (gateways) whose RSS and CPU are reported")
       ("user-prefix", text()->value_name("P"), "user name prefix (default pb-RUN-, new users every run)")
       ("json", po::bool_switch(), "print one JSON object on stdout instead of the table")

@@ -155,7 +155,9 @@ void run_fanout(const bench_options& o, run_report& out,
             static_cast<double>(h.percentile(0.99)) / 1000, run.given_up.load());
       });
   out.connect_s = static_cast<double>(run.now() - open_start) / 1e9;
-  if (o.what == bench_options::mode::idle) {
+  if (o.what == bench_options::mode::idle || o.hold.count() > 0) {
+    // Sessions held before any message (idle: the whole run; fanout: several tool
+    // processes then overlap, for more sessions than one process has descriptors).
     std::this_thread::sleep_for(1s);  // the gateways' memory settles
     wait_with_progress(
         progress, o.hold, [] { return false; },

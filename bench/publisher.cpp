@@ -58,6 +58,10 @@ asio::awaitable<answer> post(std::unique_ptr<beast::tcp_stream>& stream, shared&
         stream.reset();
         co_return a;
       }
+      // A request is written as head and body: without this the body waits for the
+      // server's delayed ACK of the head (Nagle).
+      boost::system::error_code ignored;
+      stream->socket().set_option(tcp::no_delay(true), ignored);
     }
     http::request<http::string_body> req{http::verb::post, "/api/publish", 11};
     req.set(http::field::host, fmt::format("{}:{}", sh.run.o.publish.host, sh.run.o.publish.port));

@@ -9,8 +9,8 @@
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/websocket.hpp>
+#include <memory>
 #include <random>
 
 #include "bench/wire.hpp"
@@ -59,8 +59,11 @@ asio::awaitable<void> run_session(ws_session& s, run_state& run, std::function<v
       co_await pause.async_wait(use_tuple);
       if (run.stopping) break;
     }
-    websocket::stream<beast::tcp_stream> ws(ex);
-    auto& sock = beast::get_lowest_layer(ws).socket();
+    // A plain socket under the WebSocket layer: beast::tcp_stream would add its timeout
+    // bookkeeping to every read, and reads are this program's hot path. The connect and
+    // the handshake get a timer of their own instead.
+    websocket::stream<tcp::socket> ws(ex);
+    auto& sock = ws.next_layer();
     sock.open(target.protocol(), ec);
     if (!s.source.empty()) {
       // Each (source, gateway) pair has its own ephemeral ports; the port is chosen at
@@ -69,20 +72,26 @@ asio::awaitable<void> run_session(ws_session& s, run_state& run, std::function<v
       ::setsockopt(sock.native_handle(), IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one);
       sock.bind({asio::ip::make_address(s.source, ec), 0}, ec);
     }
-    s.close = [&ws] {
+    s.close = [&sock] {
       boost::system::error_code ignored;
-      beast::get_lowest_layer(ws).socket().close(ignored);
+      sock.close(ignored);
     };
     const auto t0 = run.now();
-    beast::get_lowest_layer(ws).expires_after(std::chrono::seconds(10));
-    auto [cec] = co_await beast::get_lowest_layer(ws).async_connect(target, use_tuple);
+    asio::steady_timer deadline(ex, std::chrono::seconds(10));
+    auto armed = std::make_shared<bool>(true);  // the handler may run after the socket is gone
+    deadline.async_wait([&sock, armed](boost::system::error_code e) {
+      if (!e && *armed) sock.close(e);
+    });
+    auto [cec] = co_await sock.async_connect(target, use_tuple);
     bool ok = !cec;
     if (ok) {
+      sock.set_option(tcp::no_delay(true), ec);
       auto [hec] = co_await ws.async_handshake(s.gateway.host, "/ws", use_tuple);
       ok = !hec;
     }
+    *armed = false;
+    deadline.cancel();
     if (ok) {
-      beast::get_lowest_layer(ws).expires_never();
       ws.set_option(websocket::stream_base::timeout{std::chrono::seconds(10),
                                                     websocket::stream_base::none(), false});
       ws.text(true);
