@@ -3,17 +3,19 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 
+#include <array>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/websocket.hpp>
 #include <memory>
 #include <random>
 
 #include "bench/wire.hpp"
+#include "bench/ws_frames.hpp"
 
 namespace pushonce::bench {
 namespace asio = boost::asio;
@@ -26,6 +28,61 @@ namespace {
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 // A session that never got its first welcome gives up after this many attempts.
 constexpr int first_attempts = 10;
+
+// What one session's text frames do, outside the read loop.
+struct frame_context {
+  ws_session& s;
+  run_state& run;
+  bool resume;
+  std::int64_t t0;  // when this connection began (ns)
+  bool welcomed;
+};
+
+void on_frame(frame_context& c, std::string_view text) {
+  auto& s = c.s;
+  auto& run = c.run;
+  auto f = parse_frame(text);
+  switch (f.type) {
+    case server_frame::kind::message: {
+      if (f.run != run.run_id || f.seq < 0) {
+        s.verifier.on_foreign();
+        break;
+      }
+      auto v = s.verifier.on_message(static_cast<std::uint64_t>(f.seq), f.offset);
+      if (v == session_verifier::verdict::fresh) {
+        const auto now = run.now();
+        {
+          std::lock_guard lock(s.slot->mutex);
+          s.slot->latency.record(
+              static_cast<std::uint64_t>(std::max<std::int64_t>(0, now - f.due)) / 1000);
+        }
+        run.received.fetch_add(1, std::memory_order_relaxed);
+        run.last_frame.store(now, std::memory_order_relaxed);
+      } else if (v == session_verifier::verdict::duplicate) {
+        ++run.duplicates;
+      }
+      break;
+    }
+    case server_frame::kind::welcome: {
+      const auto now = run.now();
+      s.verifier.on_welcome(c.resume, f.recovered, f.epoch, f.offset, now);
+      if (!c.welcomed && !c.resume) {
+        std::lock_guard lock(s.slot->mutex);
+        s.slot->connect.record(static_cast<std::uint64_t>((now - c.t0) / 1000));
+      }
+      c.welcomed = true;
+      break;
+    }
+    case server_frame::kind::error:
+      ++run.error_frames;
+      break;
+    case server_frame::kind::bad:
+      ++run.bad_frames;
+      break;
+    case server_frame::kind::other:
+      break;
+  }
+}
 
 }  // namespace
 
@@ -92,65 +149,52 @@ asio::awaitable<void> run_session(ws_session& s, run_state& run, std::function<v
     *armed = false;
     deadline.cancel();
     if (ok) {
-      ws.set_option(websocket::stream_base::timeout{std::chrono::seconds(10),
-                                                    websocket::stream_base::none(), false});
-      ws.text(true);
       const bool resume = s.verifier.welcomed();
-      auto hello = hello_frame(s.name, s.token, resume ? &s.verifier.epoch() : nullptr,
-                               s.verifier.resume_offset());
-      auto [wec, wn] = co_await ws.async_write(asio::buffer(hello), use_tuple);
+      auto hello =
+          encode_client_frame(ws_frame_decoder::opcode::text,
+                              hello_frame(s.name, s.token, resume ? &s.verifier.epoch() : nullptr,
+                                          s.verifier.resume_offset()),
+                              static_cast<std::uint32_t>(rng()));
+      auto [wec, wn] = co_await asio::async_write(sock, asio::buffer(hello), use_tuple);
       ok = !wec;
-      beast::flat_buffer buf;
-      bool welcomed = false;
+      sock.non_blocking(true, ec);
+      // After the handshake the session reads the socket itself: wait until it is
+      // readable, take whatever it holds into this thread's buffer (no buffer per session,
+      // so 100,000 idle sessions cost little), and handle every complete frame in it.
+      ws_frame_decoder decoder;
+      frame_context fc{s, run, resume, t0, false};
       while (ok && !run.stopping) {
-        auto [rec2, n] = co_await ws.async_read(buf, use_tuple);
+        auto [rec2] = co_await sock.async_wait(tcp::socket::wait_read, use_tuple);
         if (rec2) break;
-        const auto* p = static_cast<const char*>(buf.data().data());
-        auto f = parse_frame(std::string_view(p, buf.size()));
-        buf.consume(n);
-        switch (f.type) {
-          case server_frame::kind::message: {
-            if (f.run != run.run_id || f.seq < 0) {
-              s.verifier.on_foreign();
-              break;
-            }
-            auto v = s.verifier.on_message(static_cast<std::uint64_t>(f.seq), f.offset);
-            if (v == session_verifier::verdict::fresh) {
-              const auto now = run.now();
-              std::lock_guard lock(s.slot->mutex);
-              s.slot->latency.record(
-                  static_cast<std::uint64_t>(std::max<std::int64_t>(0, now - f.due)) / 1000);
-              run.received.fetch_add(1, std::memory_order_relaxed);
-              run.last_frame.store(now, std::memory_order_relaxed);
-            } else if (v == session_verifier::verdict::duplicate) {
-              ++run.duplicates;
-            }
+        thread_local std::array<char, 65536> rbuf;
+        boost::system::error_code rec3;
+        const auto n = sock.read_some(asio::buffer(rbuf), rec3);
+        if (rec3 == asio::error::would_block) continue;
+        if (rec3) break;
+        decoder.append(rbuf.data(), n);
+        ws_frame_decoder::frame f{};
+        ws_frame_decoder::status st;
+        std::string reply;  // a pong or the close answer
+        bool closing = false;
+        while ((st = decoder.next(f)) == ws_frame_decoder::status::frame) {
+          if (f.op == ws_frame_decoder::opcode::text) {
+            on_frame(fc, f.payload);
+            if (fc.welcomed && failures > 0) failures = 0;
+            if (fc.welcomed) tell();
+          } else if (f.op == ws_frame_decoder::opcode::ping) {
+            reply += encode_client_frame(ws_frame_decoder::opcode::pong, f.payload,
+                                         static_cast<std::uint32_t>(rng()));
+          } else if (f.op == ws_frame_decoder::opcode::close) {
+            reply += encode_client_frame(ws_frame_decoder::opcode::close, f.payload.substr(0, 2),
+                                         static_cast<std::uint32_t>(rng()));
+            closing = true;
             break;
           }
-          case server_frame::kind::welcome: {
-            const auto now = run.now();
-            s.verifier.on_welcome(resume, f.recovered, f.epoch, f.offset, now);
-            if (!welcomed && !resume) {
-              std::lock_guard lock(s.slot->mutex);
-              s.slot->connect.record(static_cast<std::uint64_t>((now - t0) / 1000));
-            }
-            if (!welcomed) {
-              welcomed = true;
-              failures = 0;
-              tell();
-            }
-            break;
-          }
-          case server_frame::kind::error:
-            ++run.error_frames;
-            break;
-          case server_frame::kind::bad:
-            ++run.bad_frames;
-            break;
-          case server_frame::kind::other:
-            break;
         }
+        if (!reply.empty()) co_await asio::async_write(sock, asio::buffer(reply), use_tuple);
+        if (closing || st == ws_frame_decoder::status::error) break;
       }
+      const bool welcomed = fc.welcomed;
       if (welcomed && !run.stopping) ++run.disconnects;
     }
     s.close = nullptr;
