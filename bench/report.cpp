@@ -74,6 +74,8 @@ json::object run_report::to_json() const {
   o["messages_per_s"] = messages_per_s();
   o["delivery_s"] = delivery_s;
   o["frames_per_s"] = frames_per_s();
+  o["delivered_messages_per_s"] =
+      delivery_s > 0 ? static_cast<double>(ledger.published) / delivery_s : 0.0;
   o["expected"] = ledger.expected;
   o["delivered"] = ledger.delivered;
   o["duplicates"] = frames.duplicates;

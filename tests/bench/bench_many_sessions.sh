@@ -73,7 +73,7 @@ start=$SECONDS peak=0
 while ((SECONDS - start < HOLD + 120)); do
   n=0
   for g in "${gateways[@]}"; do
-    v="$(curl -fsS -m 2 "http://$g/metrics" 2>/dev/null | awk '$1=="pushonce_gateway_sessions" {print $2}')"
+    v="$(curl -fsS -m 2 "http://$g/metrics" 2>/dev/null | awk '$1 ~ /^pushonce_gateway_sessions[{]/ {print $2}')"
     n=$((n + ${v:-0}))
   done
   ((n > peak)) && peak=$n
