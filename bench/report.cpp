@@ -149,10 +149,11 @@ std::string run_report::table() const {
                                      frames.not_recovered, ledger.announced_missing));
   row("reconnects", fmt::format("{} ({} disconnects, {} sessions down at the end)",
                                 frames.reconnects, disconnects, sessions_down_at_end));
-  row("tool CPU", fmt::format("{:.3f} s: {:.2f} µs/message, {:.2f} µs/frame, {:.0f} % of a core",
-                              tool_cpu_s, per_message_us(tool_cpu_s, ledger.published),
-                              per_message_us(tool_cpu_s, ledger.delivered),
-                              delivery_s > 0 ? 100 * tool_cpu_s / delivery_s : 0.0));
+  if (requests > 0)
+    row("tool CPU", fmt::format("{:.3f} s: {:.2f} µs/message, {:.2f} µs/frame, {:.0f} % of a core",
+                                tool_cpu_s, per_message_us(tool_cpu_s, ledger.published),
+                                per_message_us(tool_cpu_s, ledger.delivered),
+                                delivery_s > 0 ? 100 * tool_cpu_s / delivery_s : 0.0));
   if (opened > 0)
     row("tool RSS per session", fmt::format("{:.0f} B", (tool_rss_bytes - tool_rss_bytes_idle) /
                                                             static_cast<double>(opened)));
