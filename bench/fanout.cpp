@@ -132,6 +132,11 @@ void run_fanout(const bench_options& o, run_report& out,
     }
     return h;
   };
+  auto merged_accepted = [&] {
+    latency_histogram h;
+    for (auto& s : slots) h.merge(s->accepted);  // the threads have stopped
+    return h;
+  };
 
   // 1. Open every session.
   out.tool_rss_bytes_idle = rss_bytes(0);
@@ -271,6 +276,7 @@ void run_fanout(const bench_options& o, run_report& out,
   }
   out.latency_us = merged(false);
   out.connect_us = merged(true);
+  out.accepted_us = merged_accepted();
 }
 
 }  // namespace pushonce::bench

@@ -91,6 +91,7 @@ json::object run_report::to_json() const {
   o["error_frames"] = error_frames;
   o["bad_frames"] = bad_frames;
   o["latency"] = latency_json(latency_us);
+  o["accepted_to_frame"] = latency_json(accepted_us);
   o["tool_cpu_s"] = tool_cpu_s;
   o["tool_cpu_us_per_message"] = per_message_us(tool_cpu_s, ledger.published);
   o["tool_cpu_us_per_frame"] = per_message_us(tool_cpu_s, ledger.delivered);
@@ -140,6 +141,9 @@ std::string run_report::table() const {
                     ms(latency_us.percentile(0.5)), ms(latency_us.percentile(0.9)),
                     ms(latency_us.percentile(0.99)), ms(latency_us.percentile(0.999)),
                     ms(latency_us.max()), latency_histogram::relative_error * 100));
+    row("accepted (ts) → frame",
+        fmt::format("p50 {:.1f} ms, p99 {:.1f} (the system's ts, ms-granular)",
+                    ms(accepted_us.percentile(0.5)), ms(accepted_us.percentile(0.99))));
   }
   row("duplicates", std::to_string(frames.duplicates));
   row("lost", std::to_string(ledger.lost));

@@ -41,6 +41,10 @@ struct run_report {
   std::uint64_t error_frames = 0, bad_frames = 0;
 
   latency_histogram latency_us;  // due → frame received
+  // The frame's `ts` (when the system accepted the message, its clock, ms) → received, this
+  // machine's clock: the publish request's own time left out; only as good as the two
+  // clocks agree, and ms-granular.
+  latency_histogram accepted_us;
 
   // cost
   double tool_cpu_s = 0;           // the load generator's threads over the message phase

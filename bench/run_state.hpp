@@ -19,6 +19,7 @@ struct thread_slot {
   boost::asio::io_context io{1};
   std::mutex mutex;  // guards latency and connect (read by the progress line)
   latency_histogram latency, connect;
+  latency_histogram accepted;  // the frame's ts (the system's clock, ms) → received
 };
 
 struct run_state {

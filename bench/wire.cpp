@@ -38,6 +38,7 @@ server_frame parse_frame(std::string_view text) {
   if (type == "message") {
     f.type = server_frame::kind::message;
     f.offset = int_of(o, "offset", -1);
+    f.ts = int_of(o, "ts", 0);
     auto d = o.find("data");
     if (d != o.end() && d->value().is_object()) {
       const auto& data = d->value().as_object();

@@ -22,7 +22,8 @@ struct server_frame {
   // message: the run's data; seq -1 when the data is not a message of a run
   std::int64_t seq = -1;
   std::int64_t due = 0;
-  std::string run;  // the data's "r": which run published it
+  std::string run;      // the data's "r": which run published it
+  std::int64_t ts = 0;  // when the system accepted it, ms since the epoch (its clock)
   // error
   std::string code;
 };

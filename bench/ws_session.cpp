@@ -55,6 +55,13 @@ void on_frame(frame_context& c, std::string_view text) {
           std::lock_guard lock(s.slot->mutex);
           s.slot->latency.record(
               static_cast<std::uint64_t>(std::max<std::int64_t>(0, now - f.due)) / 1000);
+          if (f.ts > 0) {
+            const auto wall_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                                     std::chrono::system_clock::now().time_since_epoch())
+                                     .count();
+            s.slot->accepted.record(
+                static_cast<std::uint64_t>(std::max<std::int64_t>(0, wall_us - f.ts * 1000)));
+          }
         }
         run.received.fetch_add(1, std::memory_order_relaxed);
         run.last_frame.store(now, std::memory_order_relaxed);
