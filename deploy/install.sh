@@ -35,7 +35,7 @@ done
 case "$prefix$sysconfdir" in *[!A-Za-z0-9/._-]*) echo "error: odd characters in a path" >&2; exit 2 ;; esac
 [ -n "$destdir" ] && make_user=0
 
-programs=(pushonce-leader pushonce-worker pushonce-gateway)
+programs=(pushonce-leader pushonce-worker pushonce-gateway pushonce-bench)
 units=(pushonce-leader.service pushonce-worker@.service pushonce-gateway@.service)
 for p in "${programs[@]}"; do
   [ -x "$bin_dir/$p" ] || { echo "error: $bin_dir/$p is missing: run deploy/build.sh first" >&2; exit 1; }

@@ -38,7 +38,7 @@ tier_build() {
 tier_release() {
   PUSHONCE_BUILD_DIR=build-release PUSHONCE_BUILD_TYPE=Release \
     PUSHONCE_CMAKE_ARGS="-DPUSHONCE_TESTS=OFF" \
-    bash deploy/build.sh pushonce-leader pushonce-worker pushonce-gateway
+    bash deploy/build.sh pushonce-leader pushonce-worker pushonce-gateway pushonce-bench
 }
 
 tier_format() { git ls-files '*.cpp' '*.hpp' | xargs clang-format --dry-run --Werror; }

@@ -15,7 +15,7 @@ bash "$here/deploy/install.sh" --destdir "$root" --bin-dir "$bin_dir"
 second=$(bash "$here/deploy/install.sh" --destdir "$root" --bin-dir "$bin_dir")
 echo "$second"
 [[ "$second" == *"nothing to do"* ]] || { echo "FAIL: a second install changed files"; exit 1; }
-for f in usr/local/bin/pushonce-gateway etc/pushonce/pushonce.env etc/pushonce/secrets/api_key \
+for f in usr/local/bin/pushonce-gateway usr/local/bin/pushonce-bench etc/pushonce/pushonce.env etc/pushonce/secrets/api_key \
          etc/systemd/system/pushonce-worker@.service usr/local/share/pushonce/nginx/pushonce.conf; do
   [ -e "$root/$f" ] || { echo "FAIL: $f not installed"; exit 1; }
 done
