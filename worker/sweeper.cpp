@@ -46,7 +46,10 @@ asio::awaitable<void> sweeper::run() {
 asio::awaitable<std::vector<sweeper::outbox_ref>> sweeper::outboxes() {
   std::vector<redis::command> cmds;
   cmds.push_back({"HKEYS", keys_.plain("sources")});
-  for (unsigned n = 0; n < 16; ++n) cmds.push_back({"EXISTS", keys_.bus(n, "outbox")});
+  // This namespace's bus shards (NS:layout holds every process to the same --bus-shards;
+  // a shard's tag depends on the count, so no other shard's outbox can be named).
+  const unsigned shards = keys_.shards();
+  for (unsigned n = 0; n < shards; ++n) cmds.push_back({"EXISTS", keys_.bus(n, "outbox")});
   auto rs = co_await conn_->exec_all(std::move(cmds));
   std::vector<outbox_ref> out;
   if (!rs[0].ok()) co_return out;
@@ -56,7 +59,7 @@ asio::awaitable<std::vector<sweeper::outbox_ref>> sweeper::outboxes() {
     out.push_back({keys_.queue(q, "outbox"), keys_.queue(q, "sweep"), keys_.queue(q, "sweep:lock"),
                    keys_.queue(q, "sweep:passed")});
   }
-  for (unsigned n = 0; n < 16; ++n)
+  for (unsigned n = 0; n < shards; ++n)
     if (rs[n + 1].ok() && rs[n + 1].value.integer == 1)
       out.push_back({keys_.bus(n, "outbox"), keys_.bus(n, "sweep"), keys_.bus(n, "sweep:lock"),
                      keys_.bus(n, "sweep:passed")});
