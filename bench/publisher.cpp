@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -99,13 +100,12 @@ asio::awaitable<void> publisher(shared& sh) {
   asio::steady_timer timer(ex);
   auto& run = sh.run;
   const auto& sched = sh.schedule;
-  const auto give_up_at = [&] {
-    // Retries go on until the grace period after the last batch was due.
-    const auto end = sched.paced() && sched.batches() > 0
-                         ? sh.phase_start + sched.due(sched.batches()).count()
-                         : (sh.stop_sending_at > 0 ? sh.stop_sending_at : run.now());
-    return end + std::chrono::duration_cast<std::chrono::nanoseconds>(run.o.grace).count();
-  };
+  // Retries of a batch go on until the grace period after the last batch was due (a paced
+  // run) or after this batch was first sent (as fast as possible).
+  const auto grace = std::chrono::duration_cast<std::chrono::nanoseconds>(run.o.grace).count();
+  const auto schedule_end = sched.paced() && sched.batches() > 0
+                                ? sh.phase_start + sched.due(sched.batches()).count()
+                                : sh.stop_sending_at;
   for (;;) {
     if (run.stopping) break;
     const auto k = sh.next;
@@ -159,7 +159,7 @@ asio::awaitable<void> publisher(shared& sh) {
         for (auto seq = first; seq < first + size; ++seq) sh.ledger.refused(seq);
         break;
       }
-      if (run.stopping || run.now() > give_up_at()) break;  // left unknown
+      if (run.stopping || run.now() > std::max(schedule_end, due) + grace) break;  // unknown
       ++sh.totals.retries;
       timer.expires_after(std::chrono::milliseconds(a.retry_after_ms > 0
                                                         ? std::min(a.retry_after_ms, 1000L)
