@@ -29,12 +29,6 @@ namespace {
 constexpr const char* api_key = "bad-input-key";
 constexpr const char* admin_token = "bad-input-admin";
 
-// "Bearer <secret>", built out of line: GCC 12 reports a false -Warray-bounds when it inlines
-// the concatenation of two constant strings into a header list.
-[[gnu::noinline]] std::string bearer(const char* secret) {
-  return std::string("Bearer ") + secret;
-}
-
 // A plain TCP connection for what ws_client cannot do: keep an HTTP connection open, send
 // WebSocket frames and never read.
 class raw_conn {

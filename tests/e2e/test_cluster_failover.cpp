@@ -28,7 +28,7 @@ http_reply publish_one(std::uint16_t port, const std::string& user, int n) {
   auto body = json::serialize(json::object{
       {"messages", json::array{json::object{{"user", user}, {"data", json::object{{"n", n}}}}}}});
   return http_request("127.0.0.1", port, "POST", "/api/publish", body,
-                      {{"Authorization", std::string("Bearer ") + api_key}}, 15s);
+                      {{"Authorization", bearer(api_key)}}, 15s);
 }
 
 }  // namespace

@@ -172,6 +172,12 @@ std::string hello_frame(const std::string& user, const std::string& epoch, long 
                      R"({"epoch":")" + epoch + R"(","offset":)" + std::to_string(offset) + "}");
 }
 
+std::string bearer(std::string_view secret) {
+  std::string out = "Bearer ";
+  out += secret;
+  return out;
+}
+
 http_reply http_request(const std::string& host, std::uint16_t port, const std::string& method,
                         const std::string& target, const std::string& body, const headers& extra,
                         std::chrono::milliseconds timeout) {
