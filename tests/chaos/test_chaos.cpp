@@ -217,10 +217,10 @@ TEST_CASE(
   auto assigned_users = db.integer({"HLEN", k.queue(queue_name, "assigned")});
 
   auto summary = fmt::format(
-      "chaos: published {} (custom {}, r.assignments {}) | sessions {} | r.frames {} | "
-      "duplicates {} | r.losses {} | r.gaps {} | not recovered {} | dead letters {} | "
+      "chaos: published {} (custom {}, assignments {}) | sessions {} | frames {} | "
+      "duplicates {} | losses {} | gaps {} | not recovered {} | dead letters {} | "
       "worker kills {} | leader kills {} (takeover {} ms) | gateway kills {} | "
-      "redis restarts {} (max {} ms down) | r.reconnects {} | publish retries {} "
+      "redis restarts {} (max {} ms down) | reconnects {} | publish retries {} "
       "(landed before {}) | releases {} (ambiguous {}) | worst delay {} ms (p99 {} ms) | "
       "redelivered {} | claims lost {} | quiet after {} ms | run {:.1f} s",
       outboxed, r.custom_ids, r.assignments, sessions.size(), r.frames, r.duplicates, r.losses,
