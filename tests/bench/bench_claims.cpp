@@ -43,7 +43,6 @@
 #include "core/publisher.hpp"
 #include "core/redis/connection.hpp"
 #include "core/redis/endpoint.hpp"
-#include "tests/support/deployment.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/redis_server.hpp"
 
@@ -169,7 +168,7 @@ int main(int argc, char** argv) {
   auto opt = parse(argc, argv);
   const std::string ns = "bench";
   pushonce::keys k(ns);
-  const std::string worker_bin = pushonce::test::program_path("pushonce-worker");
+  const std::string worker_bin = std::string(PUSHONCE_BIN_DIR) + "/pushonce-worker";
 
   pushonce::test::redis_server server;
   sync_redis r(server.port());

@@ -16,7 +16,6 @@
 #include <thread>
 #include <vector>
 
-#include "tests/support/deployment.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/redis_server.hpp"
 #include "tests/support/ws_client.hpp"
@@ -74,7 +73,7 @@ TEST_CASE("gateway: out of descriptors the listener backs off, warns once, and r
   redis_server redis;
   auto port = free_port();
   // prlimit execs the gateway with a hard limit of 64 descriptors.
-  process gw("prlimit", {"--nofile=64:64", pushonce::test::program_path("pushonce-gateway"),
+  process gw("prlimit", {"--nofile=64:64", std::string(PUSHONCE_BIN_DIR) + "/pushonce-gateway",
                          "--redis", redis.url(), "--namespace", "e2elimits", "--listen",
                          "127.0.0.1:" + std::to_string(port), "--threads", "1", "--dev-auth"});
   auto healthy = [&] {

@@ -1,18 +1,15 @@
 #pragma once
 // A fixture for integration tests of the cluster client: a private Redis Cluster (3 masters,
-// 1 replica each: tests/support/redis_cluster), one io_context driven by run(), and a
-// started redis::connection in cluster mode (the seeds are every node).
+// 1 replica each: tests/support/redis_cluster) and a started redis::connection in cluster
+// mode, the seeds being every node (async_fixture: the io_context, run(), more connections).
 
-#include <boost/asio/io_context.hpp>
-#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "core/keys.hpp"
 #include "core/redis/connection.hpp"
 #include "core/redis/endpoint.hpp"
-#include "tests/integration/run_async.hpp"
+#include "tests/integration/async_fixture.hpp"
 #include "tests/support/redis_cluster.hpp"
 
 namespace pushonce::test {
@@ -25,41 +22,24 @@ inline redis::command get_cmd(const std::string& k) {
   return {"GET", k};
 }
 
-class cluster_fixture {
+class cluster_fixture : public async_fixture {
  public:
-  explicit cluster_fixture(redis_cluster_options o = {}) : cluster(o), k("t", 16) {
+  // The keys of a cluster deployment: 16 bus shards, the programs' default there.
+  explicit cluster_fixture(redis_cluster_options o = {}) : cluster(o) {
+    k = keys("t", 16);
     conn = connect();
   }
-  ~cluster_fixture() {
-    for (auto& c : conns_) c->stop();
-    io.restart();
-    io.run_for(std::chrono::seconds(2));
-  }
-  cluster_fixture(const cluster_fixture&) = delete;
-  cluster_fixture& operator=(const cluster_fixture&) = delete;
+  ~cluster_fixture() { stop_all(); }
 
   redis::connection_options options() const {
-    redis::connection_options o;
+    auto o = quick_options();
     o.cluster = redis::endpoint::parse_list(cluster.url());
     o.where = o.cluster.front();
-    o.command_timeout = std::chrono::milliseconds(5000);
-    o.backoff_initial = std::chrono::milliseconds(20);
-    o.backoff_max = std::chrono::milliseconds(200);
     return o;
   }
 
-  std::shared_ptr<redis::connection> connect(redis::connection_options o) {
-    auto c = redis::connection::create(io.get_executor(), std::move(o));
-    c->start();
-    conns_.push_back(c);
-    return c;
-  }
+  using async_fixture::connect;
   std::shared_ptr<redis::connection> connect() { return connect(options()); }
-
-  template <typename F>
-  auto run(F f, std::chrono::milliseconds limit = std::chrono::seconds(60)) {
-    return run_async(io, std::move(f), limit);
-  }
 
   /// A key (with a hash tag) that hashes to a slot served by the master on `port`.
   std::string key_on(std::uint16_t port, const std::string& prefix) {
@@ -70,12 +50,6 @@ class cluster_fixture {
   }
 
   redis_cluster cluster;
-  boost::asio::io_context io;
-  keys k;
-  std::shared_ptr<redis::connection> conn;
-
- private:
-  std::vector<std::shared_ptr<redis::connection>> conns_;
 };
 
 }  // namespace pushonce::test

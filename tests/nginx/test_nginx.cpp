@@ -35,13 +35,14 @@ namespace {
 // A private nginx in front of the running gateways of `d`.
 struct nginx_front {
   nginx_front(pushonce::test::deployment& d) : port(pushonce::test::free_port()) {
-    std::vector<std::string> args{pushonce::test::source_path("deploy/nginx/private-nginx.sh"),
-                                  "--dir",
-                                  dir.path() + "/nginx",
-                                  "--port",
-                                  std::to_string(port),
-                                  "--tls-port",
-                                  std::to_string(pushonce::test::free_port())};
+    std::vector<std::string> args{
+        std::string(PUSHONCE_SOURCE_DIR) + "/deploy/nginx/private-nginx.sh",
+        "--dir",
+        dir.path() + "/nginx",
+        "--port",
+        std::to_string(port),
+        "--tls-port",
+        std::to_string(pushonce::test::free_port())};
     for (auto* g : d.running(kind::gateway)) {
       args.push_back("--gateway");
       args.push_back("127.0.0.1:" + std::to_string(d.port_of(*g)));

@@ -20,21 +20,8 @@ redis_server& shared_redis() {
   return server;
 }
 
-// Appended rather than `std::string(DIR) + "/" + name`: for some lengths of the directory's
-// path GCC 12 reports a false -Warray-bounds inside that operator+ (the build directory, and
-// so that length, is the user's).
 std::string program_path(const std::string& name) {
-  std::string path = PUSHONCE_BIN_DIR;
-  path += '/';
-  path += name;
-  return path;
-}
-
-std::string source_path(const std::string& relative) {
-  std::string path = PUSHONCE_SOURCE_DIR;
-  path += '/';
-  path += relative;
-  return path;
+  return std::string(PUSHONCE_BIN_DIR) + "/" + name;
 }
 
 std::string cli_result::error() const {

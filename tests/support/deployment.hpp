@@ -27,8 +27,6 @@ redis_server& shared_redis();
 
 /// The path of a program under test (pushonce-leader, pushonce-worker, pushonce-gateway).
 std::string program_path(const std::string& name);
-/// PUSHONCE_SOURCE_DIR/relative: a file of the repository (a script, a config).
-std::string source_path(const std::string& relative);
 
 /// A CLI run; stdout parsed when it is JSON.
 struct cli_result {
