@@ -1,7 +1,5 @@
 #include "core/publisher.hpp"
 
-#include <ranges>
-
 #include "core/log.hpp"
 #include "core/lua/publish.hpp"
 #include "core/lua/rate_limit.hpp"
@@ -77,7 +75,8 @@ asio::awaitable<publish_answer> publisher::publish_checked(std::vector<publish_r
     auto d = co_await lua::take_tokens(*conn_, rate->key, rate->rate, rate->burst);
     if (!d && d.error().kind() == errc::redis_unavailable) {
       // The publish would wait out the same deadline again: answer now (503).
-      for (auto i : std::views::join(slots)) out[i] = d.error();
+      for (const auto& shard : slots)
+        for (auto i : shard) out[i] = d.error();
       co_return answer;
     }
     if (!d) {
