@@ -67,15 +67,16 @@ asio::awaitable<void> heartbeat::beat() {
   cmds.push_back({"ZREMRANGEBYSCORE", keys_.plain(kind_ + "s"), "-inf",
                   std::to_string(now - 10 * (period_ * 3).count())});
   cmds.push_back(layout_command(keys_));
+  cmds.push_back(layout_renew_command(keys_));
   auto rs = co_await conn_->exec_all(std::move(cmds));
   if (rs[0].ec) log::debug("heartbeat: {}", rs[0].ec.message());
-  const auto& layout = rs.back();
+  const auto& layout = rs[rs.size() - 2];
   if (layout.ok() && layout.value.kind == redis::reply::type::string) {
     if (auto conflict = layout_conflict(keys_, layout.value.str)) {
       // Nothing this process does can be right with the wrong layout: stop before it
-      // delivers anything (EX_CONFIG, as for a bad option).
+      // delivers anything, with the exit status of a usage error (as for a bad option).
       log::error("{}", *conflict);
-      std::_Exit(78);
+      std::_Exit(2);
     }
   }
 }

@@ -10,7 +10,11 @@ std::string layout_value(const keys& k) {
 }  // namespace
 
 redis::command layout_command(const keys& k) {
-  return {"SET", k.plain("layout"), layout_value(k), "NX", "GET"};
+  return {"SET", k.plain("layout"), layout_value(k), "NX", "GET", "PX", "10000"};
+}
+
+redis::command layout_renew_command(const keys& k) {
+  return {"PEXPIRE", k.plain("layout"), "10000"};
 }
 
 std::optional<std::string> layout_conflict(const keys& k,

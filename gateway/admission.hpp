@@ -34,13 +34,11 @@ struct admission_verdict {
   explicit operator bool() const { return status == 0; }
 };
 
-/// The Origin rule of an upgrade. With --allowed-origin, only the listed origins. Without it,
-/// any origin, except under --dev-auth (a page on any site could open a session as any user):
-/// then only a page of the gateway's own host (the Origin's host is the Host header's host).
-/// No Origin header (not a browser) always passes.
+/// The Origin rule of an upgrade (the contract): with --allowed-origin, only the listed
+/// origins; without it, any. No Origin header (not a browser) always passes. Under
+/// --dev-auth without a list the gateway warns at start that any page can open a session.
 struct origin_policy {
   std::vector<std::string> allowed;  // --allowed-origin
-  bool dev_auth = false;
 };
 
 /// True when a browser page at `origin` ("" when the header is absent) may open a session on

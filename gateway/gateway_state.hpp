@@ -91,7 +91,7 @@ struct gateway_state {
         sessions_per_ip(slot_counter::create(0, settings.max_sessions_per_ip)),
         sessions_per_user(slot_counter::create(0, settings.max_sessions_per_user)),
         admit(connections, forwarded_connections, sessions_per_ip, settings.trusted,
-              origin_policy{settings.allowed_origins, settings.dev_auth}) {}
+              origin_policy{settings.allowed_origins}) {}
 
   gateway_settings settings;
   pushonce::keys keys;

@@ -24,7 +24,7 @@ using namespace pushonce;
 namespace {
 
 // The API key and the admin token: guessing is slowed per address (auth_failures), and a
-// secret this short is refused at start.
+// secret this short is warned about at start (the contract sets no minimum, so it is served).
 constexpr std::size_t min_shared_secret_bytes = 8;
 
 constexpr const char* usage =
@@ -207,10 +207,10 @@ gateway::server_options to_options(const command_line& cl) {
   for (auto [name, value] : {std::pair{"PUSHONCE_API_KEY", &o.settings.api_key},
                              std::pair{"PUSHONCE_ADMIN_TOKEN", &o.settings.admin_token}})
     if (*value && value->value().size() < min_shared_secret_bytes)
-      throw usage_error(fmt::format(
-          "{} (or {}_FILE) has {} bytes; at least {} are needed (e.g. head -c 32 /dev/urandom "
-          "| base64)",
-          name, name, value->value().size(), min_shared_secret_bytes));
+      log::warn(
+          "{} (or {}_FILE) has {} bytes: easy to guess; use at least {} (e.g. head -c 32 "
+          "/dev/urandom | base64)",
+          name, name, value->value().size(), min_shared_secret_bytes);
   secret_from_env("PUSHONCE_JWT_SECRET");  // a bad setting is a usage error now, not later
   if (auto why = jwt::secret_problem(jwt::secret_from_env()); !why.empty()) throw usage_error(why);
   read_limits(vm, o);

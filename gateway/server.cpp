@@ -176,7 +176,8 @@ int server::run() {
   if (state->settings.dev_auth)
     log::warn("--dev-auth: the user field of hello is trusted; for local demos and tests only{}",
               state->settings.allowed_origins.empty()
-                  ? " (browser pages of other hosts are refused: --allowed-origin to allow some)"
+                  ? " (and any web page may open a session as any user: name the pages with "
+                    "--allowed-origin)"
                   : "");
   if (!state->settings.api_key) log::info("PUSHONCE_API_KEY is not set: /api/publish answers 403");
 

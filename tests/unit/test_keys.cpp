@@ -105,7 +105,9 @@ TEST_CASE("shard_of is stable and below shards") {
 TEST_CASE("layout: recorded by the first process, a different --bus-shards is a conflict") {
   keys k("ns", 4);
   CHECK(pushonce::layout_command(k) ==
-        pushonce::redis::command{"SET", "ns:layout", "bus-shards=4", "NX", "GET"});
+        pushonce::redis::command{"SET", "ns:layout", "bus-shards=4", "NX", "GET", "PX", "10000"});
+  CHECK(pushonce::layout_renew_command(k) ==
+        pushonce::redis::command{"PEXPIRE", "ns:layout", "10000"});
   CHECK_FALSE(pushonce::layout_conflict(k, std::nullopt));  // this call recorded it
   CHECK_FALSE(pushonce::layout_conflict(k, "bus-shards=4"));
   auto conflict = pushonce::layout_conflict(k, "bus-shards=16");
