@@ -19,14 +19,13 @@
 #include "bench/rate_schedule.hpp"
 #include "bench/ws_session.hpp"
 #include "core/jwt.hpp"
+#include "core/use_tuple.hpp"
 
 namespace pushonce::bench {
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 
 namespace {
-
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 std::string random_run_id() {
   std::random_device rd;

@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "bench/floor_logic.hpp"
+#include "core/use_tuple.hpp"
 
 namespace pushonce::bench {
 namespace asio = boost::asio;
@@ -27,8 +28,6 @@ namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 
 namespace {
-
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 // One WebSocket connection's send queue: frames go out in order, one write at a time.
 struct ws_conn {

@@ -17,6 +17,7 @@
 #include <memory>
 
 #include "bench/wire.hpp"
+#include "core/use_tuple.hpp"
 
 namespace pushonce::bench {
 namespace asio = boost::asio;
@@ -25,8 +26,6 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
 namespace {
-
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 struct shared {
   run_state& run;

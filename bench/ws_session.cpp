@@ -16,6 +16,7 @@
 
 #include "bench/wire.hpp"
 #include "bench/ws_frames.hpp"
+#include "core/use_tuple.hpp"
 
 namespace pushonce::bench {
 namespace asio = boost::asio;
@@ -25,7 +26,6 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 // A session that never got its first welcome gives up after this many attempts.
 constexpr int first_attempts = 10;
 

@@ -32,7 +32,8 @@ bool expect(std::string_view s, std::size_t& pos, std::string_view lit) {
 bool digit(char c) {
   return c >= '0' && c <= '9';
 }
-bool name_char(char c) {
+// A user or source name in a bus line: a valid name, or a source with its ":" separator.
+bool line_name_char(char c) {
   return digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' || c == '_' ||
          c == '@' || c == '-' || c == ':';
 }
@@ -56,9 +57,9 @@ std::optional<bus_message> scan(std::string_view text) {
   if (!expect(text, pos, R"({"id":)")) return std::nullopt;
   auto id = quoted(text, pos, digit);
   if (!id || !message_id(*id) || !expect(text, pos, R"(,"user":)")) return std::nullopt;
-  auto user = quoted(text, pos, name_char);
+  auto user = quoted(text, pos, line_name_char);
   if (!user || !valid_name(*user) || !expect(text, pos, R"(,"src":)")) return std::nullopt;
-  auto src = quoted(text, pos, name_char);
+  auto src = quoted(text, pos, line_name_char);
   if (!src || text.substr(pos, 9) != R"(,"kind":")" || text.back() != '}') return std::nullopt;
   // The tail must end in ,"ts":<digits>} as the scripts write it.
   auto ts = text.rfind(R"(,"ts":)");

@@ -29,9 +29,11 @@ tier_setup() { bash deploy/setup.sh; }
 
 # The bench programs are built (not run) so that they keep compiling. Line tables only
 # (PUSHONCE_LINE_TABLES): stack traces keep file and line, and the test build compiles about
-# a fifth faster than with full debug information.
+# a fifth faster than with full debug information. Unity batches (PUSHONCE_UNITY) here and
+# in the asan tier: ~30 % less compile time; the release tier compiles file by file, as a
+# user's build does, so a missing #include that a batch would hide still fails there.
 tier_build() {
-  PUSHONCE_CMAKE_ARGS="-DPUSHONCE_WERROR=ON -DPUSHONCE_BENCH=ON -DPUSHONCE_LINE_TABLES=ON ${PUSHONCE_CMAKE_ARGS:-}" \
+  PUSHONCE_CMAKE_ARGS="-DPUSHONCE_WERROR=ON -DPUSHONCE_BENCH=ON -DPUSHONCE_LINE_TABLES=ON -DPUSHONCE_UNITY=ON ${PUSHONCE_CMAKE_ARGS:-}" \
     bash deploy/build.sh
 }
 
@@ -49,7 +51,7 @@ tier_lua() { bash tests/integration/lua_smoke.sh; }
 tier_ctest() { (cd build && ctest -j "${PUSHONCE_JOBS:-2}" --output-on-failure --timeout 900 "$@"); }
 
 tier_asan() {
-  PUSHONCE_BUILD_DIR=build-asan PUSHONCE_CMAKE_ARGS="-DPUSHONCE_SANITIZE=ON" \
+  PUSHONCE_BUILD_DIR=build-asan PUSHONCE_CMAKE_ARGS="-DPUSHONCE_SANITIZE=ON -DPUSHONCE_UNITY=ON" \
     bash deploy/build.sh unit_tests integration_tests e2e_tests \
     pushonce-leader pushonce-worker pushonce-gateway
   # Leak checking is on (the default of ASan on Linux); a report makes the program exit

@@ -16,6 +16,7 @@
 
 #include "core/exit_on_exception.hpp"
 #include "core/log.hpp"
+#include "core/use_tuple.hpp"
 #include "gateway/admission.hpp"
 #include "gateway/connection_info.hpp"
 #include "gateway/gateway_state.hpp"
@@ -32,8 +33,6 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
 namespace {
-
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 // After an answer sent before the body was read: stop sending, read (and drop) what the
 // client still sends for a moment so it sees the answer rather than a reset.

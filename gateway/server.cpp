@@ -18,6 +18,7 @@
 #include "core/heartbeat.hpp"
 #include "core/jwt.hpp"
 #include "core/log.hpp"
+#include "core/use_tuple.hpp"
 #include "gateway/key_set.hpp"
 #include "gateway/listener.hpp"
 
@@ -28,8 +29,6 @@ using tcp = asio::ip::tcp;
 using namespace std::chrono_literals;
 
 namespace {
-
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 // Every idle WebSocket is a descriptor: the soft limit (often 1024) goes up to the hard one.
 // Returns the soft limit in force.

@@ -23,6 +23,7 @@
 
 #include "core/exit_on_exception.hpp"
 #include "core/log.hpp"
+#include "core/use_tuple.hpp"
 #include "gateway/gateway_state.hpp"
 #include "gateway/send_queue.hpp"
 #include "gateway/session.hpp"
@@ -39,7 +40,6 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t idle_read_bytes = 32;  // what a read waiting for a frame holds
 using upgrade_ptr = std::unique_ptr<http::request<http::string_body>>;
 using ws_stream = websocket::stream<tcp::socket, /*deflateSupported=*/false>;

@@ -13,11 +13,11 @@
 #include "core/log.hpp"
 #include "core/redis/scripts.hpp"
 #include "core/trace.hpp"
+#include "core/use_tuple.hpp"
 
 namespace pushonce::leader {
 
 namespace asio = boost::asio;
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 leader_daemon::leader_daemon(asio::any_io_executor ex, redis::connection_options redis, keys k,
                              daemon_options opts)

@@ -24,6 +24,7 @@
 #include "core/redis/error.hpp"
 #include "core/redis/hash_slot.hpp"
 #include "core/redis/slot_map.hpp"
+#include "core/use_tuple.hpp"
 
 namespace pushonce::redis {
 
@@ -31,7 +32,6 @@ namespace asio = boost::asio;
 
 namespace {
 using clock_type = std::chrono::steady_clock;
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::chrono::milliseconds refresh_period{5000};  // the map is read at least this often
 constexpr std::chrono::milliseconds refresh_gap{100};      // and at most this often
 constexpr std::chrono::milliseconds no_map_tick{50};       // pending commands' deadlines

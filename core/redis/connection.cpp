@@ -14,14 +14,13 @@
 #include "core/redis/link.hpp"
 #include "core/redis/link_handle.hpp"
 #include "core/redis/request_queue.hpp"
+#include "core/use_tuple.hpp"
 
 namespace pushonce::redis {
 
 namespace asio = boost::asio;
 
-namespace {
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
-}  // namespace
+namespace {}  // namespace
 
 // The link carries out I/O; the request_queue decides. Both live on the link's strand.
 struct connection::state : link::client {

@@ -10,6 +10,7 @@
 #include "core/exit_on_exception.hpp"
 #include "core/log.hpp"
 #include "core/redis/sentinel_lookup.hpp"
+#include "core/use_tuple.hpp"
 
 namespace pushonce::redis {
 
@@ -17,7 +18,6 @@ namespace asio = boost::asio;
 using namespace asio::experimental::awaitable_operators;
 
 namespace {
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t max_write_batch = 256 * 1024;
 
 // Behind a Sentinel, a failover is waited out in short steps: the new master is used

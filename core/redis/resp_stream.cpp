@@ -14,6 +14,7 @@
 #include "core/redis/error.hpp"
 #include "core/redis/error_reply.hpp"
 #include "core/redis/sentinel_choice.hpp"
+#include "core/use_tuple.hpp"
 
 namespace pushonce::redis {
 
@@ -24,7 +25,6 @@ using namespace asio::experimental::awaitable_operators;
 namespace {
 
 constexpr std::size_t read_chunk = 64 * 1024;
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 void append_number(std::string& out, std::size_t n) {
   char buf[24];

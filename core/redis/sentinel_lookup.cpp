@@ -10,6 +10,7 @@
 #include "core/redis/error.hpp"
 #include "core/redis/resp_stream.hpp"
 #include "core/redis/sentinel_choice.hpp"
+#include "core/use_tuple.hpp"
 
 namespace pushonce::redis {
 
@@ -17,8 +18,6 @@ namespace asio = boost::asio;
 using namespace asio::experimental::awaitable_operators;
 
 namespace {
-
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 // Connects to one sentinel: with the URL's credentials, then without when they are refused.
 asio::awaitable<std::error_code> connect_sentinel(resp_stream& s, connection_options o) {

@@ -18,6 +18,7 @@
 #include "core/redis/channel_routes.hpp"
 #include "core/redis/error.hpp"
 #include "core/redis/slot_map.hpp"
+#include "core/use_tuple.hpp"
 
 namespace pushonce::redis {
 
@@ -25,7 +26,6 @@ namespace asio = boost::asio;
 
 namespace {
 using clock_type = std::chrono::steady_clock;
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::chrono::milliseconds tick{100};
 constexpr std::chrono::milliseconds refresh_period{5000};  // the map is read this often
 constexpr std::chrono::milliseconds unplaced_gap{200};     // while a channel has no node

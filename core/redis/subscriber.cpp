@@ -11,15 +11,14 @@
 #include "core/redis/link.hpp"
 #include "core/redis/resp_stream.hpp"
 #include "core/redis/subscription_set.hpp"
+#include "core/use_tuple.hpp"
 
 namespace pushonce::redis {
 
 namespace asio = boost::asio;
 using clock_type = link::clock_type;
 
-namespace {
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
-}  // namespace
+namespace {}  // namespace
 
 // The link carries out I/O; the subscription_set decides. Both live on the link's strand.
 // A PING every third of the command timeout keeps the link honest: a server that stopped

@@ -57,6 +57,7 @@
 #include <thread>
 #include <vector>
 
+#include "core/use_tuple.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/redis_cluster.hpp"
 #include "tests/support/redis_server.hpp"
@@ -67,11 +68,10 @@ namespace beast = boost::beast;
 namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 using namespace std::chrono_literals;
+using pushonce::use_tuple;
 using pushonce::test::process;
 
 namespace {
-
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 struct options {
   long long users = 2000, gateways = 2, workers = 3, clients = 1, resources = 1000;

@@ -59,6 +59,9 @@
 #include "tests/support/redis_server.hpp"
 #include "tests/support/temp_dir.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_chaos {
+
 using namespace pushonce::test::chaos;
 using pushonce::test::int_field;
 using pushonce::test::parse_or_null;
@@ -266,3 +269,5 @@ TEST_CASE(
   CHECK(faults.redis_restarts >= 2);
   CHECK(faults.worker_kills >= seconds.count() - 2);
 }
+
+}  // namespace test_chaos

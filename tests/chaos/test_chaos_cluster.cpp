@@ -44,6 +44,9 @@
 #include "tests/support/sync_redis.hpp"
 #include "tests/support/ws_client.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_chaos_cluster {
+
 using namespace pushonce::test;
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
@@ -179,7 +182,8 @@ long long percentile(std::vector<long long> v, double p) {
 
 TEST_CASE(
     "chaos cluster: kill -9 a master and move slots of active users under load: 0 duplicates, "
-    "0 losses after the failover, every loss around it surfaced as recovered:false") {
+    "0 losses after the failover, every loss around it surfaced as recovered:false" *
+    doctest::test_suite("cluster")) {
   const long long rate = env_or("PUSHONCE_CHAOS_CLUSTER_RATE", 60);
   const auto run_start = steady::now();
   redis_cluster cluster;
@@ -401,3 +405,5 @@ TEST_CASE(
   CHECK_MESSAGE(w2.running(), logs());
   for (auto& g : gateways) CHECK_MESSAGE(g->running(), logs());
 }
+
+}  // namespace test_chaos_cluster

@@ -42,6 +42,9 @@
 #include "tests/support/sync_redis.hpp"
 #include "tests/support/ws_client.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_chaos_redis_faults {
+
 namespace json = boost::json;
 using namespace std::chrono_literals;
 using pushonce::test::deployment;
@@ -588,3 +591,5 @@ TEST_CASE("redis faults: a worker cut off from Redis (packets dropped) longer th
   auto said = cut_worker.stderr_text();
   fmt::print("the cut-off worker logged:\n{}\n", said.substr(0, 1500));
 }
+
+}  // namespace test_chaos_redis_faults

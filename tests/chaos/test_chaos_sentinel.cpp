@@ -35,6 +35,9 @@
 #include "tests/support/sync_redis.hpp"
 #include "tests/support/ws_client.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_chaos_sentinel {
+
 using namespace pushonce::test;
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
@@ -112,7 +115,8 @@ struct user_session {
 
 }  // namespace
 
-TEST_CASE("sentinel chaos: kill -9 of the master; the programs follow the promoted replica") {
+TEST_CASE("sentinel chaos: kill -9 of the master; the programs follow the promoted replica" *
+          doctest::test_suite("sentinel")) {
   redis_sentinel rs;
   auto old_master = rs.server(0).port();
   auto ns = unique_namespace("chaos", "sentinel");
@@ -219,3 +223,5 @@ TEST_CASE("sentinel chaos: kill -9 of the master; the programs follow the promot
   for (auto* p : d.all(deployment::kind::leader))
     CHECK_MESSAGE(p->stderr_text().find(moved) != std::string::npos, p->stderr_text());
 }
+
+}  // namespace test_chaos_sentinel

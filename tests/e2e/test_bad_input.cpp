@@ -22,6 +22,9 @@
 #include "tests/support/deployment.hpp"
 #include "tests/support/ws_client.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_bad_input_e2e {
+
 using namespace pushonce::test;
 using namespace std::chrono_literals;
 namespace json = boost::json;
@@ -510,3 +513,5 @@ TEST_CASE("bad input: a slow reader's session is dropped after the close deadlin
 
   s.witness_got_each_once();
 }
+
+}  // namespace test_bad_input_e2e

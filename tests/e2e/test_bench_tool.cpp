@@ -14,6 +14,9 @@
 #include "tests/support/process.hpp"
 #include "tests/support/ws_client.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_bench_tool_e2e {
+
 using namespace pushonce::test;
 using namespace std::chrono_literals;
 namespace json = boost::json;
@@ -124,3 +127,5 @@ TEST_CASE("pushonce-bench: a stand-in that duplicates frames is caught, exit sta
   CHECK(clean.code() == 0);
   CHECK(num(report_of(clean.run.out), "duplicates") == 0);
 }
+
+}  // namespace test_bench_tool_e2e

@@ -16,6 +16,9 @@
 #include "tests/support/sync_redis.hpp"
 #include "tests/support/ws_client.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_cluster_failover_e2e {
+
 using namespace pushonce::test;
 using namespace std::chrono_literals;
 namespace json = boost::json;
@@ -35,7 +38,8 @@ http_reply publish_one(std::uint16_t port, const std::string& user, int n) {
 
 TEST_CASE(
     "cluster failover: a slot without a master answers 503 with Retry-After within the "
-    "deadline, /readyz and status name its slots; all well again when the master returns") {
+    "deadline, /readyz and status name its slots; all well again when the master returns" *
+    doctest::test_suite("cluster")) {
   redis_cluster_options o;
   o.replicas = 0;  // nothing to promote: the slots stay without a master until it returns
   redis_cluster cluster(o);
@@ -105,7 +109,8 @@ TEST_CASE(
   CHECK(gateway.running());
 }
 
-TEST_CASE("cluster layout: a worker with another --bus-shards than the namespace's stops (2)") {
+TEST_CASE("cluster layout: a worker with another --bus-shards than the namespace's stops (2)" *
+          doctest::test_suite("cluster")) {
   redis_cluster_options o;
   o.replicas = 0;
   redis_cluster cluster(o);
@@ -125,3 +130,5 @@ TEST_CASE("cluster layout: a worker with another --bus-shards than the namespace
   CHECK(refused.code() == 2);
   CHECK(refused.describe().find("bus-shards=16") != std::string::npos);
 }
+
+}  // namespace test_cluster_failover_e2e

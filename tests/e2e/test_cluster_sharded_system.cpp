@@ -26,6 +26,9 @@
 #include "tests/support/sync_redis.hpp"
 #include "tests/support/ws_client.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_cluster_sharded_system_e2e {
+
 using namespace pushonce::test;
 using namespace std::chrono_literals;
 namespace json = boost::json;
@@ -84,7 +87,8 @@ void receive_until(ws_client& c, const std::set<std::string>& want, received& go
 
 TEST_CASE(
     "cluster sharded system: --bus-shards 4, every message once over WebSocket, across a "
-    "slot move") {
+    "slot move" *
+    doctest::test_suite("cluster")) {
   redis_cluster cluster;
   const std::string ns = unique_namespace("e2e", "sharded");
   pushonce::keys k(ns, 4);
@@ -171,7 +175,8 @@ TEST_CASE(
 
 TEST_CASE(
     "cluster sharded system: /readyz says sharded:false while the master of a user's channel "
-    "is down, true again after its replica took over; the session gets every message once") {
+    "is down, true again after its replica took over; the session gets every message once" *
+    doctest::test_suite("cluster")) {
   redis_cluster cluster;
   const std::string ns = unique_namespace("e2e", "sharded-ready");
   pushonce::keys k(ns, 16);
@@ -251,3 +256,5 @@ TEST_CASE(
   CHECK(got.offsets == std::vector<long long>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10});
   CHECK(gateway.running());
 }
+
+}  // namespace test_cluster_sharded_system_e2e

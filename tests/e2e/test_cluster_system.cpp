@@ -22,6 +22,9 @@
 #include "tests/support/sync_redis.hpp"
 #include "tests/support/ws_client.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_cluster_system_e2e {
+
 using namespace pushonce::test;
 using namespace std::chrono_literals;
 
@@ -113,7 +116,8 @@ boost::json::object hello(ws_client& c, std::uint16_t port, const std::string& u
 }
 }  // namespace
 
-TEST_CASE("cluster system: leader and worker on a cluster deliver once, across a failover") {
+TEST_CASE("cluster system: leader and worker on a cluster deliver once, across a failover" *
+          doctest::test_suite("cluster")) {
   redis_cluster cluster;
   const std::string ns = unique_namespace("e2e", "cluster");
   pushonce::keys k(ns, 16);  // the cluster default of --bus-shards
@@ -189,7 +193,8 @@ TEST_CASE("cluster system: leader and worker on a cluster deliver once, across a
 
 TEST_CASE(
     "cluster system: a gateway on the cluster, workers with --wait-replicas 1: each message "
-    "once over WebSocket, resumed after a gateway kill -9") {
+    "once over WebSocket, resumed after a gateway kill -9" *
+    doctest::test_suite("cluster")) {
   redis_cluster cluster;
   const std::string ns = unique_namespace("e2e", "cluster-gw");
   pushonce::keys k(ns, 16);  // the cluster default of --bus-shards
@@ -242,3 +247,5 @@ TEST_CASE(
   CHECK(counter(status.out.as_object(), "wait_replicas_timeout") == 0);
   CHECK(worker.running());
 }
+
+}  // namespace test_cluster_system_e2e

@@ -24,6 +24,9 @@
 #include "tests/support/sync_redis.hpp"
 #include "tests/support/ws_client.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_gateway_e2e {
+
 using namespace pushonce;
 using namespace pushonce::test;
 using namespace std::chrono_literals;
@@ -587,3 +590,5 @@ TEST_CASE("gateway: offsets that go back (failover) give a new epoch and recover
   CHECK(w5.at("recovered") == true);
   CHECK(offsets_of(cur.drain()) == std::vector<long long>{7});
 }
+
+}  // namespace test_gateway_e2e

@@ -13,6 +13,9 @@
 #include "tests/support/deployment.hpp"
 #include "tests/support/ws_client.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_gateway_drain_e2e {
+
 using namespace std::chrono_literals;
 using pushonce::test::hello_frame;
 using pushonce::test::http_request;
@@ -116,3 +119,5 @@ TEST_CASE("gateway: a bad --drain-delay-ms is a usage error") {
   CHECK(r.code() == 2);
   CHECK(r.error_line());
 }
+
+}  // namespace test_gateway_drain_e2e

@@ -15,6 +15,9 @@
 #include "tests/support/deployment.hpp"
 #include "tests/support/ws_client.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_gateway_features_e2e {
+
 using namespace pushonce;
 using namespace pushonce::test;
 using namespace std::chrono_literals;
@@ -207,3 +210,5 @@ TEST_CASE("gateway features: a quiet open session keeps its user's inbox alive p
   CHECK(m2.at("offset") == 2);
   CHECK(m2.at("data").at("n") == 2);
 }
+
+}  // namespace test_gateway_features_e2e

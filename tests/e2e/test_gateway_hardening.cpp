@@ -26,6 +26,9 @@
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/ws_client.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_gateway_hardening_e2e {
+
 using namespace pushonce::test;
 using namespace std::chrono_literals;
 
@@ -447,3 +450,5 @@ TEST_CASE("hardening: --jwt-jwks verifies an identity provider's tokens; SIGHUP 
   CHECK(bad.code() == 2);
   CHECK(bad.run.err.find("--jwt-jwks") != std::string::npos);
 }
+
+}  // namespace test_gateway_hardening_e2e

@@ -68,6 +68,9 @@ constexpr bool under_asan = true;
 constexpr bool under_asan = false;
 #endif
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_gateway_limits_e2e {
+
 TEST_CASE("gateway: out of descriptors the listener backs off, warns once, and recovers" *
           doctest::skip(under_asan)) {
   redis_server redis;
@@ -109,3 +112,5 @@ TEST_CASE("gateway: out of descriptors the listener backs off, warns once, and r
   CHECK(count_of(gw.stderr_text(), "listener: accept:") == 1);
   CHECK(gw.stop() == 0);
 }
+
+}  // namespace test_gateway_limits_e2e

@@ -25,6 +25,9 @@
 #include "tests/support/process.hpp"
 #include "tests/support/sync_redis.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_pipeline_e2e {
+
 namespace json = boost::json;
 using namespace std::chrono_literals;
 using pushonce::test::cli_result;
@@ -354,3 +357,5 @@ TEST_CASE("SIGTERM: the leader and the workers exit 0 within 5 s") {
   CHECK(st.at("leader").is_null());
   CHECK(st.at("workers").as_array().empty());
 }
+
+}  // namespace test_pipeline_e2e

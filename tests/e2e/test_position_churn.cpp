@@ -17,6 +17,9 @@
 #include "tests/support/sync_redis.hpp"
 #include "tests/support/ws_client.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_position_churn_e2e {
+
 using namespace pushonce::test;
 using namespace std::chrono_literals;
 namespace json = boost::json;
@@ -167,3 +170,5 @@ TEST_CASE("position churn: Redis calls per queue change do not grow with the que
     CHECK(ws[i].position_frames <= 2);
   }
 }
+
+}  // namespace test_position_churn_e2e

@@ -22,6 +22,9 @@
 #include "tests/support/deployment.hpp"
 #include "tests/support/sync_redis.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_recovery_e2e {
+
 using namespace pushonce;
 using pushonce::test::environment;
 using pushonce::test::process;
@@ -547,3 +550,5 @@ TEST_CASE("CLI: accept an assignment; token needs a secret and verifies") {
   CHECK(gw.code() == 2);
   CHECK(gw.run.err.find("at least 32") != std::string::npos);
 }
+
+}  // namespace test_recovery_e2e

@@ -15,6 +15,9 @@
 #include "tests/support/sync_redis.hpp"
 #include "tests/support/ws_client.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_redis_refusals_e2e {
+
 using namespace pushonce::test;
 using namespace std::chrono_literals;
 namespace json = boost::json;
@@ -125,3 +128,5 @@ TEST_CASE("Redis that refuses CONFIG (as managed services do): the worker starts
   CHECK(wait_until([&] { return d.redis().inbox(d.inbox_key("alice")).size() == 1; }, 10s));
   CHECK(!id.empty());
 }
+
+}  // namespace test_redis_refusals_e2e

@@ -13,6 +13,9 @@
 #include "tests/support/sync_redis.hpp"
 #include "tests/support/tls_certs.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_redis_tls_system_e2e {
+
 using namespace pushonce::test;
 using namespace std::chrono_literals;
 
@@ -83,3 +86,5 @@ TEST_CASE("redis tls system: leader, worker and CLI over rediss:// with a client
   auto mixed = run_cli("pushonce-leader", {"status"}, plain_url);
   CHECK_MESSAGE(mixed.code() == 2, mixed.describe());
 }
+
+}  // namespace test_redis_tls_system_e2e

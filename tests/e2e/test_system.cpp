@@ -40,6 +40,9 @@
 #include "tests/support/sync_redis.hpp"
 #include "tests/support/ws_client.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_system_e2e {
+
 namespace asio = boost::asio;
 namespace json = boost::json;
 using namespace std::chrono_literals;
@@ -736,3 +739,5 @@ TEST_CASE("system: status lists the leader, the 3 workers and the 2 gateways wit
   INFO("status: ", json::serialize(st));
   CHECK(followed);
 }
+
+}  // namespace test_system_e2e

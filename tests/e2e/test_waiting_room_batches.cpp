@@ -18,6 +18,9 @@
 #include "tests/support/sync_redis.hpp"
 #include "tests/support/ws_client.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_waiting_room_batches_e2e {
+
 using namespace pushonce::test;
 using namespace std::chrono_literals;
 namespace json = boost::json;
@@ -143,3 +146,5 @@ TEST_CASE("waiting room: batched assignments across a leader kill -9, exactly on
   // The standby took over with a newer fencing token.
   CHECK(d.redis().text({"HGET", leader_key, "pid"}) != std::to_string(first.pid()));
 }
+
+}  // namespace test_waiting_room_batches_e2e

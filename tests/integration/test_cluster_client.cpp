@@ -32,7 +32,8 @@ std::string held_by(std::uint16_t port, const std::string& key) {
 }
 }  // namespace
 
-TEST_CASE("cluster client: routes by key to every master; scripts; pipelines; ASK") {
+TEST_CASE("cluster client: routes by key to every master; scripts; pipelines; ASK" *
+          doctest::test_suite("cluster")) {
   cluster_fixture fx;
   auto masters = fx.cluster.masters();
   REQUIRE(masters.size() == 3);
@@ -99,7 +100,7 @@ TEST_CASE("cluster client: routes by key to every master; scripts; pipelines; AS
   });
 }
 
-TEST_CASE("cluster client: MOVED after a slot was resharded") {
+TEST_CASE("cluster client: MOVED after a slot was resharded" * doctest::test_suite("cluster")) {
   cluster_fixture fx;
   auto masters = fx.cluster.masters();
   const std::string key = fx.key_on(masters[0], "moved");
@@ -119,7 +120,7 @@ TEST_CASE("cluster client: MOVED after a slot was resharded") {
   CHECK(held_by(masters[2], key) == "after");
 }
 
-TEST_CASE("cluster client: a master fails over to its replica") {
+TEST_CASE("cluster client: a master fails over to its replica" * doctest::test_suite("cluster")) {
   cluster_fixture fx;
   auto masters = fx.cluster.masters();
   const std::string key = fx.key_on(masters[1], "failover");

@@ -13,7 +13,8 @@
 using pushonce::test::redis_cluster;
 using pushonce::test::sync_redis;
 
-TEST_CASE("redis_cluster: 3 masters with replicas; a slot moves with its keys; a failover") {
+TEST_CASE("redis_cluster: 3 masters with replicas; a slot moves with its keys; a failover" *
+          doctest::test_suite("cluster")) {
   redis_cluster cluster;
   REQUIRE(cluster.size() == 6);
   auto masters = cluster.masters();

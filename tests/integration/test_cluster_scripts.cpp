@@ -21,7 +21,8 @@ using pushonce::test::cluster_fixture;
 namespace redis = pushonce::redis;
 namespace lua = pushonce::lua;
 
-TEST_CASE("cluster: claim.lua batches split per slot; leader_lease.lua in one slot") {
+TEST_CASE("cluster: claim.lua batches split per slot; leader_lease.lua in one slot" *
+          doctest::test_suite("cluster")) {
   cluster_fixture fx;
   // Users whose keys land on different masters.
   std::vector<std::string> users;

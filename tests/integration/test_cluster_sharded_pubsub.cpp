@@ -69,7 +69,8 @@ boost::asio::awaitable<bool> publish_until_heard(cluster_fixture& fx, heard& h, 
 
 }  // namespace
 
-TEST_CASE("cluster sharded pubsub: SPUBLISH and claim.lua reach the slot owner's subscriber") {
+TEST_CASE("cluster sharded pubsub: SPUBLISH and claim.lua reach the slot owner's subscriber" *
+          doctest::test_suite("cluster")) {
   heard h;  // outlives the fixture, whose destructor runs the last callbacks
   cluster_fixture fx;
   auto masters = fx.cluster.masters();
@@ -132,7 +133,8 @@ TEST_CASE("cluster sharded pubsub: SPUBLISH and claim.lua reach the slot owner's
   sub->stop();
 }
 
-TEST_CASE("cluster sharded pubsub: a moved slot, then a failover: resubscribed on the new owner") {
+TEST_CASE("cluster sharded pubsub: a moved slot, then a failover: resubscribed on the new owner" *
+          doctest::test_suite("cluster")) {
   heard h;
   cluster_fixture fx;
   auto masters = fx.cluster.masters();

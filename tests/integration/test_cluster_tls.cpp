@@ -59,7 +59,8 @@ std::vector<std::uint16_t> client_ports(std::uint16_t port, const std::string& n
 
 }  // namespace
 
-TEST_CASE("cluster tls: rediss:// seeds; every master reached over TLS with a client cert") {
+TEST_CASE("cluster tls: rediss:// seeds; every master reached over TLS with a client cert" *
+          doctest::test_suite("cluster")) {
   tls_certs certs;
   cluster_fixture fx(redis_cluster_options{.masters = 3, .replicas = 0, .tls = &certs});
   auto masters = fx.cluster.masters();  // plain ports (the fixture's own view)
@@ -96,7 +97,8 @@ TEST_CASE("cluster tls: rediss:// seeds; every master reached over TLS with a cl
   }
 }
 
-TEST_CASE("cluster tls: a CA that did not sign the nodes gets no connection") {
+TEST_CASE("cluster tls: a CA that did not sign the nodes gets no connection" *
+          doctest::test_suite("cluster")) {
   tls_certs certs;
   cluster_fixture fx(redis_cluster_options{.masters = 3, .replicas = 0, .tls = &certs});
   auto o = tls_options(fx, certs, certs.other_ca);

@@ -304,7 +304,8 @@ TEST_CASE("replay.lua, a cluster's call: only the record; a second is refused") 
   });
 }
 
-TEST_CASE("dead letters on a cluster: the mark first, the entry only after it; replay's steps") {
+TEST_CASE("dead letters on a cluster: the mark first, the entry only after it; replay's steps" *
+          doctest::test_suite("cluster")) {
   pushonce::test::cluster_fixture fx;
   const auto m = bus_msg("4096", "ivy");
   pushonce::worker::claim_options o;

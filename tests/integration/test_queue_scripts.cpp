@@ -25,7 +25,7 @@ using pushonce::test::wait_until;
 
 namespace {
 
-bool all_digits(const std::string& s) {
+bool decimal_id(const std::string& s) {
   return !s.empty() && s.find_first_not_of("0123456789") == std::string::npos;
 }
 
@@ -411,7 +411,7 @@ TEST_CASE("queue: ids are decimal strings that grow as numbers across digit boun
         std::vector<std::string>{"4112", "8208", "12304", "98320", "102416", "4503599627370512"});
   for (std::size_t i = 0; i < ids.size(); ++i) {
     CAPTURE(ids[i]);
-    CHECK(all_digits(ids[i]));
+    CHECK(decimal_id(ids[i]));
     if (i > 0) CHECK(pushonce::compare_ids(ids[i - 1], ids[i]) < 0);
   }
   // Where string order would be wrong, the numeric order is right.

@@ -52,7 +52,8 @@ asio::awaitable<long long> served_by(pushonce::redis::connection& conn) {
 
 }  // namespace
 
-TEST_CASE("sentinel: find_master asks the sentinels in turn and skips one that is down") {
+TEST_CASE("sentinel: find_master asks the sentinels in turn and skips one that is down" *
+          doctest::test_suite("sentinel")) {
   redis_sentinel rs;
   auto o = sentinel_options(rs);
   // The first sentinel listed is not there: the second one answers.
@@ -70,7 +71,8 @@ TEST_CASE("sentinel: find_master asks the sentinels in turn and skips one that i
   CHECK(choice.order().front() == 1);  // the one that answered is asked first next time
 }
 
-TEST_CASE("sentinel: a connection and a subscriber follow the master through kill -9") {
+TEST_CASE("sentinel: a connection and a subscriber follow the master through kill -9" *
+          doctest::test_suite("sentinel")) {
   redis_sentinel rs;
   asio::io_context io;
   auto o = sentinel_options(rs);
@@ -152,7 +154,8 @@ TEST_CASE("sentinel: a connection and a subscriber follow the master through kil
   io.run_for(1s);
 }
 
-TEST_CASE("sentinel: a password on the master, none on the sentinels: asked without it") {
+TEST_CASE("sentinel: a password on the master, none on the sentinels: asked without it" *
+          doctest::test_suite("sentinel")) {
   redis_sentinel rs("main", "s3cret");
   asio::io_context io;
   auto o = sentinel_options(rs);

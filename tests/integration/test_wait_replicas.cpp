@@ -92,7 +92,8 @@ TEST_CASE(
   });
 }
 
-TEST_CASE("wait replicas: on a cluster, WAIT goes to the user's master and counts its replica") {
+TEST_CASE("wait replicas: on a cluster, WAIT goes to the user's master and counts its replica" *
+          doctest::test_suite("cluster")) {
   cluster_fixture fx;
   // one user per master
   std::vector<std::string> users;

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "tests/support/redis_server.hpp"
+#include "tests/support/sync_redis.hpp"
 #include "tests/support/temp_dir.hpp"
 
 #ifndef PUSHONCE_REDIS_SERVER
@@ -20,15 +21,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using clock_type = std::chrono::steady_clock;
-
-struct context_deleter {
-  void operator()(redisContext* c) const { redisFree(c); }
-};
-struct reply_deleter {
-  void operator()(redisReply* r) const { freeReplyObject(r); }
-};
-using context_ptr = std::unique_ptr<redisContext, context_deleter>;
-using reply_ptr = std::unique_ptr<redisReply, reply_deleter>;
 
 // One command to 127.0.0.1:port with short timeouts (after AUTH when a password is given);
 // nullptr when it cannot be sent.

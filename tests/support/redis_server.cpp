@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "tests/support/process.hpp"
+#include "tests/support/sync_redis.hpp"
 #include "tests/support/temp_dir.hpp"
 
 #ifndef PUSHONCE_REDIS_SERVER
@@ -24,15 +25,6 @@ namespace pushonce::test {
 namespace {
 
 using namespace std::chrono_literals;
-
-struct context_deleter {
-  void operator()(redisContext* c) const { redisFree(c); }
-};
-struct reply_deleter {
-  void operator()(redisReply* r) const { freeReplyObject(r); }
-};
-using context_ptr = std::unique_ptr<redisContext, context_deleter>;
-using reply_ptr = std::unique_ptr<redisReply, reply_deleter>;
 
 // The process_id that the server on `port` reports, or -1 when it does not answer (yet).
 long long server_pid(std::uint16_t port) {

@@ -18,6 +18,10 @@ struct reply_free {
   void operator()(redisReply* r) const { freeReplyObject(r); }
 };
 using reply_ptr = std::unique_ptr<redisReply, reply_free>;
+struct context_free {
+  void operator()(redisContext* c) const { redisFree(c); }
+};
+using context_ptr = std::unique_ptr<redisContext, context_free>;
 
 class sync_redis {
  public:

@@ -11,7 +11,7 @@ using op = ws_frame_decoder::opcode;
 
 namespace {
 
-std::string server_frame(std::uint8_t first, const std::string& payload) {
+std::string encoded_frame(std::uint8_t first, const std::string& payload) {
   std::string f;
   f.push_back(static_cast<char>(first));
   if (payload.size() < 126) {
@@ -29,7 +29,8 @@ std::string server_frame(std::uint8_t first, const std::string& payload) {
 TEST_CASE("bench ws frames: several frames in one read, and one split over reads") {
   ws_frame_decoder d;
   std::string big(300, 'x');
-  auto bytes = server_frame(0x81, "{\"a\":1}") + server_frame(0x81, big) + server_frame(0x89, "hi");
+  auto bytes =
+      encoded_frame(0x81, "{\"a\":1}") + encoded_frame(0x81, big) + encoded_frame(0x89, "hi");
   d.append(bytes.data(), bytes.size() - 1);  // the ping's last byte not yet here
   ws_frame_decoder::frame f{};
   REQUIRE(d.next(f) == ws_frame_decoder::status::frame);
@@ -47,7 +48,8 @@ TEST_CASE("bench ws frames: several frames in one read, and one split over reads
 
 TEST_CASE("bench ws frames: fragments are joined into one message") {
   ws_frame_decoder d;
-  auto bytes = server_frame(0x01, "{\"a\"") + server_frame(0x89, "p") + server_frame(0x80, ":2}");
+  auto bytes =
+      encoded_frame(0x01, "{\"a\"") + encoded_frame(0x89, "p") + encoded_frame(0x80, ":2}");
   d.append(bytes.data(), bytes.size());
   ws_frame_decoder::frame f{};
   REQUIRE(d.next(f) == ws_frame_decoder::status::frame);
@@ -58,10 +60,10 @@ TEST_CASE("bench ws frames: fragments are joined into one message") {
 }
 
 TEST_CASE("bench ws frames: protocol errors") {
-  for (const auto& bad : {server_frame(0xC1, "x"),     // RSV1 without an extension
-                          server_frame(0x80, "x"),     // continuation with nothing to continue
-                          server_frame(0x83, "x"),     // unknown opcode
-                          server_frame(0x09, "x")}) {  // fragmented ping
+  for (const auto& bad : {encoded_frame(0xC1, "x"),     // RSV1 without an extension
+                          encoded_frame(0x80, "x"),     // continuation with nothing to continue
+                          encoded_frame(0x83, "x"),     // unknown opcode
+                          encoded_frame(0x09, "x")}) {  // fragmented ping
     ws_frame_decoder d;
     d.append(bad.data(), bad.size());
     ws_frame_decoder::frame f{};

@@ -37,16 +37,16 @@ std::string show(const reply& r) {
   return "?";
 }
 
-struct outcome {
+struct read_outcome {
   std::vector<std::string> replies;
   bool failed = false;
   std::string why;
 };
 
 // Feeds `wire` in pieces of `step` bytes (0: all at once), taking replies after each piece.
-outcome decode(const std::string& wire, std::size_t step = 0) {
+read_outcome decode(const std::string& wire, std::size_t step = 0) {
   resp_reader reader;
-  outcome o;
+  read_outcome o;
   if (step == 0) step = wire.size() ? wire.size() : 1;
   for (std::size_t at = 0; at < wire.size() && !o.failed; at += step) {
     if (!reader.feed(wire.data() + at, std::min(step, wire.size() - at))) {
