@@ -5,7 +5,7 @@
 #   build     the default build (RelWithDebInfo, -Werror) in build/
 #   release   the programs in Release (-O3) in build-release/: a user's build must compile
 #   format    clang-format --dry-run --Werror on every C++ file
-#   lua       the Lua scripts' smoke check (redis-cli)
+#   lua       every Lua script loads on a real redis-server (redis-cli)
 #   ctest     every CTest tier of build/ (unit, integration, e2e, chaos, js, browser)
 #   asan      ASan+UBSan build in build-asan/: unit, integration and e2e tiers; any
 #             sanitizer report (leak, UB, memory error) fails the run
