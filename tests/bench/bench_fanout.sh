@@ -15,7 +15,7 @@
 #   GATEWAY_ARGS [extra gateway options] CLUSTER [0] REPLICAS [0] PUSHONCE_BUS_SHARDS
 #   [the programs' default: 1, or 16 on a cluster] (lib/deployment.sh has the rest)
 set -euo pipefail
-# shellcheck source=tests/bench/lib/deployment.sh
+# shellcheck source=lib/deployment.sh disable=SC1091
 . "$(dirname "$0")/lib/deployment.sh"
 deployment_init "${1:?usage: bench_fanout.sh BIN_DIR [pushonce-bench options]}" bench-fanout
 shift

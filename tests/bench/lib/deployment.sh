@@ -132,7 +132,7 @@ deployment_redis() {
   cluster_wait_ok "${ports[@]}"
   # The roles as the cluster has them (redis-cli may pair nodes other than in the order given).
   for i in "${!ports[@]}"; do
-    if [[ "$(rcli "${ports[$i]}" ROLE | head -n 1)" == master ]]; then
+    if [[ "$(rcli "${ports[$i]}" ROLE)" == master* ]]; then
       REDIS_MASTER_PORTS+=("${ports[$i]}") REDIS_MASTER_PIDS+=("${pids[$i]}")
     else
       REDIS_REPLICA_PORTS+=("${ports[$i]}") REDIS_REPLICA_PIDS+=("${pids[$i]}")
@@ -180,7 +180,7 @@ cluster_join() {
     local master_id
     master_id="$(rcli "${nodes[$((i - masters))]}" CLUSTER MYID)"
     for _ in $(seq 1 50); do
-      rcli "${nodes[$i]}" CLUSTER REPLICATE "$master_id" 2>/dev/null | grep -q OK && break
+      [[ "$(rcli "${nodes[$i]}" CLUSTER REPLICATE "$master_id" 2>&1)" == OK ]] && break
       sleep 0.1
     done
   done
@@ -188,14 +188,15 @@ cluster_join() {
 
 # Every node says cluster_state:ok and every replica's link to its master is up and synced.
 cluster_wait_ok() {
-  local p ok
+  local p ok info
   for _ in $(seq 1 300); do
     ok=1
     for p in "$@"; do
-      rcli "$p" CLUSTER INFO | grep -q '^cluster_state:ok' || { ok=0; break; }
-      if [[ "$(rcli "$p" ROLE | head -n 1)" == slave ]]; then
-        rcli "$p" INFO replication | tr -d '\r' | grep -q '^master_link_status:up' || { ok=0; break; }
-        rcli "$p" INFO replication | tr -d '\r' | grep -q '^master_sync_in_progress:0' || { ok=0; break; }
+      [[ "$(rcli "$p" CLUSTER INFO)" == *cluster_state:ok* ]] || { ok=0; break; }
+      if [[ "$(rcli "$p" ROLE)" == slave* ]]; then
+        info="$(rcli "$p" INFO replication | tr -d '\r')"
+        [[ "$info" == *master_link_status:up* && "$info" == *master_sync_in_progress:0* ]] ||
+          { ok=0; break; }
       fi
     done
     ((ok)) && [[ "$(rcli "$1" CLUSTER NODES | grep -c slave)" -eq $((CLUSTER * REPLICAS)) ]] && return 0
