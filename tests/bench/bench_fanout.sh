@@ -11,9 +11,13 @@
 #   tests/bench/bench_fanout.sh BIN_DIR [pushonce-bench fanout options...]
 #   tests/bench/bench_fanout.sh build/bin --rate 6500 --messages 30000
 #   CLUSTER=3 REPLICAS=1 tests/bench/bench_fanout.sh build/bin --messages 20000
+#   CLUSTER=3 REPLICAS=1 KILL_MASTER_AFTER_S=3 RUNS=1 WARMUP=0 \
+#     tests/bench/bench_fanout.sh build/bin --rate 2000 --duration 10   # a master killed
 # Settings by environment [default]: WORKERS [3] GATEWAYS [2] RUNS [3] WARMUP [5000]
 #   GATEWAY_ARGS [extra gateway options] CLUSTER [0] REPLICAS [0] PUSHONCE_BUS_SHARDS
-#   [the programs' default: 1, or 16 on a cluster] (lib/deployment.sh has the rest)
+#   [the programs' default: 1, or 16 on a cluster] KILL_MASTER_AFTER_S [none; S: each run
+#   SIGKILLs the master owning slot 0 S seconds after the tool started, replicas needed]
+#   (lib/deployment.sh has the rest)
 set -euo pipefail
 # shellcheck source=lib/deployment.sh disable=SC1091
 . "$(dirname "$0")/lib/deployment.sh"
@@ -32,6 +36,24 @@ echo "fanout: ${PUSHONCE_REDIS_CLUSTER:-$PUSHONCE_REDIS}" \
   "(${#REDIS_MASTER_PORTS[@]} master(s), ${#REDIS_REPLICA_PORTS[@]} replica(s)," \
   "bus shards ${PUSHONCE_BUS_SHARDS:-default}), $WORKERS workers, $GATEWAYS gateways" >&2
 
+# SIGKILL to the master that owns slot 0 (a replica of it takes over).
+kill_slot0_master() {
+  local port i
+  port="$(rcli "${REDIS_MASTER_PORTS[0]}" CLUSTER NODES |
+    awk '$3 ~ /master/ { for (i = 9; i <= NF; i++) if ($i ~ /^0(-|$)/) { split($2, a, "[:@]"); print a[2] } }')"
+  for i in "${!REDIS_MASTER_PORTS[@]}"; do
+    if [[ "${REDIS_MASTER_PORTS[$i]}" == "$port" ]]; then
+      echo "killing the master of slot 0 (port $port) with SIGKILL" >&2
+      kill -KILL "${REDIS_MASTER_PIDS[$i]}"
+      wait "${REDIS_MASTER_PIDS[$i]}" 2>/dev/null || true
+    fi
+  done
+}
+if [[ -n "${KILL_MASTER_AFTER_S:-}" ]] && ((${#REDIS_REPLICA_PORTS[@]} == 0)); then
+  echo "error: KILL_MASTER_AFTER_S needs a replica to take over (CLUSTER=N REPLICAS=1)" >&2
+  exit 2
+fi
+
 if [[ "$WARMUP" -gt 0 ]]; then
   "$bench" fanout --gateway "$GATEWAY_LIST" --messages "$WARMUP" --json --no-progress >/dev/null
 fi
@@ -40,8 +62,16 @@ status=0
 for ((r = 1; r <= RUNS; r++)); do
   m0="$(cpu_ticks "${REDIS_MASTER_PIDS[@]}")" r0="$(cpu_ticks "${REDIS_REPLICA_PIDS[@]}")"
   w0="$(cpu_ticks "${WORKER_PIDS[@]}")"
-  run="$("$bench" fanout --gateway "$GATEWAY_LIST" --pids "$GATEWAY_PID_LIST" --json --no-progress "$@")" ||
-    status=1
+  "$bench" fanout --gateway "$GATEWAY_LIST" --pids "$GATEWAY_PID_LIST" --json --no-progress "$@" \
+    >"$DEPLOY_DIR/run.json" &
+  tool=$!
+  DEPLOY_PIDS+=("$tool")
+  if [[ -n "${KILL_MASTER_AFTER_S:-}" ]]; then
+    sleep "$KILL_MASTER_AFTER_S"
+    kill_slot0_master
+  fi
+  wait "$tool" || status=1
+  run="$(<"$DEPLOY_DIR/run.json")"
   m1="$(cpu_ticks "${REDIS_MASTER_PIDS[@]}")" r1="$(cpu_ticks "${REDIS_REPLICA_PIDS[@]}")"
   w1="$(cpu_ticks "${WORKER_PIDS[@]}")"
   n="$(jq '.published' <<<"$run")"

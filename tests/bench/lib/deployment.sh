@@ -75,7 +75,7 @@ rcli() {
 cpu_ticks() {
   local p stat sum=0 f
   for p in "$@"; do
-    stat="$(<"/proc/$p/stat")" || continue
+    stat="$(cat "/proc/$p/stat" 2>/dev/null)" || continue  # (a process killed on purpose)
     read -ra f <<<"${stat##*) }"
     sum=$((sum + f[11] + f[12]))
   done
