@@ -75,9 +75,11 @@ for ((r = 1; r <= RUNS; r++)); do
   m1="$(cpu_ticks "${REDIS_MASTER_PIDS[@]}")" r1="$(cpu_ticks "${REDIS_REPLICA_PIDS[@]}")"
   w1="$(cpu_ticks "${WORKER_PIDS[@]}")"
   n="$(jq '.published' <<<"$run")"
-  replicas=null
+  masters="$(ticks_us_per_message "$m0" "$m1" "$n")" replicas=null
   ((${#REDIS_REPLICA_PIDS[@]} > 0)) && replicas="$(ticks_us_per_message "$r0" "$r1" "$n")"
-  jq -c --argjson masters "$(ticks_us_per_message "$m0" "$m1" "$n")" --argjson replicas "$replicas" \
+  # (a killed master's CPU is gone with it: no Redis figure for such a run)
+  [[ -n "${KILL_MASTER_AFTER_S:-}" ]] && masters=null replicas=null
+  jq -c --argjson masters "$masters" --argjson replicas "$replicas" \
     --argjson workers "$(ticks_us_per_message "$w0" "$w1" "$n")" \
     --argjson cluster "${CLUSTER:-0}" --argjson with_replicas "${REPLICAS:-0}" \
     '. + {redis_cluster_masters: $cluster, redis_replicas_per_master: $with_replicas,
@@ -88,7 +90,7 @@ jq -rs 'def med: sort | .[length / 2 | floor];
   def r(x): if x == null then "-" else (x * 10 | round / 10 | tostring) end;
   "median of \(length): \(map(.delivered_messages_per_s) | med | round) msgs/s delivered, " +
   "p50 \(r(map(.latency.p50_ms) | med)) / p99 \(r(map(.latency.p99_ms) | med)) ms, " +
-  "Redis \(r(map(.redis_cpu_us_per_message) | med)) us/msg (masters), " +
+  "Redis \(r(map(.redis_cpu_us_per_message) | if .[0] == null then null else med end)) us/msg (masters), " +
   "replicas \(r(map(.redis_replicas_cpu_us_per_message) | if .[0] == null then null else med end)), " +
   "workers \(r(map(.workers_cpu_us_per_message) | med)), " +
   "gateways \(r(map(.pids_cpu_us_per_message) | med)); " +
