@@ -23,6 +23,9 @@
 # GATEWAY_PID_LIST (comma-separated, as pushonce-bench --gateway and --pids take them),
 # GATEWAY_PORTS and GATEWAY_PIDS (arrays); WORKER_PIDS (array) after deployment_workers.
 # Every program logs into DEPLOY_DIR (leader.log, worker-I.log, gateway-I.log, redis-P/).
+# Also for the scripts: rcli PORT ARGS... (redis-cli), cpu_ticks PID... (their utime +
+# stime), ticks_us_per_message TICKS0 TICKS1 MESSAGES, free_port; a process a script starts
+# itself goes into DEPLOY_PIDS to be stopped with the rest.
 
 DEPLOY_PIDS=()
 REDIS_MASTER_PORTS=() REDIS_REPLICA_PORTS=() REDIS_MASTER_PIDS=() REDIS_REPLICA_PIDS=()
