@@ -8,8 +8,10 @@
 # Redis retains per message beyond the inboxes: (used_memory - inbox bytes - empty-server
 # baseline) / (RATE × dedup window), redis-server's CPU per message over the run
 # (/proc/PID/stat) and Redis's calls per delivered message in the steady state.
+# The tool gives every message an idempotency key, which Redis keeps for the dedup window:
+# what one costs is measured first and given apart.
 # Exit 1 on growth >= 10 %, more than 250 bytes per message of the system's own (beyond the
-# inboxes and the idempotency key the tool gives each message), or a duplicate or a loss.
+# inboxes and the idempotency keys), or a duplicate or a loss.
 #   tests/bench/bench_soak.sh BIN_DIR                  (BIN_DIR: build/bin)
 # Settings by environment [default]: RATE [4000] DURATION_S [300] WINDOW_S [120, the
 #   default dedup window] SAMPLE_S [10] WORKERS [3] GATEWAYS [2] SESSIONS [200] USERS [100]
@@ -71,10 +73,37 @@ key_count() {
   echo "$sum"
 }
 
+# The tool gives every message an idempotency key: Redis keeps a key per message for the
+# dedup window besides the system's own state. What one costs: RATE × WINDOW_S keys shaped
+# like those publish.lua writes (name, message id, PX), written on the empty server in a
+# database of their own, measured and flushed. A cluster has database 0 only: there the
+# MEMORY USAGE of one such key, which leaves out its keyspace and expiry-table entries.
+idem_cost() {
+  local port=${masters[0]} count=$((RATE * WINDOW_S)) before after
+  if ((${CLUSTER:-0} > 0)); then
+    rcli "$port" -c SET "$ns:{bus:0}:idem:pb-0123abcd-17:0123abcd-123456" 1234567890123 PX 10000 >/dev/null
+    rcli "$port" -c MEMORY USAGE "$ns:{bus:0}:idem:pb-0123abcd-17:0123abcd-123456"
+    return
+  fi
+  before="$(used_memory)"
+  python3 - "$ns" "$count" <<'PY' | rcli "$port" -n 9 --pipe >/dev/null
+import sys
+ns, count, out = sys.argv[1], int(sys.argv[2]), sys.stdout.buffer
+for k in range(count):
+    args = [b"SET", f"{ns}:{{bus:0}}:idem:pb-0123abcd-{k % 100}:0123abcd-{k}".encode(),
+            str(1234567890123 + 4096 * k).encode(), b"PX", b"600000"]
+    out.write(b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args))
+PY
+  after="$(used_memory)"
+  rcli "$port" -n 9 FLUSHDB >/dev/null
+  echo $(((after - before) / count))
+}
+idem_bytes="$(idem_cost)"
 baseline="$(used_memory)"
 echo "soak: $RATE msgs/s for ${DURATION_S}s on ${PUSHONCE_REDIS_CLUSTER:-$PUSHONCE_REDIS}" \
   "(baseline used_memory $baseline, active-expire-effort $effort)" >&2
 echo "redis active-expire-effort: $effort"
+echo "an idempotency key costs Redis $idem_bytes bytes"
 m0="$(cpu_ticks "${REDIS_MASTER_PIDS[@]}")" r0="$(cpu_ticks "${REDIS_REPLICA_PIDS[@]}")"
 "$DEPLOY_BIN/pushonce-bench" fanout --gateway "$GATEWAY_LIST" --sessions "$SESSIONS" \
   --users "$USERS" --rate "$RATE" --duration "$DURATION_S" --grace 30 --json --no-progress \
@@ -98,20 +127,6 @@ wait "$tool" || status=1
 m1="$(cpu_ticks "${REDIS_MASTER_PIDS[@]}")" r1="$(cpu_ticks "${REDIS_REPLICA_PIDS[@]}")"
 jq -c '{published, delivered, expected, duplicates, lost, delivered_messages_per_s,
         latency: {p50_ms: .latency.p50_ms, p99_ms: .latency.p99_ms}}' "$out/bench.json"
-# The tool gives every message an idempotency key, a key each for the dedup window: their
-# average MEMORY USAGE (a sample of 100; the expiry's own entry not counted), to tell them
-# apart from what the system keeps per message of its own.
-idem_keys=()
-for port in "${masters[@]}"; do
-  mapfile -t page < <(rcli "$port" SCAN 0 MATCH "$ns:{bus:*}:idem:*" COUNT 2000 | tail -n +2)
-  for k in "${page[@]}"; do ((${#idem_keys[@]} < 100)) && idem_keys+=("$port $k"); done
-done
-idem_sum=0
-for entry in "${idem_keys[@]}"; do
-  u="$(rcli "${entry%% *}" MEMORY USAGE "${entry#* }")"
-  [[ "$u" =~ ^[0-9]+$ ]] && idem_sum=$((idem_sum + u))
-done
-idem_bytes=$((${#idem_keys[@]} > 0 ? idem_sum / ${#idem_keys[@]} : 0))
 n="$(jq '.published' "$out/bench.json")"
 line="redis-server CPU over the run: $(ticks_us_per_message "$m0" "$m1" "$n") us/message"
 if ((${#REDIS_REPLICA_PIDS[@]} > 0)); then
@@ -134,7 +149,7 @@ per_msg = (m - inbox - base) / (rate * window)
 print(f"used_memory: middle third {avg(mid)/1e6:.1f} MB, last third {avg(last)/1e6:.1f} MB, growth {growth:+.1f} %")
 print(f"at the end: used_memory {m/1e6:.1f} MB, inboxes {inbox/1e6:.1f} MB, keys {rows[-1][3]}; "
       f"retained beyond inboxes {per_msg:.0f} bytes/message (rate x {window} s window), of which "
-      f"~{idem} the message's idempotency key: {per_msg - idem:.0f} bytes of the system's own")
+      f"~{idem} the message's idempotency key: ~{per_msg - idem:.0f} bytes of the system's own")
 def calls(i):  # {command: calls over the masters} and the delivered counter at sample i (1-based)
     try: text = open(f"{sys.argv[5]}/commandstats.{i}").read()
     except OSError: return None
