@@ -12,7 +12,7 @@
 #   tests/bench/bench_fanout.sh build/bin --rate 6500 --messages 30000
 #   CLUSTER=3 REPLICAS=1 tests/bench/bench_fanout.sh build/bin --messages 20000
 #   CLUSTER=3 REPLICAS=1 KILL_MASTER_AFTER_S=3 RUNS=1 WARMUP=0 \
-#     tests/bench/bench_fanout.sh build/bin --rate 2000 --duration 10   # a master killed
+#     tests/bench/bench_fanout.sh build/bin --rate 2000 --duration 10 --grace 30
 # Settings by environment [default]: WORKERS [3] GATEWAYS [2] RUNS [3] WARMUP [5000]
 #   GATEWAY_ARGS [extra gateway options] CLUSTER [0] REPLICAS [0] PUSHONCE_BUS_SHARDS
 #   [the programs' default: 1, or 16 on a cluster] KILL_MASTER_AFTER_S [none; S: each run
@@ -25,6 +25,10 @@ deployment_init "${1:?usage: bench_fanout.sh BIN_DIR [pushonce-bench options]}" 
 shift
 WORKERS=${WORKERS:-3} GATEWAYS=${GATEWAYS:-2} RUNS=${RUNS:-3} WARMUP=${WARMUP:-5000}
 bench="$DEPLOY_BIN/pushonce-bench"
+if [[ -n "${KILL_MASTER_AFTER_S:-}" && ( "${CLUSTER:-0}" == 0 || "${REPLICAS:-0}" != 1 ) ]]; then
+  echo "error: KILL_MASTER_AFTER_S needs a replica to take over (CLUSTER=N REPLICAS=1)" >&2
+  exit 2
+fi
 
 deployment_redis
 deployment_leader
@@ -49,10 +53,6 @@ kill_slot0_master() {
     fi
   done
 }
-if [[ -n "${KILL_MASTER_AFTER_S:-}" ]] && ((${#REDIS_REPLICA_PORTS[@]} == 0)); then
-  echo "error: KILL_MASTER_AFTER_S needs a replica to take over (CLUSTER=N REPLICAS=1)" >&2
-  exit 2
-fi
 
 if [[ "$WARMUP" -gt 0 ]]; then
   "$bench" fanout --gateway "$GATEWAY_LIST" --messages "$WARMUP" --json --no-progress >/dev/null
