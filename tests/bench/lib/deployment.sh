@@ -51,7 +51,12 @@ deployment_init() {
   DEPLOY_DIR="$(mktemp -d "/tmp/${2:?deployment_init BIN_DIR NAME}-XXXXXX")"
   ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
   trap deployment_stop EXIT
-  trap 'exit 130' INT TERM
+  # A signal ends the script through its EXIT trap (a pipe closed by a reader, such as
+  # `| head`, too): nothing it started outlives it.
+  trap 'exit 129' HUP
+  trap 'exit 130' INT
+  trap 'exit 141' PIPE
+  trap 'exit 143' TERM
   export PUSHONCE_LOG_LEVEL=${PUSHONCE_LOG_LEVEL:-warn}
   export PUSHONCE_API_KEY=${PUSHONCE_API_KEY:-bench-$RANDOM$RANDOM}
 }
