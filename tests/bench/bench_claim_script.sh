@@ -16,7 +16,7 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 dir="$(mktemp -d /tmp/pushonce-claimbench-XXXXXX)"
 port=""
 cleanup() {
-  [[ -n "$port" ]] && redis-cli -p "$port" SHUTDOWN NOSAVE >/dev/null 2>&1 || true
+  if [[ -n "$port" ]]; then redis-cli -p "$port" SHUTDOWN NOSAVE >/dev/null 2>&1 || true; fi
   rm -rf "$dir"
 }
 trap cleanup EXIT

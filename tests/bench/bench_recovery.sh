@@ -1,74 +1,70 @@
 #!/usr/bin/env bash
-# Recovery at full speed: publishes as fast as the gateway takes it while EVERY worker is
-# stopped, starts the workers after STOPPED_S seconds, and checks that every message
-# reaches every session exactly once (the recovery sweeper re-drives what the bus dropped).
-# Prints the load generator's JSON line and the system's counters; exits non-zero on any
-# duplicate, loss or retention_exceeded.
-#   tests/bench/bench_recovery.sh BIN_DIR PEER_DIR     (BIN_DIR: build/bin)
-# PEER_DIR is a checkout of the Socket.IO peer, the comparison deployment that is not part
-# of this repository: a Node.js + Socket.IO system doing the same work on the same Redis,
-# with its load generator (load/loadgen.mjs) and bench driver (load/bench.sh); run
-# `npm ci` in it first. Given as an argument or as PEER in the environment.
+# Recovery at full speed: `pushonce-bench fanout` publishes MESSAGES as fast as the gateway
+# takes them while no worker runs (a private deployment, tests/bench/lib/deployment.sh: Redis,
+# a leader, GATEWAYS gateways); WORKERS workers start STOPPED_S seconds after the tool did,
+# and their recovery sweepers re-drive the outboxes (the bus had no subscriber). The tool
+# waits up to GRACE_S for the last frame and checks that every session got every message
+# exactly once. Prints the tool's JSON line, the system's counters and how long after the
+# workers started the last frame arrived: the first outbox entry's time (Redis's clock,
+# the tool's first publish) plus the tool's delivery_s (first publish to last frame).
+# Exit 1 on any duplicate, loss or retention_exceeded.
+#   tests/bench/bench_recovery.sh BIN_DIR              (BIN_DIR: build/bin)
 # Settings by environment [default]: MESSAGES [200000] STOPPED_S [10] WORKERS [3]
-#   CONNS [200] USERS [100] LOADGEN [PEER_DIR/load/loadgen.mjs; given, PEER_DIR may be left out]
+#   GATEWAYS [1] SESSIONS [200] USERS [100] GRACE_S [120] CLUSTER [0] REPLICAS [0]
+#   (lib/deployment.sh has the rest)
 set -euo pipefail
-here="$(cd "$(dirname "$0")/../.." && pwd)"
-bin="$(cd "${1:-$here/build/bin}" && pwd)"
+# shellcheck source=lib/deployment.sh disable=SC1091
+. "$(dirname "$0")/lib/deployment.sh"
+deployment_init "${1:?usage: bench_recovery.sh BIN_DIR}" bench-recovery
 MESSAGES=${MESSAGES:-200000} STOPPED_S=${STOPPED_S:-10} WORKERS=${WORKERS:-3}
-CONNS=${CONNS:-200} USERS=${USERS:-100}
-PEER=${2:-${PEER:-}}
-[[ -n "${LOADGEN:-}" || -n "$PEER" ]] ||
-  { echo "usage: tests/bench/bench_recovery.sh BIN_DIR PEER_DIR (a checkout of the Socket.IO peer)" >&2; exit 2; }
-LOADGEN=${LOADGEN:-$PEER/load/loadgen.mjs}
-[[ -f "$LOADGEN" ]] || { echo "error: no load generator at $LOADGEN" >&2; exit 2; }
-ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
+GATEWAYS=${GATEWAYS:-1} SESSIONS=${SESSIONS:-200} USERS=${USERS:-100} GRACE_S=${GRACE_S:-120}
+ns=${PUSHONCE_NAMESPACE:-pushonce}
 
-dir="$(mktemp -d /tmp/pushonce-recovery-XXXXXX)"
-pids=()
-cleanup() {
-  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do kill -TERM "${pids[$i]}" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
-rport="$(free_port)" gport="$(free_port)"
-redis-server --port "$rport" --bind 127.0.0.1 --dir "$dir" --save '' --appendonly no \
-  --logfile "$dir/redis.log" &
-pids+=($!)
-for _ in $(seq 1 50); do redis-cli -p "$rport" ping >/dev/null 2>&1 && break; sleep 0.1; done
-export PUSHONCE_REDIS="redis://127.0.0.1:$rport" PUSHONCE_API_KEY="recovery-$RANDOM$RANDOM"
-export PUSHONCE_LOG_LEVEL=warn
-"$bin/pushonce-gateway" --listen "127.0.0.1:$gport" --dev-auth >"$dir/gateway.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 1 100); do curl -fsS -m 1 -o /dev/null "http://127.0.0.1:$gport/healthz" 2>/dev/null && break; sleep 0.1; done
+deployment_redis
+deployment_leader
+deployment_gateways "$GATEWAYS"
+deployment_ready
 
 echo "recovery: $MESSAGES messages at full speed, $WORKERS workers started after ${STOPPED_S}s" >&2
-node "$LOADGEN" --target pushonce --servers "127.0.0.1:$gport" --api-key "$PUSHONCE_API_KEY" \
-  --connections "$CONNS" --users "$USERS" --messages "$MESSAGES" --grace-ms 120000 \
-  --timeout-s 600 >"$dir/loadgen.json" 2>"$dir/loadgen.log" &
-lg=$!
+"$DEPLOY_BIN/pushonce-bench" fanout --gateway "$GATEWAY_LIST" --sessions "$SESSIONS" \
+  --users "$USERS" --messages "$MESSAGES" --grace "$GRACE_S" --json --no-progress \
+  >"$DEPLOY_DIR/bench.json" 2>"$DEPLOY_DIR/bench.err" &
+tool=$!
+DEPLOY_PIDS+=("$tool")
 sleep "$STOPPED_S"
-outbox_len="$(redis-cli -p "$rport" XLEN pushonce:{bus:0}:outbox)"
-echo "workers start now; outbox holds $outbox_len entries (batches)" >&2
-start=$(date +%s.%N)
-for ((i = 1; i <= WORKERS; i++)); do
-  "$bin/pushonce-worker" --id "worker-$i" >"$dir/worker-$i.log" 2>&1 &
-  pids+=($!)
+
+# The outboxes so far: their entries (a publish request each) and the oldest entry's id,
+# whose first part is Redis's clock in ms when the tool's first request was taken.
+entries=0 first_ms=""
+for port in "${REDIS_MASTER_PORTS[@]}"; do
+  for key in $(rcli "$port" --scan --pattern "$ns:{bus:*}:outbox"); do
+    entries=$((entries + $(rcli "$port" XLEN "$key")))
+    id="$(rcli "$port" XRANGE "$key" - + COUNT 1 | awk 'NR == 1')"
+    ms="${id%%-*}"
+    [[ "$ms" =~ ^[0-9]+$ ]] && { [[ -z "$first_ms" ]] || ((ms < first_ms)); } && first_ms=$ms
+  done
 done
-wait "$lg" || true
-end=$(date +%s.%N)
-cat "$dir/loadgen.json"
-counters="$("$bin/pushonce-leader" status --json | python3 -c 'import json,sys; print(json.dumps(json.load(sys.stdin)["counters"]))')"
+echo "workers start now; the outboxes hold $entries entries (publish requests)" >&2
+start="$(date +%s.%N)"
+deployment_workers "$WORKERS"
+status=0
+wait "$tool" || status=1
+echo "the tool exited $(python3 -c 'import sys, time; print(round(time.time() - float(sys.argv[1]), 1))' "$start") s" \
+  "after the workers started (its --linger and closing included)" >&2
+cat "$DEPLOY_DIR/bench.json"
+counters="$("$DEPLOY_BIN/pushonce-leader" status --json | jq -c '.counters')"
 echo "counters: $counters"
-python3 - "$dir/loadgen.json" "$counters" "$start" "$end" <<'PY'
+python3 - "$DEPLOY_DIR/bench.json" "$counters" "$start" "${first_ms:-0}" "$MESSAGES" <<'PY' || status=1
 import json, sys
 run = json.load(open(sys.argv[1])); c = json.loads(sys.argv[2])
-took = float(sys.argv[4]) - float(sys.argv[3])
-print(f"published {run['published']}, delivered {run['messages_delivered']}, duplicates {run['duplicates']}, "
-      f"losses {run['losses']}, redelivered {c.get('redelivered')}, retention_exceeded {c.get('retention_exceeded')}, "
+start, first_ms, messages = float(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+took = first_ms / 1000 + run["delivery_s"] - start if first_ms else float("nan")
+print(f"published {run['published']}, frames {run['delivered']} of {run['expected']}, "
+      f"duplicates {run['duplicates']}, lost {run['lost']}, redelivered {c.get('redelivered')}, "
+      f"retention_exceeded {c.get('retention_exceeded')}, "
       f"all delivered {took:.1f} s after the workers started")
-bad = run['duplicates'] or run['losses'] or run['published'] != run['messages_delivered'] or int(c.get('retention_exceeded') or 0)
+bad = (not run["ok"] or run["published"] != messages
+       or run["delivered"] != run["expected"] or int(c.get("retention_exceeded") or 0))
 sys.exit(1 if bad else 0)
 PY
+exit "$status"
