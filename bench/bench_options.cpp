@@ -113,6 +113,9 @@ po::options_description bench_option_description() {
       ("json", po::bool_switch(), "print one JSON object on stdout instead of the table")
       ("progress", po::bool_switch(), "a progress line every second on stderr (default: on a terminal)")
       ("no-progress", po::bool_switch(), "no progress lines")
+      ("no-idempotency-keys", po::bool_switch(),
+       "publish without idempotency keys (what Redis keeps for them is not measured); a "
+       "request is then sent again only after a 429")
       ("duplicate-every", text()->value_name("N"),
        "floor: the stand-in sends every Nth frame twice (the verifier must catch it)")
       ("floor-ports", text()->value_name("N"), "floor: listening ports of the stand-in (2)");
@@ -186,6 +189,7 @@ bench_options parse_bench_options(const po::variables_map& vm,
   if (o.messages > 0 && o.api_key.empty())
     throw usage_error("publishing needs the API key: --api-key or PUSHONCE_API_KEY");
   o.grace = seconds(vm, "grace", o.grace);
+  o.idempotency_keys = !vm["no-idempotency-keys"].as<bool>();
   o.linger = seconds(vm, "linger", o.linger);
   o.hold = seconds(vm, "hold", o.hold);
 

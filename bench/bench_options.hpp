@@ -39,6 +39,7 @@ struct bench_options {
   unsigned threads = 1;
   std::uint64_t connect_rate = 0;  // new sessions per second (0: as fast as they complete)
   std::uint64_t connect_concurrency = 200;
+  bool idempotency_keys = true;           // false: only a 429 is sent again (nothing was published)
   std::chrono::milliseconds grace{5000};  // wait for missing frames after the last publish
   std::chrono::milliseconds linger{300};  // wait for late duplicates after that
   std::chrono::milliseconds hold{0};      // idle: how long to hold the sessions

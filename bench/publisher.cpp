@@ -126,7 +126,8 @@ asio::awaitable<void> publisher(shared& sh) {
     }
     const auto first = sched.first_of(k);
     for (auto seq = first; seq < first + size; ++seq) sh.ledger.sent(seq, due);
-    const auto body = publish_body(run.prefix, run.run_id, run.o.users, first, size, due);
+    const auto body =
+        publish_body(run.prefix, run.run_id, run.o.users, first, size, due, run.o.idempotency_keys);
     if (sh.totals.first_send < 0) sh.totals.first_send = run.now();
     run.sent.fetch_add(size, std::memory_order_relaxed);
     for (int attempt = 0;; ++attempt) {
@@ -158,6 +159,9 @@ asio::awaitable<void> publisher(shared& sh) {
         for (auto seq = first; seq < first + size; ++seq) sh.ledger.refused(seq);
         break;
       }
+      // Without idempotency keys a request that may have been published in part (no answer,
+      // 5xx) is not sent again: its messages stay unknown rather than risk a duplicate.
+      if (a.status != 429 && !run.o.idempotency_keys) break;                       // unknown
       if (run.stopping || run.now() > std::max(schedule_end, due) + grace) break;  // unknown
       ++sh.totals.retries;
       timer.expires_after(std::chrono::milliseconds(a.retry_after_ms > 0

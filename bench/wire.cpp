@@ -77,15 +77,16 @@ std::string user_name(std::string_view prefix, std::uint64_t user) {
 }
 
 std::string publish_body(std::string_view prefix, std::string_view run, std::uint64_t users,
-                         std::uint64_t first, std::uint64_t count, std::int64_t due) {
+                         std::uint64_t first, std::uint64_t count, std::int64_t due, bool keys) {
   std::string out;
   out.reserve(32 + count * (prefix.size() + 2 * run.size() + 64));
   out += R"({"messages":[)";
   for (std::uint64_t k = first; k < first + count; ++k) {
     if (k != first) out += ',';
-    fmt::format_to(std::back_inserter(out),
-                   R"({{"user":"{}{}","data":{{"r":"{}","s":{},"t":{}}},"id":"{}-{}"}})", prefix,
-                   k % users, run, k, due, run, k);
+    fmt::format_to(std::back_inserter(out), R"({{"user":"{}{}","data":{{"r":"{}","s":{},"t":{}}})",
+                   prefix, k % users, run, k, due);
+    if (keys) fmt::format_to(std::back_inserter(out), R"(,"id":"{}-{}")", run, k);
+    out += '}';
   }
   out += "]}";
   return out;

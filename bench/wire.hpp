@@ -36,10 +36,11 @@ std::string hello_frame(std::string_view user, std::string_view token, const std
                         std::int64_t offset);
 
 /// The body of one POST /api/publish: messages first..first+count-1, message k to user
-/// prefix+(k mod users), data {"r":run,"s":k,"t":due}, idempotency key run-k (a retry of
-/// the request publishes nothing twice).
+/// prefix+(k mod users), data {"r":run,"s":k,"t":due}, with `keys` the idempotency key run-k
+/// (a retry of the request publishes nothing twice).
 std::string publish_body(std::string_view prefix, std::string_view run, std::uint64_t users,
-                         std::uint64_t first, std::uint64_t count, std::int64_t due);
+                         std::uint64_t first, std::uint64_t count, std::int64_t due,
+                         bool keys = true);
 
 /// What a 200 answer to a batch says: one entry per message, true when it was accepted
 /// (an id, duplicate or not); std::nullopt when the body is not a batch answer of `count`.

@@ -8,8 +8,9 @@
 # Redis retains per message beyond the inboxes: (used_memory - inbox bytes - empty-server
 # baseline) / (RATE × dedup window), redis-server's CPU per message over the run
 # (/proc/PID/stat) and Redis's calls per delivered message in the steady state.
-# The tool gives every message an idempotency key, which Redis keeps for the dedup window:
-# what one costs is measured first and given apart.
+# The messages carry no idempotency key (`--no-idempotency-keys`), so the figure is the
+# system's own; with IDEMPOTENCY_KEYS=1 each carries one, which Redis keeps for the dedup
+# window: what one costs is then measured first and given apart.
 # Exit 1 on growth >= 10 %, more than 250 bytes per message of the system's own (beyond the
 # inboxes and the idempotency keys), or a duplicate or a loss.
 #   tests/bench/bench_soak.sh BIN_DIR                  (BIN_DIR: build/bin)
@@ -18,13 +19,13 @@
 #   EXPIRE_EFFORT [0: leave Redis's active-expire-effort at its default (1), the setting the
 #   memory target is for; a number: CONFIG SET it on every master first (a Redis Cluster
 #   keeps a key per claim record, where a higher effort keeps the keyspace down)]
-#   CLUSTER [0] REPLICAS [0] (lib/deployment.sh has the rest)
+#   IDEMPOTENCY_KEYS [0] CLUSTER [0] REPLICAS [0] (lib/deployment.sh has the rest)
 set -euo pipefail
 # shellcheck source=lib/deployment.sh disable=SC1091
 . "$(dirname "$0")/lib/deployment.sh"
 deployment_init "${1:?usage: bench_soak.sh BIN_DIR}" bench-soak
 RATE=${RATE:-4000} DURATION_S=${DURATION_S:-300} WINDOW_S=${WINDOW_S:-120}
-SAMPLE_S=${SAMPLE_S:-10} EXPIRE_EFFORT=${EXPIRE_EFFORT:-0}
+SAMPLE_S=${SAMPLE_S:-10} EXPIRE_EFFORT=${EXPIRE_EFFORT:-0} IDEMPOTENCY_KEYS=${IDEMPOTENCY_KEYS:-0}
 WORKERS=${WORKERS:-3} GATEWAYS=${GATEWAYS:-2} SESSIONS=${SESSIONS:-200} USERS=${USERS:-100}
 ns=${PUSHONCE_NAMESPACE:-pushonce}
 out="$DEPLOY_DIR/soak"
@@ -73,8 +74,8 @@ key_count() {
   echo "$sum"
 }
 
-# The tool gives every message an idempotency key: Redis keeps a key per message for the
-# dedup window besides the system's own state. What one costs: RATE × WINDOW_S keys shaped
+# With IDEMPOTENCY_KEYS=1 every message has an idempotency key: Redis keeps a key per
+# message for the dedup window besides the system's own state. What one costs: RATE × WINDOW_S keys shaped
 # like those publish.lua writes (name, message id, PX), written on the empty server in a
 # database of their own, measured and flushed. A cluster has database 0 only: there the
 # MEMORY USAGE of one such key, which leaves out its keyspace and expiry-table entries.
@@ -98,15 +99,17 @@ PY
   rcli "$port" -n 9 FLUSHDB >/dev/null
   echo $(((after - before) / count))
 }
-idem_bytes="$(idem_cost)"
+idem_bytes=0 keys_arg=(--no-idempotency-keys)
+if [[ "$IDEMPOTENCY_KEYS" == 1 ]]; then idem_bytes="$(idem_cost)" keys_arg=(); fi
 baseline="$(used_memory)"
 echo "soak: $RATE msgs/s for ${DURATION_S}s on ${PUSHONCE_REDIS_CLUSTER:-$PUSHONCE_REDIS}" \
   "(baseline used_memory $baseline, active-expire-effort $effort)" >&2
 echo "redis active-expire-effort: $effort"
-echo "an idempotency key costs Redis $idem_bytes bytes"
+[[ "$IDEMPOTENCY_KEYS" == 1 ]] && echo "an idempotency key costs Redis $idem_bytes bytes"
 m0="$(cpu_ticks "${REDIS_MASTER_PIDS[@]}")" r0="$(cpu_ticks "${REDIS_REPLICA_PIDS[@]}")"
 "$DEPLOY_BIN/pushonce-bench" fanout --gateway "$GATEWAY_LIST" --sessions "$SESSIONS" \
   --users "$USERS" --rate "$RATE" --duration "$DURATION_S" --grace 30 --json --no-progress \
+  "${keys_arg[@]}" \
   >"$out/bench.json" 2>"$out/bench.err" &
 tool=$!
 DEPLOY_PIDS+=("$tool")
@@ -148,8 +151,9 @@ m, inbox = rows[-1][1], rows[-1][2]
 per_msg = (m - inbox - base) / (rate * window)
 print(f"used_memory: middle third {avg(mid)/1e6:.1f} MB, last third {avg(last)/1e6:.1f} MB, growth {growth:+.1f} %")
 print(f"at the end: used_memory {m/1e6:.1f} MB, inboxes {inbox/1e6:.1f} MB, keys {rows[-1][3]}; "
-      f"retained beyond inboxes {per_msg:.0f} bytes/message (rate x {window} s window), of which "
-      f"~{idem} the message's idempotency key: ~{per_msg - idem:.0f} bytes of the system's own")
+      f"retained beyond inboxes {per_msg:.0f} bytes/message (rate x {window} s window)"
+      + (f", of which ~{idem} the message's idempotency key: ~{per_msg - idem:.0f} bytes of the "
+         "system's own" if idem else ""))
 def calls(i):  # {command: calls over the masters} and the delivered counter at sample i (1-based)
     try: text = open(f"{sys.argv[5]}/commandstats.{i}").read()
     except OSError: return None

@@ -44,6 +44,9 @@ TEST_CASE("bench wire: hello, publish body and its answer") {
   CHECK(msgs[0] ==
         json::parse(R"({"user":"pb-1","data":{"r":"run1","s":4,"t":1234},"id":"run1-4"})"));
   CHECK(msgs[1].at("user") == "pb-2");
+  auto bare = json::parse(publish_body("pb-", "run1", 3, 4, 1, 1234, false));
+  CHECK(bare.at("messages").as_array()[0] ==
+        json::parse(R"({"user":"pb-1","data":{"r":"run1","s":4,"t":1234}})"));
   auto ok = parse_publish_reply(R"({"results":[{"id":"1","duplicate":false},{"error":"x"}]})", 2);
   REQUIRE(ok);
   CHECK((*ok)[0]);
