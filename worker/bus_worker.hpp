@@ -45,6 +45,10 @@ class bus_worker {
   bus_worker(boost::asio::any_io_executor ex, redis::connection_options redis, keys k,
              worker_options opts);
 
+  /// What the program does when the namespace's layout is not this worker's (the
+  /// heartbeat found it); set before start().
+  void on_layout_conflict(heartbeat::conflict_fn fn) { heartbeat_.on_conflict(std::move(fn)); }
+
   void start();
   /// Stops hearing the bus, waits (up to `drain`) for messages in flight, flushes counters
   /// and removes the heartbeat.
