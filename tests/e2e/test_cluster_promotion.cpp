@@ -261,8 +261,8 @@ void failover_under_load(unsigned slot) {
       "{} users ({} on the failed master), {} accepted publishes ({} never accepted, {} refused "
       "attempts); duplicates {}, stale offsets {}, lost after the promotion {}, lost around it "
       "{} surfaced as recovered:false + {} with the master's unreplicated writes + {} "
-      "unexplained; users of the failed master: first publish published after the kill "
-      "accepted {} ms after it, first delivery of such a message p50/max {}/{} ms after it; "
+      "unexplained; users of the failed master: the first publish sent after the kill "
+      "accepted {} ms after it, the first delivery of such a message p50/max {}/{} ms after it; "
       "accepted-to-frame p50/p99/max {}/{}/{} ms (all), {}/{}/{} ms (published after the kill)",
       slot, victim, promoted, ms_between(killed_at, promoted_at), users.size(), on_victim.size(),
       accepted.size(), load.unaccepted(), load.refused_attempts(), duplicates, stale, lost_after,
