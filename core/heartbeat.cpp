@@ -5,7 +5,6 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <cstdlib>
 #include <random>
 
 #include "core/layout.hpp"
@@ -72,11 +71,13 @@ asio::awaitable<void> heartbeat::beat() {
   if (rs[0].ec) log::debug("heartbeat: {}", rs[0].ec.message());
   const auto& layout = rs[rs.size() - 2];
   if (layout.ok() && layout.value.kind == redis::reply::type::string) {
-    if (auto conflict = layout_conflict(keys_, layout.value.str)) {
-      // Nothing this process does can be right with the wrong layout: stop before it
-      // delivers anything, with the exit status of a usage error (as for a bad option).
-      log::error("{}", *conflict);
-      std::_Exit(2);
+    if (auto conflict = layout_conflict(keys_, layout.value.str); conflict && !stopped_) {
+      // Beating on would renew a layout this process does not share.
+      stop();
+      if (on_conflict_)
+        on_conflict_(*conflict);
+      else
+        log::error("{}", *conflict);
     }
   }
 }

@@ -247,6 +247,12 @@ int main(int argc, char** argv) {
     boost::asio::ip::make_address(opts.listen_host, ec);
     if (ec) throw usage_error("--listen: '" + opts.listen_host + "' is not an IP address");
     log::set_identity("gateway", opts.settings.id);
+    // Nothing this gateway does can be right with the wrong layout: it stops before it
+    // delivers anything, with the exit status of a usage error (as for a bad option).
+    opts.on_layout_conflict = [](const std::string& why) {
+      log::error("{}", why);
+      std::_Exit(exit_usage);
+    };
     gateway::server srv(std::move(opts));
     return srv.run();
   });

@@ -185,6 +185,7 @@ int server::run() {
         return std::map<std::string, std::string>{{"sessions", std::to_string(registry->size())},
                                                   {"bus_shards", std::to_string(shards)}};
       });
+  hb.on_conflict(opts_.on_layout_conflict);
   asio::co_spawn(control, hb.run(), exit_on_exception("gateway heartbeat"));
 
   // A user with an open session is not idle: its meta (epoch, offset) and inbox must not

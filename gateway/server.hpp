@@ -4,6 +4,7 @@
 // runs on it in turn; with more, each connection gets a strand of its own (gateway/listener).
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,6 +25,8 @@ struct server_options {
   std::optional<std::size_t> max_connections;
   /// --jwt-jwks: a JSON Web Key Set file for tokens an identity provider signs ("": none).
   std::string jwks_path;
+  /// The heartbeat found the namespace's layout is not this gateway's (none: logged).
+  std::function<void(const std::string& why)> on_layout_conflict;
 };
 
 /// "HOST:PORT" or "[V6]:PORT"; throws usage_error.

@@ -45,9 +45,38 @@ bus_worker::bus_worker(asio::any_io_executor ex, redis::connection_options redis
     asio::post(ex_, [this, p = std::move(payload)]() mutable { on_bus_message(std::move(p)); });
   };
   bus_ = redis::subscriber::create(ex, redis, on_payload);
-  // Messages published while a shard's channel moves are re-driven by the sweeper.
-  if (!redis.cluster.empty())
+  // What was published while a channel was not heard is caught up on as soon as it is heard
+  // again; the regular sweep would take it only a lease later.
+  bus_->on_lost([this](clock_type::time_point heard_until) {
+    asio::post(ex_, [this, heard_until] {
+      if (!bus_deaf_since_ || heard_until < *bus_deaf_since_) bus_deaf_since_ = heard_until;
+    });
+  });
+  bus_->on_connect([this] {
+    asio::post(ex_, [this, now = clock_type::now()] {
+      if (!bus_deaf_since_ || stopping_) return;
+      auto since = *bus_deaf_since_;
+      bus_deaf_since_.reset();
+      asio::co_spawn(ex_, sweeper_.catch_up_bus(since, now), exit_on_exception("bus catch-up"));
+    });
+  });
+  if (!redis.cluster.empty()) {
     shard_bus_ = redis::sharded_subscriber::create(ex, redis, conn_, on_payload);
+    shard_bus_->on_resubscribed([this](const std::string& ch, clock_type::time_point since) {
+      asio::post(ex_, [this, ch, since, now = clock_type::now()] {
+        on_shard_heard_again(ch, since, now);
+      });
+    });
+  }
+}
+
+void bus_worker::on_shard_heard_again(const std::string& channel, clock_type::time_point deaf_since,
+                                      clock_type::time_point heard_again) {
+  if (stopping_) return;
+  for (unsigned n = 0; n < keys_.shards(); ++n)
+    if (keys_.bus_channel(n) == channel)
+      asio::co_spawn(ex_, sweeper_.catch_up_shard(n, deaf_since, heard_again),
+                     exit_on_exception("bus shard catch-up"));
 }
 
 void bus_worker::start() {

@@ -5,7 +5,9 @@
 // are in flight at once on one pipelined connection; the rest wait in a bounded queue.
 // claim_policy decides (race, owner, counters, dead letters, batch mark, log lines); this
 // class carries it out: subscriptions, the queue (bus_backlog bounds it), Redis calls, the
-// stats flush (worker_counters says what), the lease hand-back on shutdown.
+// stats flush (worker_counters says what), the lease hand-back on shutdown. When a channel
+// is heard again after it was not (a lost connection, a shard moving to another master),
+// the sweeper catches up at once on what was published meanwhile.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -14,6 +16,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/heartbeat.hpp"
@@ -45,6 +48,10 @@ class bus_worker {
   bus_worker(boost::asio::any_io_executor ex, redis::connection_options redis, keys k,
              worker_options opts);
 
+  /// What the program does when the namespace's layout is not this worker's (the
+  /// heartbeat found it); set before start().
+  void on_layout_conflict(heartbeat::conflict_fn fn) { heartbeat_.on_conflict(std::move(fn)); }
+
   void start();
   /// Stops hearing the bus, waits (up to `drain`) for messages in flight, flushes counters
   /// and removes the heartbeat.
@@ -54,7 +61,11 @@ class bus_worker {
 
  private:
   using outcomes = sweeper::outcomes;
+  using clock_type = std::chrono::steady_clock;
   void on_bus_message(std::string payload);
+  /// A sharded bus channel was subscribed again after it was not heard since `deaf_since`.
+  void on_shard_heard_again(const std::string& channel, clock_type::time_point deaf_since,
+                            clock_type::time_point heard_again);
   void pump();
   boost::asio::awaitable<void> process(std::string payload);
   /// The payload's bus messages (claim_policy's parse_lines), its malformed lines logged.
@@ -94,6 +105,7 @@ class bus_worker {
   std::size_t inflight_ = 0;
   std::uint64_t owner_seq_ = 0;
   bool stopping_ = false;
+  std::optional<clock_type::time_point> bus_deaf_since_;  // NS:bus's connection was lost
   worker_counters counters_;
   worker_counters flushed_;  // what flush_stats() has already added to NS:stats
 };

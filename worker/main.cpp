@@ -99,6 +99,12 @@ int main(int argc, char** argv) {
     asio::io_context io;
     worker::bus_worker w(io.get_executor(), redis_options(cl.common, "pushonce-worker:" + opts.id),
                          keys(cl.common.ns, cl.common.bus_shards), opts);
+    // Nothing this worker does can be right with the wrong layout: it stops before it
+    // delivers anything, with the exit status of a usage error (as for a bad option).
+    w.on_layout_conflict([](const std::string& why) {
+      log::error("{}", why);
+      std::_Exit(exit_usage);
+    });
     w.start();
     log::info(
         "started (concurrency {}, lease {} ms, wait replicas {}, redis {}, namespace {}, {} bus "

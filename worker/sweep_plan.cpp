@@ -18,22 +18,45 @@ std::optional<long long> stream_ms(const std::string& entry_id) {
 }
 }  // namespace
 
+std::optional<deaf_window> deaf_window_of(long long redis_now_ms,
+                                          std::chrono::steady_clock::time_point local_now,
+                                          std::chrono::steady_clock::time_point deaf_since,
+                                          std::chrono::steady_clock::time_point heard_again,
+                                          std::chrono::milliseconds margin,
+                                          std::chrono::milliseconds lease,
+                                          std::chrono::milliseconds window) {
+  auto ago = [&](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(local_now - t).count();
+  };
+  deaf_window w{redis_now_ms - ago(deaf_since) - margin.count(),
+                std::min(redis_now_ms, redis_now_ms - ago(heard_again) + margin.count())};
+  w.from_ms = std::max(w.from_ms, redis_now_ms - (window - 2 * lease).count());
+  if (w.from_ms > w.until_ms) return std::nullopt;
+  return w;
+}
+
 sweep_plan::sweep_plan(std::chrono::milliseconds lease, std::chrono::milliseconds window,
-                       long long now_ms)
-    : lease_(lease), window_(window), now_ms_(now_ms) {}
+                       long long now_ms, std::optional<deaf_window> deaf)
+    : lease_(lease), window_(window), now_ms_(now_ms), deaf_(deaf) {}
 
 void sweep_plan::take(std::vector<outbox_entry> page) {
   auto too_old_after = (window_ - 2 * lease_).count();
   for (auto& e : page) {
     auto ms = stream_ms(e.id);
     auto age = ms ? now_ms_ - *ms : 0;
-    if (ms && age < lease_.count()) break;  // the normal path may still be on it
+    if (deaf_) {
+      // Nobody may have heard these: looked at whatever their age.
+      if (!ms || *ms < deaf_->from_ms) continue;
+      if (*ms > deaf_->until_ms) break;  // heard again: the normal path has them
+    } else if (ms && age < lease_.count()) {
+      break;  // the normal path may still be on it
+    }
     ++entries_;
     auto lines = split_bus_payload(e.raw);
     if (lines.empty()) lines.push_back(e.raw);  // an empty entry: malformed
     for (auto line : lines) {
       item it{e.id, std::string(line), parse_bus_message(line), age > too_old_after, fate::unknown};
-      if (!it.m) it.f = fate::malformed;
+      if (!it.m) it.f = deaf_ ? fate::blocked : fate::malformed;  // a catch-up leaves them
       items_.push_back(std::move(it));
     }
   }
@@ -90,7 +113,8 @@ void sweep_plan::on_records(const std::vector<std::optional<lua::claim_record>>&
     } else if (r->state == kind::leased && r->until_ms >= now_ms_) {
       it.f = fate::blocked;  // its holder is on it (a dead-letter, or a failed write)
     } else {
-      it.f = it.too_old ? fate::expired : fate::redrive;
+      // Retention is the regular pass's to count: a catch-up leaves a too old entry.
+      it.f = !it.too_old ? fate::redrive : deaf_ ? fate::blocked : fate::expired;
     }
   }
 }
@@ -111,12 +135,14 @@ void sweep_plan::on_redriven(const std::vector<std::optional<lua::claim_outcome>
     ++j;
     bool done = o && (o->state == st::delivered || o->state == st::done || o->state == st::dead);
     it.f = done ? fate::redriven : fate::blocked;
-    if (o && o->state == st::expired) it.f = fate::expired;  // claim.lua found it too old
+    if (o && o->state == st::expired)  // claim.lua found it too old
+      it.f = deaf_ ? fate::blocked : fate::expired;
   }
 }
 
 std::string sweep_plan::cursor() const {
   std::string at;
+  if (deaf_) return at;  // a catch-up looks at part of the outbox only
   for (std::size_t i = 0; i < items_.size(); ++i) {
     const auto& it = items_[i];
     bool finished = it.f == fate::finished || it.f == fate::redriven || it.f == fate::malformed ||

@@ -14,6 +14,13 @@
 //   entry delivered, dead, malformed or expired), so nothing unfinished is ever skipped;
 // - a batch mark finishes an entry only when it counts every line of the entry and its
 //   digest is the entry's.
+//
+// A catch-up plan (one with a deaf_window) is the sweep a worker runs at once when it hears
+// a bus channel again after it could not (a lost connection, a channel moving to another
+// master): the entries published while it was deaf are looked at whatever their age, since
+// nobody may have heard them and the claim arbitrates with anyone who did. It looks at the
+// window only and re-drives, nothing else: malformed lines, entries past retention and the
+// cursor are left to the regular pass (which would otherwise count them twice).
 
 #include <chrono>
 #include <cstddef>
@@ -44,9 +51,33 @@ struct trimmed_count {
 trimmed_count trimmed_unseen(long long added, long long length, bool has_cursor,
                              std::optional<long long> passed);
 
+/// Stream times (ms, the Redis clock of the entry ids) of the outbox entries published while
+/// a worker could not hear their bus channel: from_ms to until_ms, both included.
+struct deaf_window {
+  long long from_ms = 0;
+  long long until_ms = 0;
+  bool operator==(const deaf_window&) const = default;
+};
+
+/// The deaf window of a channel not heard from `deaf_since` until it was subscribed again at
+/// `heard_again` (local steady-clock times), on the Redis clock: `redis_now_ms` was read at
+/// `local_now`. Widened by `margin` on both ends (clock skew between the nodes, a connection
+/// loss noticed late) and cut to what the catch-up is for: entries no older than
+/// `window - 2 * lease` (older ones are past retention, the regular pass counts them) and no
+/// later than `redis_now_ms`. std::nullopt when nothing is left.
+std::optional<deaf_window> deaf_window_of(long long redis_now_ms,
+                                          std::chrono::steady_clock::time_point local_now,
+                                          std::chrono::steady_clock::time_point deaf_since,
+                                          std::chrono::steady_clock::time_point heard_again,
+                                          std::chrono::milliseconds margin,
+                                          std::chrono::milliseconds lease,
+                                          std::chrono::milliseconds window);
+
 class sweep_plan {
  public:
-  sweep_plan(std::chrono::milliseconds lease, std::chrono::milliseconds window, long long now_ms);
+  /// With `deaf`: a catch-up plan (see above).
+  sweep_plan(std::chrono::milliseconds lease, std::chrono::milliseconds window, long long now_ms,
+             std::optional<deaf_window> deaf = std::nullopt);
 
   /// Step 1: the page read after the cursor, in stream order.
   void take(std::vector<outbox_entry> page);
@@ -67,9 +98,11 @@ class sweep_plan {
   /// Step 3: the outcome of each to_redrive() message (std::nullopt: the call failed).
   void on_redriven(const std::vector<std::optional<lua::claim_outcome>>& outcomes);
 
-  /// The new cursor: the last entry of the leading finished run ("" = do not move).
+  /// The new cursor: the last entry of the leading finished run ("" = do not move; always
+  /// for a catch-up).
   std::string cursor() const;
-  /// Malformed lines (not bus messages) as (entry id, text): dead-lettered by the caller.
+  /// Malformed lines (not bus messages) as (entry id, text): dead-lettered by the caller
+  /// (none for a catch-up).
   std::vector<std::pair<std::string, std::string>> malformed() const;
 
   /// Messages (lines) looked at.
@@ -94,6 +127,7 @@ class sweep_plan {
 
   std::chrono::milliseconds lease_, window_;
   long long now_ms_;
+  std::optional<deaf_window> deaf_;
   std::vector<item> items_;
   std::size_t entries_ = 0;
 };

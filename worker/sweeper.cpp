@@ -11,16 +11,12 @@ namespace pushonce::worker {
 
 namespace asio = boost::asio;
 
-namespace {
-
-std::optional<long long> now_of(const redis::result& t) {
+std::optional<long long> sweeper::now_of(const redis::result& t) {
   if (!t.ok()) return std::nullopt;
   auto s = t.value.at(0).as_int(), us = t.value.at(1).as_int();
   if (!s || !us) return std::nullopt;
   return *s * 1000 + *us / 1000;
 }
-
-}  // namespace
 
 sweeper::sweeper(std::shared_ptr<redis::connection> conn, keys k, sweeper_options opts,
                  redrive_fn redrive, malformed_fn malformed)
@@ -59,10 +55,13 @@ asio::awaitable<std::vector<sweeper::outbox_ref>> sweeper::outboxes() {
                    keys_.queue(q, "sweep:passed")});
   }
   for (unsigned n = 0; n < shards; ++n)
-    if (rs[n + 1].ok() && rs[n + 1].value.integer == 1)
-      out.push_back({keys_.bus(n, "outbox"), keys_.bus(n, "sweep"), keys_.bus(n, "sweep:lock"),
-                     keys_.bus(n, "sweep:passed")});
+    if (rs[n + 1].ok() && rs[n + 1].value.integer == 1) out.push_back(shard_outbox(n));
   co_return out;
+}
+
+sweeper::outbox_ref sweeper::shard_outbox(unsigned shard) const {
+  return {keys_.bus(shard, "outbox"), keys_.bus(shard, "sweep"), keys_.bus(shard, "sweep:lock"),
+          keys_.bus(shard, "sweep:passed")};
 }
 
 asio::awaitable<sweep_stats> sweeper::sweep_all() {
@@ -131,22 +130,7 @@ asio::awaitable<std::vector<std::optional<redis::reply>>> sweeper::values(
   co_return lua::read_values(reads, replies);
 }
 
-asio::awaitable<bool> sweeper::sweep_page(const outbox_ref& o, long long now_ms, sweep_stats& st) {
-  redis::command get_cursor{"GET", o.cursor};
-  auto cur = co_await conn_->exec(std::move(get_cursor));
-  if (!cur.ok()) co_return false;
-  std::string cursor = cur.value.is_nil() ? "0-0" : cur.value.str;
-  redis::command range{"XRANGE", o.stream, "(" + cursor, "+", "COUNT", std::to_string(opts_.batch)};
-  auto entries = co_await conn_->exec(std::move(range));
-  if (!entries.ok()) co_return false;
-  auto full_page = entries.value.elements.size() == opts_.batch;
-
-  sweep_plan plan(opts_.lease, opts_.dedup_window, now_ms);
-  std::vector<outbox_entry> page;
-  for (auto& e : entries.value.elements) page.push_back({e.at(0).str, e.at(1).field("m").str});
-  plan.take(std::move(page));
-  if (plan.looked_at() == 0) co_return false;
-
+asio::awaitable<void> sweeper::resolve(sweep_plan& plan) {
   // Entries whose whole payload a worker claimed with every message finished carry its
   // mark: one key per entry instead of one claim record per message (a single Redis only,
   // see writes_batch_mark in claim_policy).
@@ -167,6 +151,25 @@ asio::awaitable<bool> sweeper::sweep_page(const outbox_ref& o, long long now_ms,
   plan.on_records(records);
   auto redrive = plan.to_redrive();
   if (!redrive.empty()) plan.on_redriven(co_await redrive_(std::move(redrive)));
+}
+
+asio::awaitable<bool> sweeper::sweep_page(const outbox_ref& o, long long now_ms, sweep_stats& st) {
+  redis::command get_cursor{"GET", o.cursor};
+  auto cur = co_await conn_->exec(std::move(get_cursor));
+  if (!cur.ok()) co_return false;
+  std::string cursor = cur.value.is_nil() ? "0-0" : cur.value.str;
+  redis::command range{"XRANGE", o.stream, "(" + cursor, "+", "COUNT", std::to_string(opts_.batch)};
+  auto entries = co_await conn_->exec(std::move(range));
+  if (!entries.ok()) co_return false;
+  auto full_page = entries.value.elements.size() == opts_.batch;
+
+  sweep_plan plan(opts_.lease, opts_.dedup_window, now_ms);
+  std::vector<outbox_entry> page;
+  for (auto& e : entries.value.elements) page.push_back({e.at(0).str, e.at(1).field("m").str});
+  plan.take(std::move(page));
+  if (plan.looked_at() == 0) co_return false;
+
+  co_await resolve(plan);
 
   auto bad = plan.malformed();
   for (const auto& [entry, line] : bad) malformed_(entry, line);

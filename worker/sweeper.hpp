@@ -6,6 +6,11 @@
 // progress, and re-drives every one that is not delivered through claim.lua, so the claim
 // stays the one arbiter. sweep_plan decides; this class only does the I/O. The cursor
 // (NS:...:sweep) moves past entries that are finished.
+// A worker that hears a bus channel again after it could not (its subscriber lost the
+// connection, or a shard's channel moved to another master) does not wait the lease for what
+// was published meanwhile: catch_up() looks at once at the entries of that time (a
+// sweep_plan with a deaf_window), without the lock or the cursor; the claim arbitrates with
+// the workers that did hear them.
 
 #include <boost/asio/awaitable.hpp>
 #include <chrono>
@@ -29,6 +34,9 @@ struct sweeper_options {
   std::chrono::milliseconds dedup_window{std::chrono::minutes(2)};
   std::size_t batch = 100;      // outbox entries read per page (a publish batch is one entry)
   std::size_t max_pages = 100;  // pages per outbox per pass, while each one makes progress
+  // A catch-up starts this much before the channel was last heard and ends this much after
+  // it was heard again (clock skew between the nodes, a connection loss noticed late).
+  std::chrono::milliseconds catch_up_margin{500};
 };
 
 struct sweep_stats {
@@ -47,16 +55,38 @@ class sweeper {
   sweeper(std::shared_ptr<redis::connection> conn, keys k, sweeper_options opts, redrive_fn redrive,
           malformed_fn malformed);
 
+  using clock_type = std::chrono::steady_clock;
+
   boost::asio::awaitable<void> run();
   void stop() { stopped_ = true; }
   /// One pass over every outbox.
   boost::asio::awaitable<sweep_stats> sweep_all();
+  /// Bus shard `shard`'s channel was not heard from `deaf_since` until `heard_again`: its
+  /// outbox entries of that time are re-driven now (what failed to run is retried until the
+  /// regular pass would look at it anyway, a lease later).
+  boost::asio::awaitable<void> catch_up_shard(unsigned shard, clock_type::time_point deaf_since,
+                                              clock_type::time_point heard_again);
+  /// The same for the plain channel NS:bus: every outbox published on it (the queues', and
+  /// on a single Redis the bus shards').
+  boost::asio::awaitable<void> catch_up_bus(clock_type::time_point deaf_since,
+                                            clock_type::time_point heard_again);
 
  private:
   struct outbox_ref {
     std::string stream, cursor, lock, passed;
   };
   boost::asio::awaitable<std::vector<outbox_ref>> outboxes();
+  outbox_ref shard_outbox(unsigned shard) const;
+  boost::asio::awaitable<void> catch_up(std::vector<outbox_ref> list,
+                                        clock_type::time_point deaf_since,
+                                        clock_type::time_point heard_again);
+  /// The catch-up of one outbox; false when Redis did not answer (to be tried again).
+  boost::asio::awaitable<bool> catch_up_one(const outbox_ref& o, clock_type::time_point deaf_since,
+                                            clock_type::time_point heard_again, sweep_stats& st);
+  /// Steps 2 and 3 of `plan` (batch marks, claim records, re-drives).
+  boost::asio::awaitable<void> resolve(sweep_plan& plan);
+  /// The reply of TIME in ms (std::nullopt: failed).
+  static std::optional<long long> now_of(const redis::result& t);
   boost::asio::awaitable<void> sweep(const outbox_ref& o, sweep_stats& st);
   boost::asio::awaitable<void> check_trimmed(const outbox_ref& o, sweep_stats& st);
   /// One page; false when there is nothing more to do now.

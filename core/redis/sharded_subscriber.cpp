@@ -53,15 +53,17 @@ struct sharded_subscriber::state : std::enable_shared_from_this<state> {
   connection_options opts;
   std::shared_ptr<connection> cluster;
   message_fn on_message;
-  channel_fn on_resubscribed;
+  resumed_fn on_resubscribed;
   asio::steady_timer ticker;
   std::optional<slot_map> map;
   channel_routes routes;
   std::map<std::string, node> nodes;  // by node_address::key()
   std::set<std::string> moved;        // placed before, re-placed: `resubscribed` is due
+  std::map<std::string, clock_type::time_point> deaf;  // not heard since, until resubscribed
   bool started = false, stopped = false, refreshing = false, again = false;
   std::vector<std::shared_ptr<asio::steady_timer>> refresh_waiters;
   clock_type::time_point last_refresh{};
+  clock_type::time_point map_asked{};  // when the map in `map` was asked for
   std::atomic<bool> ready{false};
 
   // --- node subscribers ----------------------------------------------------------------------
@@ -79,6 +81,10 @@ struct sharded_subscriber::state : std::enable_shared_from_this<state> {
       if (auto self = weak.lock())
         asio::post(self->strand, [self, key, ch] { self->node_dropped(key, ch); });
     });
+    sub->on_lost([weak, key](clock_type::time_point heard_until) {
+      if (auto self = weak.lock())
+        asio::post(self->strand, [self, key, heard_until] { self->node_lost(key, heard_until); });
+    });
     sub->on_connect([weak, key] {
       if (auto self = weak.lock()) asio::post(self->strand, [self, key] { self->node_up(key); });
     });
@@ -94,8 +100,25 @@ struct sharded_subscriber::state : std::enable_shared_from_this<state> {
     return nullptr;
   }
 
+  // `ch` may have missed messages published since `t` (the earliest such time is kept).
+  void mark_deaf(const std::string& ch, clock_type::time_point t) {
+    auto [it, added] = deaf.emplace(ch, t);
+    if (!added && t < it->second) it->second = t;
+  }
+
   void resubscribed(const std::string& ch) {
-    if (on_resubscribed) on_resubscribed(ch);
+    auto since = clock_type::now();  // nothing known to be missed: the margin's worth only
+    if (auto it = deaf.find(ch); it != deaf.end()) {
+      since = it->second;
+      deaf.erase(it);
+    }
+    if (on_resubscribed) on_resubscribed(ch, since);
+  }
+
+  // A node's connection was lost: its channels are not heard until it is back or they move.
+  void node_lost(const std::string& key, clock_type::time_point heard_until) {
+    if (stopped) return;
+    for (const auto& ch : routes.on(key)) mark_deaf(ch, heard_until);
   }
 
   // A node gave `ch` up (its slot moved): placed nowhere until the map says where.
@@ -103,6 +126,7 @@ struct sharded_subscriber::state : std::enable_shared_from_this<state> {
     if (stopped || !routes.unplace(ch, key)) return;
     log::info("redis cluster: {} gave up sharded channel {}; reading the slot map", key, ch);
     moved.insert(ch);
+    mark_deaf(ch, clock_type::now());
     want_refresh();
   }
 
@@ -133,7 +157,9 @@ struct sharded_subscriber::state : std::enable_shared_from_this<state> {
   }
 
   // --- the slot map ----------------------------------------------------------------------------
-  void apply() {
+  // `previous`: when the map before this one was asked for. A channel that moved although
+  // its old node still held it may have been published on the new owner since then.
+  void apply(clock_type::time_point previous) {
     auto moves = routes.plan(*map);
     std::size_t placed = 0;
     for (auto& mv : moves) {
@@ -141,6 +167,7 @@ struct sharded_subscriber::state : std::enable_shared_from_this<state> {
         if (auto it = nodes.find(mv.from); it != nodes.end())
           it->second.sub->unsubscribe(mv.channel);
         moved.insert(mv.channel);
+        mark_deaf(mv.channel, previous);
       }
       const auto* to = address_of(mv.to);
       routes.place(mv.channel, to ? mv.to : std::string());
@@ -165,7 +192,8 @@ struct sharded_subscriber::state : std::enable_shared_from_this<state> {
 
   asio::awaitable<void> load_and_apply(std::shared_ptr<state> self) {
     (void)self;
-    last_refresh = clock_type::now();
+    auto asked = clock_type::now();
+    last_refresh = asked;
     auto op = cluster->exec(command{"CLUSTER", "SLOTS"});
     auto res = co_await std::move(op);
     if (stopped) co_return;
@@ -177,7 +205,9 @@ struct sharded_subscriber::state : std::enable_shared_from_this<state> {
     auto m = slot_map::parse(res.value, node_address{opts.where.host, opts.where.port});
     if (!m || m->masters().empty()) co_return;
     map = std::move(*m);
-    apply();
+    auto previous = map_asked == clock_type::time_point{} ? asked : map_asked;
+    map_asked = asked;
+    apply(previous);
   }
 
   // Reads the map and applies it; a caller that comes while a read runs waits for one more.
@@ -272,6 +302,7 @@ struct sharded_subscriber::state : std::enable_shared_from_this<state> {
 
   void do_unsubscribe(const std::string& ch) {
     moved.erase(ch);
+    deaf.erase(ch);
     auto key = routes.drop(ch);
     if (auto it = nodes.find(key); it != nodes.end()) it->second.sub->unsubscribe(ch);
   }
@@ -310,9 +341,13 @@ sharded_subscriber::~sharded_subscriber() {
   stop();
 }
 
-void sharded_subscriber::on_resubscribed(channel_fn fn) {
+void sharded_subscriber::on_resubscribed(resumed_fn fn) {
   asio::post(state_->strand,
              [st = state_, fn = std::move(fn)]() mutable { st->on_resubscribed = std::move(fn); });
+}
+
+void sharded_subscriber::on_resubscribed(channel_fn fn) {
+  on_resubscribed([fn = std::move(fn)](const std::string& ch, clock_type::time_point) { fn(ch); });
 }
 
 void sharded_subscriber::start() {

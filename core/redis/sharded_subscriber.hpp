@@ -6,11 +6,15 @@
 // SSUBSCRIBE) and while a node's connection is down; the channels whose owner changed are
 // subscribed on the new owner (decisions: redis::channel_routes). Messages published while a
 // channel was moving are lost: once it is subscribed again on a node — after a move, or
-// after that node's connection came back — the `resubscribed` callback runs for it, and the
-// owner re-reads what it missed (the gateway: a catch-up from the inbox).
+// after that node's connection came back — the `resubscribed` callback runs for it with the
+// time since when it was not heard, and the owner re-reads what it missed (the gateway: a
+// catch-up from the inbox; a worker: a sweep of the shard's outbox). That time is the last
+// read on a connection that was lost, the `sunsubscribe` push of a slot that migrated, or
+// the map read before the one that moved the channel, whichever came first.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -25,6 +29,10 @@ class sharded_subscriber {
  public:
   using message_fn = subscriber::message_fn;
   using channel_fn = std::function<void(const std::string& channel)>;
+  using clock_type = std::chrono::steady_clock;
+  /// A channel subscribed again, and since when it was not heard.
+  using resumed_fn =
+      std::function<void(const std::string& channel, clock_type::time_point deaf_since)>;
 
   /// `opts.cluster`: the seeds (per-node options are derived from `opts`); `cluster`: a
   /// cluster connection (started by its owner) that answers CLUSTER SLOTS. `on_message` runs
@@ -39,6 +47,7 @@ class sharded_subscriber {
 
   /// Runs (on the subscriber's strand) for a channel subscribed again after a move or a
   /// node reconnect. Thread-safe; set it before start().
+  void on_resubscribed(resumed_fn fn);
   void on_resubscribed(channel_fn fn);
   /// Reads the slot map and keeps it fresh until stop(). Thread-safe.
   void start();

@@ -37,6 +37,7 @@ struct subscriber::state : link::client {
   subscription_set subs;
   message_fn on_message;
   std::function<void(const std::string&)> on_dropped;
+  std::function<void(clock_type::time_point)> on_lost;
   clock_type::time_point last_read, last_ping;
   bool ping_due = false;
 
@@ -67,7 +68,10 @@ struct subscriber::state : link::client {
     if (ping_due) resp_stream::encode(command{"PING"}, out);
     ping_due = false;
   }
-  void on_down() override { subs.on_disconnected(); }
+  void on_down() override {
+    subs.on_disconnected();
+    if (on_lost) on_lost(last_read);
+  }
   bool on_tick(clock_type::time_point now) override {
     subs.expire(now);
     if (!io.connected()) return false;
@@ -115,6 +119,11 @@ asio::awaitable<std::error_code> subscriber::subscribe(std::string channel) {
 void subscriber::on_dropped(std::function<void(const std::string&)> fn) {
   asio::post(state_->io.strand(),
              [st = state_, fn = std::move(fn)]() mutable { st->on_dropped = std::move(fn); });
+}
+
+void subscriber::on_lost(std::function<void(clock_type::time_point)> fn) {
+  asio::post(state_->io.strand(),
+             [st = state_, fn = std::move(fn)]() mutable { st->on_lost = std::move(fn); });
 }
 
 void subscriber::unsubscribe(std::string channel) {

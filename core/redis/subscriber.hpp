@@ -5,6 +5,7 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -18,6 +19,7 @@ namespace pushonce::redis {
 class subscriber : public link_handle, public std::enable_shared_from_this<subscriber> {
  public:
   using message_fn = std::function<void(const std::string& channel, std::string payload)>;
+  using clock_type = std::chrono::steady_clock;
 
   static std::shared_ptr<subscriber> create(boost::asio::any_io_executor ex,
                                             connection_options opts, message_fn on_message,
@@ -37,6 +39,10 @@ class subscriber : public link_handle, public std::enable_shared_from_this<subsc
   /// another node: a `sunsubscribe` push, or MOVED to an SSUBSCRIBE). The channel is no
   /// longer subscribed here. Thread-safe; set it before start() to miss nothing.
   void on_dropped(std::function<void(const std::string& channel)> fn);
+  /// Runs on the strand when the connection is lost, with the last time anything was read
+  /// from it: messages published since then may be lost (until on_connect runs again).
+  /// Thread-safe; set it before start() to miss nothing.
+  void on_lost(std::function<void(clock_type::time_point heard_until)> fn);
 
  private:
   struct state;

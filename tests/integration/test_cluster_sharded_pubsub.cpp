@@ -2,12 +2,14 @@
 // SPUBLISH (and claim.lua in sharded mode) reaches an SSUBSCRIBE on the master of the
 // channel's slot; after the slot is moved (the old owner pushes `sunsubscribe`) and after
 // that master fails over, the channel is subscribed on the new owner, the `resubscribed`
-// callback runs, and the next message arrives.
+// callback runs (with the time since when the channel was not heard: at the latest the
+// kill, for a failover), and the next message arrives.
 #include "core/redis/sharded_subscriber.hpp"
 // (the header under test first: it is self-contained)
 
 #include <doctest/doctest.h>
 
+#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -26,6 +28,7 @@ namespace {
 struct heard {
   std::map<std::string, std::vector<std::string>> messages;  // channel -> payloads
   std::map<std::string, int> resubscribed;                   // channel -> times
+  std::map<std::string, std::vector<std::chrono::steady_clock::time_point>> deaf_since;
 };
 
 // A user whose channel (and every key of the user) is in a slot of the master on `port`.
@@ -142,7 +145,10 @@ TEST_CASE("cluster sharded pubsub: a moved slot, then a failover: resubscribed o
                                                [&](const std::string& ch, std::string payload) {
                                                  h.messages[ch].push_back(std::move(payload));
                                                });
-  sub->on_resubscribed([&](const std::string& ch) { ++h.resubscribed[ch]; });
+  sub->on_resubscribed([&](const std::string& ch, std::chrono::steady_clock::time_point since) {
+    ++h.resubscribed[ch];
+    h.deaf_since[ch].push_back(since);
+  });
   sub->start();
   auto user = user_on(fx, masters[0]);
   auto ch = fx.k.user_channel(user);
@@ -158,10 +164,14 @@ TEST_CASE("cluster sharded pubsub: a moved slot, then a failover: resubscribed o
   });
 
   // The slot moves to the third master: the old owner pushes `sunsubscribe`.
+  const auto before_move = std::chrono::steady_clock::now();
   fx.cluster.move_slot(slot, masters[2]);
   fx.run([&]() -> boost::asio::awaitable<void> {
     CO_LET(bool moved, pushonce::test::wait_until([&] { return h.resubscribed[ch] == 1; }, 10s));
-    CHECK(moved);
+    REQUIRE(moved);
+    // Not heard since the push, or since the map read before the move (read every 5 s).
+    CHECK(h.deaf_since[ch].at(0) > before_move - 6s);
+    CHECK(h.deaf_since[ch].at(0) <= std::chrono::steady_clock::now());
     CO_LET(long long n, spublish(fx, ch, "after the move"));
     CHECK(n == 1);  // the subscriber is on the new owner already
     CO_LET(bool got, pushonce::test::wait_until(
@@ -171,12 +181,17 @@ TEST_CASE("cluster sharded pubsub: a moved slot, then a failover: resubscribed o
   });
 
   // The new owner dies; its replica is promoted: the channel follows.
+  const auto killed = std::chrono::steady_clock::now();
   auto promoted = fx.cluster.fail_master_of(slot);
   CHECK(promoted != masters[2]);
   fx.run(
       [&]() -> boost::asio::awaitable<void> {
         CO_LET(bool back, pushonce::test::wait_until([&] { return h.resubscribed[ch] >= 2; }, 20s));
-        CHECK(back);
+        REQUIRE(back);
+        // Not heard since the last read on the killed master's connection: before the kill,
+        // although the channel moved only once the replica was promoted, seconds later.
+        CHECK(h.deaf_since[ch].at(1) <= killed);
+        CHECK(h.deaf_since[ch].at(1) > killed - 10s);
         CO_LET(bool got, publish_until_heard(fx, h, ch, "after the failover"));
         CHECK(got);
         CO_LET(bool still, publish_until_heard(fx, h, other, "other still heard"));

@@ -58,3 +58,24 @@ TEST_CASE("heartbeat: stop() before run() makes run() beat once at most and retu
     CHECK(std::chrono::steady_clock::now() - t0 < 1s);
   });
 }
+
+TEST_CASE("heartbeat: a layout conflict stops the beats and is handed to the owner") {
+  redis_fixture fx;
+  fx.run([&]() -> asio::awaitable<void> {
+    CO_LET(auto set, fx.conn->exec(cmd({"SET", fx.k.plain("layout"), "bus-shards=16"})));
+    REQUIRE(set.ok());
+    pushonce::keys other(fx.k.ns(), 4);
+    heartbeat hb(fx.conn, other, "worker", "w-1", 10ms);
+    std::string why;
+    int calls = 0;
+    hb.on_conflict([&](const std::string& w) {
+      why = w;
+      ++calls;
+    });
+    CO_DO(hb.run());  // returns: the conflict stopped it
+    CHECK(calls == 1);
+    CHECK(why.find("bus-shards=16") != std::string::npos);
+    CO_LET(auto listed, fx.conn->exec(cmd({"ZSCORE", fx.k.plain("workers"), "w-1"})));
+    CHECK(!listed.value.is_nil());  // the one beat that found it
+  });
+}
