@@ -13,6 +13,9 @@
 #include "tests/integration/lua_calls.hpp"
 #include "tests/integration/redis_fixture.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_ack_session_integration {
+
 namespace asio = boost::asio;
 using pushonce::redis::result;
 using pushonce::test::cmd;
@@ -214,3 +217,5 @@ TEST_CASE("session: a since offset beyond the counter (failover) rotates the epo
     CHECK(session_of(s10) == "E4 4 2");  // the bad calls changed nothing
   });
 }
+
+}  // namespace test_ack_session_integration

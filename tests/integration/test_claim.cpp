@@ -22,6 +22,9 @@
 #include "tests/integration/lua_calls.hpp"
 #include "tests/integration/redis_fixture.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_claim_integration {
+
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using pushonce::bus_message;
@@ -488,3 +491,5 @@ TEST_CASE("claim: a call that fails half-way keeps the records of what it delive
     CHECK(len.value.integer == 1);
   });
 }
+
+}  // namespace test_claim_integration

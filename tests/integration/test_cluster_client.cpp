@@ -13,6 +13,9 @@
 #include "tests/integration/cluster_fixture.hpp"
 #include "tests/support/sync_redis.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_cluster_client_integration {
+
 using pushonce::test::cluster_fixture;
 using pushonce::test::get_cmd;
 using pushonce::test::set_cmd;
@@ -151,3 +154,5 @@ TEST_CASE("cluster client: a master fails over to its replica" * doctest::test_s
       60s);
   CHECK(held_by(promoted, key) == "new master");
 }
+
+}  // namespace test_cluster_client_integration

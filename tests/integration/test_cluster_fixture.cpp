@@ -10,6 +10,9 @@
 
 #include "tests/support/sync_redis.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_cluster_fixture_integration {
+
 using pushonce::test::redis_cluster;
 using pushonce::test::sync_redis;
 
@@ -55,3 +58,5 @@ TEST_CASE("redis_cluster: 3 masters with replicas; a slot moves with its keys; a
   sync_redis r(promoted);
   CHECK(r.text({"GET", key}) == "v");
 }
+
+}  // namespace test_cluster_fixture_integration

@@ -15,6 +15,9 @@
 #include "tests/integration/lua_calls.hpp"
 #include "tests/support/sync_redis.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_cluster_scripts_integration {
+
 using pushonce::bus_message;
 using pushonce::test::bus_msg;
 using pushonce::test::cluster_fixture;
@@ -97,3 +100,5 @@ TEST_CASE("cluster: claim.lua batches split per slot; leader_lease.lua in one sl
     CHECK(r.inbox(fx.k.user(u, "inbox")).size() == 2);
   }
 }
+
+}  // namespace test_cluster_scripts_integration

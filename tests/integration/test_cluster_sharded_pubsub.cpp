@@ -19,6 +19,9 @@
 #include "tests/integration/lua_calls.hpp"
 #include "tests/support/sync_redis.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_cluster_sharded_pubsub_integration {
+
 using pushonce::test::cluster_fixture;
 namespace redis = pushonce::redis;
 using namespace std::chrono_literals;
@@ -202,3 +205,5 @@ TEST_CASE("cluster sharded pubsub: a moved slot, then a failover: resubscribed o
   CHECK(r.integer({"PUBSUB", "SHARDNUMSUB", ch}) == 1);
   sub->stop();
 }
+
+}  // namespace test_cluster_sharded_pubsub_integration

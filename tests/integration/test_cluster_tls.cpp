@@ -16,6 +16,9 @@
 #include "tests/support/sync_redis.hpp"
 #include "tests/support/tls_certs.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_cluster_tls_integration {
+
 using pushonce::test::cluster_fixture;
 using pushonce::test::get_cmd;
 using pushonce::test::redis_cluster_options;
@@ -112,3 +115,5 @@ TEST_CASE("cluster tls: a CA that did not sign the nodes gets no connection" *
   sync_redis r(fx.cluster.node(0).port());
   CHECK(r.integer({"DBSIZE"}) == 0);
 }
+
+}  // namespace test_cluster_tls_integration

@@ -19,6 +19,9 @@
 #include "core/redis/subscriber.hpp"
 #include "tests/integration/redis_fixture.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_connection_integration {
+
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using pushonce::redis::reply;
@@ -500,3 +503,5 @@ TEST_CASE("subscriber: stop() while reconnecting fails a pending subscribe at on
   CHECK(waited < 200);
   CHECK(rec.connects == 0);
 }
+
+}  // namespace test_connection_integration

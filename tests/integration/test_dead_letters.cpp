@@ -19,6 +19,9 @@
 #include "tests/integration/redis_fixture.hpp"
 #include "worker/claim_client.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_dead_letters_integration {
+
 namespace asio = boost::asio;
 namespace redis = pushonce::redis;
 using namespace std::chrono_literals;
@@ -368,3 +371,5 @@ TEST_CASE("dead letters on a cluster: the mark first, the entry only after it; r
     CHECK(refused.value.error_code() == "not_dead");
   });
 }
+
+}  // namespace test_dead_letters_integration

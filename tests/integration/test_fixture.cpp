@@ -11,6 +11,9 @@
 
 #include "tests/support/process.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_fixture_integration {
+
 using pushonce::test::redis_server;
 using namespace std::chrono_literals;
 
@@ -156,3 +159,5 @@ TEST_CASE("process and run_capture") {
   CHECK(*status == 128 + SIGTERM);
   CHECK_FALSE(sleeper.running());
 }
+
+}  // namespace test_fixture_integration

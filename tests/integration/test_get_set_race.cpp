@@ -16,6 +16,9 @@
 #include "tests/integration/lua_calls.hpp"
 #include "tests/integration/redis_fixture.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_get_set_race_integration {
+
 namespace asio = boost::asio;
 using pushonce::test::async_latch;
 using pushonce::test::cmd;
@@ -115,3 +118,5 @@ TEST_CASE("claim.lua under the same interleaving: exactly one delivery") {
     CHECK((outcomes[0] == "done 1") + (outcomes[1] == "done 1") == 1);
   }
 }
+
+}  // namespace test_get_set_race_integration

@@ -10,6 +10,9 @@
 
 #include "tests/integration/redis_fixture.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_heartbeat_integration {
+
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using pushonce::heartbeat;
@@ -79,3 +82,5 @@ TEST_CASE("heartbeat: a layout conflict stops the beats and is handed to the own
     CHECK(!listed.value.is_nil());  // the one beat that found it
   });
 }
+
+}  // namespace test_heartbeat_integration

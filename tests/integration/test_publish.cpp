@@ -16,6 +16,9 @@
 #include "core/names.hpp"
 #include "tests/integration/redis_fixture.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_publish_integration {
+
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using pushonce::publish_request;
@@ -380,3 +383,5 @@ TEST_CASE(
     CHECK(c4 == 12);
   });
 }
+
+}  // namespace test_publish_integration

@@ -16,6 +16,9 @@
 #include "core/redis/scripts.hpp"
 #include "tests/integration/redis_fixture.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_publish_script_integration {
+
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using pushonce::lua::publish_item;
@@ -196,3 +199,5 @@ TEST_CASE("publish.lua: an outbox write that fails leaves no idempotency key beh
     CHECK(w3[2] == w[2] + " dup");
   });
 }
+
+}  // namespace test_publish_script_integration

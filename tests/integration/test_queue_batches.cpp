@@ -12,6 +12,9 @@
 #include "core/message.hpp"
 #include "tests/integration/redis_fixture.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_queue_batches_integration {
+
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using pushonce::queue_api;
@@ -175,3 +178,5 @@ TEST_CASE("queue batches: expiries in batches free the resources for the next us
     CHECK(fenced.error().code == "fenced");
   });
 }
+
+}  // namespace test_queue_batches_integration

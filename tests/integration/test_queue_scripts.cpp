@@ -14,6 +14,9 @@
 #include "core/names.hpp"
 #include "tests/integration/redis_fixture.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_queue_scripts_integration {
+
 namespace asio = boost::asio;
 namespace json = boost::json;
 using namespace std::chrono_literals;
@@ -420,3 +423,5 @@ TEST_CASE("queue: ids are decimal strings that grow as numbers across digit boun
   CHECK(ids[3] > ids[4]);
   CHECK(pushonce::compare_ids(ids[3], ids[4]) < 0);
 }
+
+}  // namespace test_queue_scripts_integration

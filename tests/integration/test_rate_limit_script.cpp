@@ -11,6 +11,9 @@
 
 #include "tests/integration/redis_fixture.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_rate_limit_script_integration {
+
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using pushonce::lua::rate_limit_key;
@@ -56,3 +59,5 @@ TEST_CASE("rate_limit.lua: a token bucket in Redis") {
     CHECK(bad.error().code == "bad_request");
   });
 }
+
+}  // namespace test_rate_limit_script_integration

@@ -14,6 +14,9 @@
 #include "tests/support/sync_redis.hpp"
 #include "tests/support/tls_certs.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_redis_tls_integration {
+
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using pushonce::redis::connection_options;
@@ -153,3 +156,5 @@ TEST_CASE("redis tls: --tls-auth-clients yes wants the client certificate") {
     CHECK(r.value.str == "PONG");
   });
 }
+
+}  // namespace test_redis_tls_integration

@@ -20,6 +20,9 @@
 #include "tests/support/redis_sentinel.hpp"
 #include "tests/support/redis_server.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_sentinel_integration {
+
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using pushonce::redis::connection_options;
@@ -174,3 +177,5 @@ TEST_CASE("sentinel: a password on the master, none on the sentinels: asked with
   io.restart();
   io.run_for(1s);
 }
+
+}  // namespace test_sentinel_integration

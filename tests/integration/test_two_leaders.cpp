@@ -19,6 +19,9 @@
 #include "core/names.hpp"
 #include "tests/integration/redis_fixture.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_two_leaders_integration {
+
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using pushonce::assignment;
@@ -258,3 +261,5 @@ TEST_CASE("two leaders with fencing tokens racing: A stops at B's first assignme
   for (auto& x : b.got) users.insert(x.user);
   CHECK(users.size() == n);
 }
+
+}  // namespace test_two_leaders_integration

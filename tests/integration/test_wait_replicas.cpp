@@ -17,6 +17,9 @@
 #include "tests/integration/redis_fixture.hpp"
 #include "tests/support/sync_redis.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_wait_replicas_integration {
+
 namespace asio = boost::asio;
 namespace lua = pushonce::lua;
 namespace redis = pushonce::redis;
@@ -152,3 +155,5 @@ TEST_CASE("wait replicas: on a cluster, WAIT goes to the user's master and count
   CHECK(wait_calls(owners[1]) == before[1] + 1);
   CHECK(wait_calls(owners[2]) == before[2] + 1);
 }
+
+}  // namespace test_wait_replicas_integration

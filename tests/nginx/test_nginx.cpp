@@ -20,6 +20,9 @@
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/ws_client.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_nginx_nginx {
+
 namespace json = boost::json;
 using namespace std::chrono_literals;
 using pushonce::test::hello_frame;
@@ -224,3 +227,5 @@ TEST_CASE("nginx: a gateway behind nginx is killed; its clients resume on the ot
   }
   CHECK(sessions(1) == static_cast<int>(clients.size()));
 }
+
+}  // namespace test_nginx_nginx

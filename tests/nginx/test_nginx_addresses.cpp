@@ -16,6 +16,9 @@
 #include "tests/support/temp_dir.hpp"
 #include "tests/support/ws_client.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_nginx_addresses_nginx {
+
 using namespace pushonce::test;
 using namespace std::chrono_literals;
 
@@ -86,3 +89,5 @@ TEST_CASE("nginx: sessions of two clients over reused upstream connections count
   CHECK_THROWS_WITH(b3.connect("127.0.0.1", ngx.port, "/ws", {{"X-Forwarded-For", b}}),
                     doctest::Contains("503"));
 }
+
+}  // namespace test_nginx_addresses_nginx

@@ -3,6 +3,9 @@
 
 #include <doctest/doctest.h>
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_backoff_unit {
+
 using pushonce::backoff;
 using ms = std::chrono::milliseconds;
 
@@ -35,3 +38,5 @@ TEST_CASE("backoff: full jitter spreads the delays over [floor, ceiling]") {
   CHECK(sum / 2000 > 400);
   CHECK(sum / 2000 < 600);  // uniform: mean near half the ceiling
 }
+
+}  // namespace test_backoff_unit

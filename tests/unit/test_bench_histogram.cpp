@@ -8,6 +8,9 @@
 #include "bench/latency_histogram.hpp"
 #include "bench/rate_schedule.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_bench_histogram_unit {
+
 using namespace pushonce::bench;
 using namespace std::chrono_literals;
 
@@ -83,3 +86,5 @@ TEST_CASE("bench schedule: unpaced runs send everything at once") {
   CHECK(open.batches() == 0);
   CHECK(open.size_of(1000000) == 100);
 }
+
+}  // namespace test_bench_histogram_unit

@@ -8,6 +8,9 @@
 #include "bench/bench_options.hpp"
 #include "core/config.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_bench_options_unit {
+
 using namespace pushonce;
 using namespace pushonce::bench;
 
@@ -90,3 +93,5 @@ TEST_CASE("bench options: bad command lines are usage errors") {
   CHECK_THROWS_AS(parse({"floor", "--gateway", "h:1"}), usage_error);
   CHECK_THROWS_AS(parse({"idle", "--gateway", "h:1", "--pids", "-3"}), usage_error);
 }
+
+}  // namespace test_bench_options_unit

@@ -5,6 +5,9 @@
 
 #include "bench/verifier.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_bench_verifier_unit {
+
 using namespace pushonce::bench;
 
 namespace {
@@ -157,3 +160,5 @@ TEST_CASE("bench ledger: a message with no answer is owed to nobody") {
   CHECK(t.expected == 0);
   CHECK(l.message_totals().unknown == 1);
 }
+
+}  // namespace test_bench_verifier_unit

@@ -9,6 +9,9 @@
 #include "bench/report.hpp"
 #include "bench/wire.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_bench_wire_unit {
+
 using namespace pushonce::bench;
 namespace json = boost::json;
 
@@ -92,3 +95,5 @@ TEST_CASE("bench report: the exit status follows the verdict") {
   CHECK(r.exit_status() == 1);
   CHECK(r.table().find("FAILED") != std::string::npos);
 }
+
+}  // namespace test_bench_wire_unit

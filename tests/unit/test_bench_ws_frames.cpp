@@ -6,6 +6,9 @@
 
 #include "bench/ws_frames.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_bench_ws_frames_unit {
+
 using namespace pushonce::bench;
 using op = ws_frame_decoder::opcode;
 
@@ -88,3 +91,5 @@ TEST_CASE("bench ws frames: a client frame is masked and decodes back") {
   REQUIRE(d2.next(out) == ws_frame_decoder::status::frame);
   CHECK(out.payload == long_payload);
 }
+
+}  // namespace test_bench_ws_frames_unit

@@ -3,6 +3,9 @@
 
 #include <doctest/doctest.h>
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_bus_backlog_unit {
+
 using pushonce::worker::bus_backlog;
 
 TEST_CASE("bus_backlog: a payload over the message bound is dropped") {
@@ -39,3 +42,5 @@ TEST_CASE("bus_backlog: release never goes below zero") {
   CHECK(b.messages() == 0);
   CHECK(b.bytes() == 0);
 }
+
+}  // namespace test_bus_backlog_unit

@@ -10,6 +10,9 @@
 
 #include "worker/sweep_plan.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_catch_up_plan_unit {
+
 using namespace pushonce;
 using worker::deaf_window;
 using worker::outbox_entry;
@@ -139,3 +142,5 @@ TEST_CASE("deaf_window_of: local times mapped onto the Redis clock, with the mar
   // Heard again longer ago than retention: nothing left.
   CHECK(!worker::deaf_window_of(now, local, local - 10min, local - 5min, 500ms, lease, window));
 }
+
+}  // namespace test_catch_up_plan_unit

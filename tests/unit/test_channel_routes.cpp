@@ -11,6 +11,9 @@
 #include "core/redis/hash_slot.hpp"
 #include "tests/support/replies.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_channel_routes_unit {
+
 using namespace pushonce::redis;
 using pushonce::test::array;
 using pushonce::test::integer;
@@ -145,3 +148,5 @@ TEST_CASE("channel_routes: a node giving a channel up leaves it unplaced until t
   REQUIRE(p.size() == 1);
   CHECK(p[0].to.empty());
 }
+
+}  // namespace test_channel_routes_unit

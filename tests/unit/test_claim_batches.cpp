@@ -10,6 +10,9 @@
 #include "core/redis/hash_slot.hpp"
 #include "core/redis/scripts.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_claim_batches_unit {
+
 using pushonce::bus_message;
 using pushonce::keys;
 using pushonce::lua::claim_batch_command;
@@ -168,3 +171,5 @@ TEST_CASE("read_values: the value of each key of MGET and GET reads, nullopt for
   CHECK(v[1]->str == "d:1");
   CHECK_FALSE(v[2].has_value());
 }
+
+}  // namespace test_claim_batches_unit

@@ -7,6 +7,9 @@
 #include <string_view>
 #include <vector>
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_claim_policy_unit {
+
 using namespace pushonce;
 using worker::claim_note;
 using worker::claim_part;
@@ -206,3 +209,5 @@ TEST_CASE("claim_tally: += adds every counter") {
   t += tally(1, 1, 1, 1, 1, 1, 1);
   CHECK(t == tally(2, 3, 4, 5, 6, 7, 8));
 }
+
+}  // namespace test_claim_policy_unit

@@ -11,6 +11,9 @@
 #include "core/redis/scripts.hpp"
 #include "tests/support/replies.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_claim_record_unit {
+
 using namespace pushonce;
 using kind = lua::claim_record::kind;
 
@@ -340,3 +343,5 @@ TEST_CASE("release, dead_letter, session, ack: the KEYS/ARGV layout of each scri
                                  "ns:{bus:0}:u:alice:meta", "12"});
   CHECK(lua::ack_command(k, "alice", 12, std::string("E1")).back() == "E1");
 }
+
+}  // namespace test_claim_record_unit

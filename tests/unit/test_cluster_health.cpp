@@ -3,6 +3,9 @@
 
 #include <doctest/doctest.h>
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_cluster_health_unit {
+
 using pushonce::redis::slot_range;
 using pushonce::redis::slots_without_master;
 
@@ -55,3 +58,5 @@ TEST_CASE("slots_without_master: not CLUSTER NODES text") {
   CHECK_FALSE(slots_without_master("a1 h master - 0 0 1 connected 9-3"));
   CHECK_FALSE(slots_without_master("a1 h master - 0 0 1 connected 99999"));
 }
+
+}  // namespace test_cluster_health_unit

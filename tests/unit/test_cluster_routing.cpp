@@ -11,6 +11,9 @@
 #include "core/redis/slot_map.hpp"
 #include "tests/support/replies.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_cluster_routing_unit {
+
 using namespace pushonce::redis;
 using pushonce::test::array;
 using pushonce::test::integer;
@@ -181,3 +184,5 @@ TEST_CASE("cluster_retry: what each answer leads to") {
     CHECK(r.next({}, error_reply("MOVED 1 h:1"), t0 + 2s).what == action::complete);
   }
 }
+
+}  // namespace test_cluster_routing_unit

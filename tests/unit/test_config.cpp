@@ -14,6 +14,9 @@
 #include <string>
 #include <vector>
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_config_unit {
+
 namespace po = boost::program_options;
 using pushonce::command_line;
 using pushonce::parse_command_line;
@@ -504,3 +507,5 @@ TEST_CASE("PUSHONCE_REDIS_FILE: the Redis URL from a file, below --redis and PUS
   CHECK_THROWS_AS(parse({"status"}), usage_error);
   std::filesystem::remove(path);
 }
+
+}  // namespace test_config_unit

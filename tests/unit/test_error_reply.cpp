@@ -5,6 +5,9 @@
 
 #include "core/outcome.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_error_reply_unit {
+
 using namespace pushonce;
 using redis::error_reply_class;
 
@@ -48,3 +51,5 @@ TEST_CASE("failure_of: Redis refusing work is redis_unavailable, not internal") 
   CHECK(of("ERR unknown command").kind() == errc::internal);
   CHECK(of("BUSYKEY Target key name already exists.").kind() == errc::other);
 }
+
+}  // namespace test_error_reply_unit

@@ -10,6 +10,9 @@
 #include <boost/asio/io_context.hpp>
 #include <stdexcept>
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_exit_on_exception_unit {
+
 namespace asio = boost::asio;
 
 namespace {
@@ -60,3 +63,5 @@ TEST_CASE("exit_on_exception: coroutines that end normally, with or without a va
   REQUIRE(WIFEXITED(st));
   CHECK(WEXITSTATUS(st) == 0);
 }
+
+}  // namespace test_exit_on_exception_unit

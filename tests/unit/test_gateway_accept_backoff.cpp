@@ -4,6 +4,9 @@
 
 #include "gateway/accept_backoff.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_gateway_accept_backoff_unit {
+
 using namespace pushonce::gateway;
 using namespace std::chrono_literals;
 
@@ -59,3 +62,5 @@ TEST_CASE("accept_backoff: flapping episodes warn at most once per interval") {
   CHECK_FALSE(b.on_accepted());                  // it did not warn, so its end is not logged either
   CHECK(b.on_error(sys(EMFILE), t + 11s).warn);  // after the interval: warned again
 }
+
+}  // namespace test_gateway_accept_backoff_unit

@@ -3,6 +3,9 @@
 
 #include "gateway/admission.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_gateway_admission_unit {
+
 using namespace pushonce::gateway;
 namespace ip = boost::asio::ip;
 
@@ -107,3 +110,5 @@ TEST_CASE("origin_allowed: the listed origins, or any without a list") {
   CHECK_FALSE(origin_allowed(listed, "http://gw.example", "gw.example"));
   CHECK(origin_allowed(listed, "", "gw.example"));  // not a browser
 }
+
+}  // namespace test_gateway_admission_unit

@@ -5,6 +5,9 @@
 
 #include "gateway/client_address.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_gateway_client_address_unit {
+
 using namespace pushonce::gateway;
 namespace ip = boost::asio::ip;
 
@@ -71,3 +74,5 @@ TEST_CASE("is_loopback_client: this host's addresses, in every spelling; nothing
   CHECK_FALSE(is_loopback_client(""));
   CHECK_FALSE(is_loopback_client("localhost"));
 }
+
+}  // namespace test_gateway_client_address_unit

@@ -2,6 +2,9 @@
 
 #include "gateway/http_read_buffer.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_gateway_http_read_buffer_unit {
+
 using namespace pushonce::gateway;
 
 TEST_CASE("http_read_buffer: a body with a length is read into room for all of it") {
@@ -28,3 +31,5 @@ TEST_CASE("http_read_buffer: only a buffer grown past the kept capacity is relea
   CHECK(release_between_requests(kept_capacity + 1));
   CHECK(release_between_requests(1u << 20));
 }
+
+}  // namespace test_gateway_http_read_buffer_unit

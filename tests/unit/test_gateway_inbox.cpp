@@ -4,6 +4,9 @@
 #include "gateway/inbox.hpp"
 #include "tests/support/replies.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_gateway_inbox_unit {
+
 using namespace pushonce;
 using namespace pushonce::gateway;
 
@@ -43,3 +46,5 @@ TEST_CASE("inbox: parse_position reads session.lua's {epoch, offset, acked}") {
   CHECK_FALSE(inbox::parse_position(arr({str("ep"), integer(1)})));
   CHECK_FALSE(inbox::parse_position(str("ep")));
 }
+
+}  // namespace test_gateway_inbox_unit

@@ -8,6 +8,9 @@
 #include "gateway/key_set.hpp"
 #include "tests/support/signing_keys.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_gateway_key_set_unit {
+
 using namespace pushonce::gateway;
 using pushonce::test::key_set_json;
 using pushonce::test::signing_key;
@@ -83,3 +86,5 @@ TEST_CASE("key_set: documents that are not a usable key set are refused with the
                             rsa.jwk() + "]}");
   CHECK(set->size() == 1);
 }
+
+}  // namespace test_gateway_key_set_unit

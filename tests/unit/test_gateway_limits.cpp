@@ -11,6 +11,9 @@
 #include "gateway/slot_counter.hpp"
 #include "gateway/token_bucket.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_gateway_limits_unit {
+
 using namespace pushonce::gateway;
 using namespace std::chrono_literals;
 
@@ -188,3 +191,5 @@ TEST_CASE("auth_failures: a flood of addresses is bounded") {
   f.failed("x", t);
   CHECK(f.blocked("x", t));
 }
+
+}  // namespace test_gateway_limits_unit

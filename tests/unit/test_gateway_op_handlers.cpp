@@ -4,6 +4,9 @@
 
 #include "gateway/op_handlers.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_gateway_op_handlers_unit {
+
 using namespace pushonce;
 using namespace pushonce::gateway;
 
@@ -64,3 +67,5 @@ TEST_CASE("op replies: internal failures are the gateway's") {
   CHECK(is_internal(failure{"weird", ""}));
   CHECK_FALSE(is_internal(failure{"already_queued", ""}));
 }
+
+}  // namespace test_gateway_op_handlers_unit

@@ -3,6 +3,9 @@
 
 #include <doctest/doctest.h>
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_gateway_position_schedule_unit {
+
 using pushonce::gateway::position_schedule;
 using namespace std::chrono_literals;
 
@@ -49,3 +52,5 @@ TEST_CASE("position schedule: queues keep their own pace; a forgotten queue is n
   s.forget("b");
   CHECK_FALSE(s.next());
 }
+
+}  // namespace test_gateway_position_schedule_unit

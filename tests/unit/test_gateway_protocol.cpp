@@ -6,6 +6,9 @@
 #include "gateway/authenticator.hpp"
 #include "gateway/protocol.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_gateway_protocol_unit {
+
 using namespace pushonce::gateway;
 
 namespace {
@@ -167,3 +170,5 @@ TEST_CASE("gateway hello rules: authenticators") {
   t.token = "forged";
   CHECK_FALSE(dev_jwt->authenticate(t));
 }
+
+}  // namespace test_gateway_protocol_unit

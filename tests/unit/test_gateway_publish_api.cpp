@@ -4,6 +4,9 @@
 
 #include "gateway/publish_api.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_gateway_publish_api_unit {
+
 using namespace pushonce;
 using namespace pushonce::gateway;
 
@@ -107,3 +110,5 @@ TEST_CASE(
   std::string over = "\"" + std::string(65536 - 1, 'y') + "\"";
   CHECK_FALSE(parse_publish_body(R"({"user":"a","data":)" + over + "}"));
 }
+
+}  // namespace test_gateway_publish_api_unit

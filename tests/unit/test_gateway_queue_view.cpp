@@ -9,6 +9,9 @@
 
 #include "gateway/queue_event.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_gateway_queue_view_unit {
+
 using pushonce::gateway::parse_queue_event;
 using pushonce::gateway::queue_view;
 using kind = queue_view::standing::kind;
@@ -236,3 +239,5 @@ TEST_CASE("queue view: random joins, leaves, batched assignments and late replie
     }
   }
 }
+
+}  // namespace test_gateway_queue_view_unit

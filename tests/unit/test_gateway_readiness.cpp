@@ -5,6 +5,9 @@
 
 #include <boost/json/parse.hpp>
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_gateway_readiness_unit {
+
 using pushonce::gateway::judge_readiness;
 using pushonce::gateway::readiness_inputs;
 
@@ -98,3 +101,5 @@ TEST_CASE("readiness: Redis Cluster slots without a master make the gateway not 
   CHECK(ok.status == 200);
   CHECK_FALSE(boost::json::parse(ok.body).as_object().contains("slots_without_master"));
 }
+
+}  // namespace test_gateway_readiness_unit

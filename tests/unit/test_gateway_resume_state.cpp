@@ -4,6 +4,9 @@
 
 #include "gateway/resume_state.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_gateway_resume_state_unit {
+
 using namespace pushonce::gateway;
 using live = resume_state::live_result;
 
@@ -226,3 +229,5 @@ TEST_CASE("resume: offsets older than the remembered ids are plain duplicates") 
   r.begin(0);  // a new session forgets it all
   CHECK_FALSE(r.regressed());
 }
+
+}  // namespace test_gateway_resume_state_unit

@@ -4,6 +4,9 @@
 
 #include "gateway/send_queue.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_gateway_send_queue_unit {
+
 using namespace pushonce::gateway;
 using push = send_queue::push_result;
 using after = send_queue::after_write;
@@ -183,3 +186,5 @@ TEST_CASE("send_queue: many frames through a small queue keep order and accounti
   REQUIRE(seen.size() == 500);
   for (int i = 0; i < 500; ++i) CHECK(seen[i] == static_cast<char>('a' + i % 26));
 }
+
+}  // namespace test_gateway_send_queue_unit

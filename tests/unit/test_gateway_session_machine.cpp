@@ -2,6 +2,9 @@
 
 #include "gateway/session_machine.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_gateway_session_machine_unit {
+
 using namespace pushonce::gateway;
 using action = frame_decision::action;
 using phase = session_phase;
@@ -128,3 +131,5 @@ TEST_CASE("session_machine: closing while waiting for hello") {
   CHECK(m.close());
   CHECK(m.on_frame(R"({"op":"hello","user":"a"})", true).what == action::ignore);
 }
+
+}  // namespace test_gateway_session_machine_unit

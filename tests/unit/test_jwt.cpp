@@ -7,6 +7,9 @@
 #include <cstdlib>
 #include <string>
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_jwt_unit {
+
 using namespace pushonce;
 
 namespace {
@@ -173,3 +176,5 @@ TEST_CASE("jwt: mint refuses a lifetime past ten years (the expiry would overflo
                   std::invalid_argument);
   CHECK(jwt::verify(jwt::mint("alice", jwt::max_ttl, "secret"), "secret").ok());
 }
+
+}  // namespace test_jwt_unit

@@ -10,6 +10,9 @@
 #include "core/layout.hpp"
 #include "core/redis/hash_slot.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_keys_unit {
+
 using pushonce::keys;
 
 TEST_CASE("queue, user and plain keys carry the namespace and hash tag") {
@@ -115,3 +118,5 @@ TEST_CASE("layout: recorded by the first process, a different --bus-shards is a 
   CHECK(conflict->find("bus-shards=16") != std::string::npos);
   CHECK(conflict->find("--bus-shards 4") != std::string::npos);
 }
+
+}  // namespace test_keys_unit

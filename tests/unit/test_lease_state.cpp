@@ -8,6 +8,9 @@
 #include "core/redis/connection.hpp"
 #include "core/redis/error.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_lease_state_unit {
+
 using pushonce::leader::lease_action;
 using pushonce::leader::lease_call;
 using pushonce::leader::lease_reply;
@@ -140,3 +143,5 @@ TEST_CASE("lease_reply: tokens, 0, Redis error replies and transport errors") {
   pushonce::redis::result nil;
   CHECK(lease_reply::from(nil).what == lease_reply::kind::failed);
 }
+
+}  // namespace test_lease_state_unit

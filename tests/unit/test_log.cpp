@@ -7,6 +7,9 @@
 #include <stdexcept>
 #include <string>
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_log_unit {
+
 namespace plog = pushonce::log;
 
 TEST_CASE("parse_level") {
@@ -115,3 +118,5 @@ TEST_CASE("text lines: control characters and line separators of user strings ar
   CHECK(line.find("\\\\n") != std::string::npos);  // a literal backslash-n stays apart from \n
   CHECK(line.find("\\u2028x\\u0085y\xc3\xa9") != std::string::npos);
 }
+
+}  // namespace test_log_unit

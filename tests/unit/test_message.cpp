@@ -5,6 +5,9 @@
 
 #include <boost/json.hpp>
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_message_unit {
+
 using namespace pushonce;
 
 namespace {
@@ -172,3 +175,5 @@ TEST_CASE("with_publish_time: the same message, published at another time") {
   REQUIRE(other);
   CHECK(with_publish_time(*other, 6) == R"({"id":"1","user":"a","kind":"k","data":[1],"ts":6})");
 }
+
+}  // namespace test_message_unit

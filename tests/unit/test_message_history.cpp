@@ -5,6 +5,9 @@
 
 #include <boost/json.hpp>
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_message_history_unit {
+
 using namespace pushonce;
 namespace json = boost::json;
 using kind = lua::claim_record::kind;
@@ -128,3 +131,5 @@ TEST_CASE("history: an unreadable record; a line that is not JSON; detail events
   CHECK(event(det, 2) == "claim_won");
   CHECK(event(det, 3) == "sent");
 }
+
+}  // namespace test_message_history_unit

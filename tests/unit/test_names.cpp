@@ -5,6 +5,9 @@
 
 #include <string>
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_names_unit {
+
 using pushonce::compare_ids;
 using pushonce::valid_name;
 
@@ -52,3 +55,5 @@ TEST_CASE("compare_ids handles numbers beyond 2^64") {
   CHECK(compare_ids("1000000000000000000000000000000", "999999999999999999999999999999") > 0);
   CHECK(compare_ids("00" + over, over) == 0);
 }
+
+}  // namespace test_names_unit

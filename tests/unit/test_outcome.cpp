@@ -5,6 +5,9 @@
 
 #include "core/redis/error.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_outcome_unit {
+
 using namespace pushonce;
 
 TEST_CASE("code_of: every code a program branches on, parsed in one place") {
@@ -37,3 +40,5 @@ TEST_CASE("failure_of: transport errors, script codes, Redis's own errors") {
   redis::result err{{}, redis::reply::make_error("WRONGTYPE Operation against a key")};
   CHECK(failure_of(err).kind() == errc::internal);
 }
+
+}  // namespace test_outcome_unit

@@ -8,6 +8,9 @@
 #include "core/redis/hash_slot.hpp"
 #include "core/redis/scripts.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_publish_command_unit {
+
 using namespace pushonce;
 
 TEST_CASE("publish_command: classic on one Redis, sharded channel per bus shard on a cluster") {
@@ -89,3 +92,5 @@ TEST_CASE("publish_refused_for: the wait of a rate_limited error, nothing for ot
   array.kind = redis::reply::type::array;
   CHECK_FALSE(lua::publish_refused_for(array));
 }
+
+}  // namespace test_publish_command_unit

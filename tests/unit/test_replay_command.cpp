@@ -6,6 +6,9 @@
 #include "core/dead_letter_entry.hpp"
 #include "core/redis/scripts.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_replay_command_unit {
+
 using namespace pushonce;
 
 namespace {
@@ -57,3 +60,5 @@ TEST_CASE("dead_letter_add.lua: its layout; the reply is the count of trimmed en
   s.str = "3";
   CHECK_FALSE(parse_dead_letter_entry_reply(s));
 }
+
+}  // namespace test_replay_command_unit

@@ -7,6 +7,9 @@
 
 #include "core/redis/error.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_reply_unit {
+
 using pushonce::redis::reply;
 
 namespace {
@@ -98,3 +101,5 @@ TEST_CASE("field: the value after a name in a flat name/value array") {
   CHECK(entry.field("line").is_nil());      // values are not names
   CHECK(make(reply::type::string, "m").field("m").is_nil());
 }
+
+}  // namespace test_reply_unit

@@ -8,6 +8,9 @@
 
 #include "core/redis/error.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_request_queue_unit {
+
 using pushonce::redis::command;
 using pushonce::redis::error;
 using pushonce::redis::reply;
@@ -213,3 +216,5 @@ TEST_CASE("request_queue: completions go through the deliver function") {
   CHECK(delivered == 1);
   CHECK(a.done());
 }
+
+}  // namespace test_request_queue_unit

@@ -9,6 +9,9 @@
 
 #include "core/redis/error.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_resp_reader_unit {
+
 using pushonce::redis::reply;
 using pushonce::redis::resp_reader;
 
@@ -210,3 +213,5 @@ TEST_CASE("resp_reader: arrays nested 8 deep parse, deeper ones are a protocol e
   // An error inside a partly built nested array frees what was built (ASan would see a leak).
   CHECK(decode("*2\r\n*2\r\n:1\r\n?\r\n").failed);
 }
+
+}  // namespace test_resp_reader_unit

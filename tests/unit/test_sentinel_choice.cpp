@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_sentinel_choice_unit {
+
 using pushonce::redis::reply;
 using pushonce::redis::sentinel_choice;
 using pushonce::redis::sentinel_config;
@@ -88,3 +91,5 @@ TEST_CASE("sentinel_choice: ROLE says master, or not") {
   CHECK_FALSE(sentinel_choice::is_master(reply::make_error("ERR unknown command")));
   CHECK_FALSE(sentinel_choice::is_master(text("master")));
 }
+
+}  // namespace test_sentinel_choice_unit

@@ -9,6 +9,9 @@
 #include "core/redis/error.hpp"
 #include "core/redis/hash_slot.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_subscription_set_unit {
+
 using pushonce::redis::command;
 using pushonce::redis::error;
 using pushonce::redis::reply;
@@ -315,3 +318,5 @@ TEST_CASE("subscription_set: MOVED to an SSUBSCRIBE drops the slot's pending cha
   s.on_reply(other_err);
   CHECK(s.take_dropped().empty());
 }
+
+}  // namespace test_subscription_set_unit

@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_sweep_plan_unit {
+
 using namespace pushonce;
 using worker::outbox_entry;
 using worker::sweep_plan;
@@ -326,3 +329,5 @@ TEST_CASE("sweep_plan: without marks (a cluster, or unreadable) every record is 
   CHECK(ids(p.to_redrive()) == std::vector<std::string>{"2"});
   CHECK(p.cursor().empty());
 }
+
+}  // namespace test_sweep_plan_unit

@@ -8,6 +8,9 @@
 #include <utility>
 #include <vector>
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_worker_counters_unit {
+
 using namespace pushonce;
 using worker::worker_counters;
 using increments = std::vector<std::pair<std::string_view, std::uint64_t>>;
@@ -55,3 +58,5 @@ TEST_CASE("stats_increments: what grew since the last flush, under the NS:stats 
         increments{{"delivered", 2}, {"retention_exceeded", 1}});
   CHECK(worker::stats_increments(flushed, flushed).empty());
 }
+
+}  // namespace test_worker_counters_unit
