@@ -86,11 +86,11 @@ TEST_CASE("publish: ids, duplicates by idempotency key, per-user keys, the count
     // Invalid requests never reach Redis.
     CO_LET(auto bad, pub.publish(req("not a name", "1")));
     REQUIRE_FALSE(bad.ok());
-    CHECK(bad.error().code == "bad_request");
+    CHECK(bad.error().code == pushonce::errc::bad_request);
     CO_LET(auto badkey, pub.publish(req("alice", "1", std::string(201, 'k'))));
-    CHECK(badkey.error().code == "bad_request");
+    CHECK(badkey.error().code == pushonce::errc::bad_request);
     CO_LET(auto nodata, pub.publish(req("alice", "")));
-    CHECK(nodata.error().code == "bad_request");
+    CHECK(nodata.error().code == pushonce::errc::bad_request);
 
     // Wait long enough that a duplicate would have been published if it were.
     CO_LET(bool three, wait_until([&] { return bus.count(bus_ch) >= 3; }, 2s));
@@ -146,7 +146,7 @@ TEST_CASE("publish: a batch where a key repeats; the counter counts only new mes
     CHECK(rs[2].value().duplicate);
     CHECK(rs[2].value().id == rs[0].value().id);
     REQUIRE_FALSE(rs[3].ok());
-    CHECK(rs[3].error().code == "bad_request");
+    CHECK(rs[3].error().code == pushonce::errc::bad_request);
     REQUIRE(rs[4].ok());
     CHECK_FALSE(rs[4].value().duplicate);
     REQUIRE(rs[5].ok());

@@ -118,7 +118,7 @@ TEST_CASE("queue batches: partial batches, no resource, empty queue, fencing") {
     // A leader with an older fencing token is refused and changes nothing.
     CO_LET(auto old, api.assign_batch(q, source, 4, 0, 2));
     REQUIRE_FALSE(old.ok());
-    CHECK(old.error().code == "fenced");
+    CHECK(old.error().code == pushonce::errc::fenced);
     CO_LET(auto b2, api.assign_batch(q, source, 5, 0, 2));
     CHECK(users_of(b2.value()) == std::vector<std::string>{"c", "d"});
     CO_LET(auto b3, api.assign_batch(q, source, 6, 0, 2));
@@ -135,7 +135,7 @@ TEST_CASE("queue batches: partial batches, no resource, empty queue, fencing") {
     CHECK(f.value.integer == 1);
     CO_LET(auto bad, api.assign_batch(q, source, 6, 0, 0));
     REQUIRE_FALSE(bad.ok());
-    CHECK(bad.error().code == "bad_request");
+    CHECK(bad.error().code == pushonce::errc::bad_request);
   });
 }
 
@@ -172,6 +172,6 @@ TEST_CASE("queue batches: expiries in batches free the resources for the next us
     REQUIRE(fs.ok());
     CO_LET(auto fenced, api.expire_batch(q, source, 8, 10));
     REQUIRE_FALSE(fenced.ok());
-    CHECK(fenced.error().code == "fenced");
+    CHECK(fenced.error().code == pushonce::errc::fenced);
   });
 }

@@ -47,7 +47,7 @@ TEST_CASE(
     CO_LET(auto before, fx.conn->exec(keys_cmd));
     CO_LET(auto unknown, api.join(q, "alice"));
     REQUIRE_FALSE(unknown.ok());
-    CHECK(unknown.error().code == "not_found");
+    CHECK(unknown.error().code == pushonce::errc::not_found);
     CO_LET(auto after, fx.conn->exec(keys_cmd));
     CHECK(after.value.elements.size() == before.value.elements.size());
 
@@ -56,7 +56,7 @@ TEST_CASE(
     REQUIRE(reg.ok());
     std::vector<std::string> bad_queues{"a{b}"};
     CO_LET(auto bad_reg, api.register_queues(std::move(bad_queues)));
-    CHECK(bad_reg.error().code == "bad_request");
+    CHECK(bad_reg.error().code == pushonce::errc::bad_request);
     std::string ch = wake;
     CO_LET(auto sec, sub->subscribe(std::move(ch)));
     REQUIRE_FALSE(sec);
@@ -72,7 +72,7 @@ TEST_CASE(
 
     CO_LET(auto again, api.join(q, "alice"));
     REQUIRE_FALSE(again.ok());
-    CHECK(again.error().code == "already_queued");
+    CHECK(again.error().code == pushonce::errc::already_queued);
 
     CO_LET(auto pb, api.position(q, "bob"));
     REQUIRE(pb.ok());
@@ -82,10 +82,10 @@ TEST_CASE(
     CHECK(l1.ok());
     CO_LET(auto l2, api.leave(q, "alice"));
     REQUIRE_FALSE(l2.ok());
-    CHECK(l2.error().code == "not_queued");
+    CHECK(l2.error().code == pushonce::errc::not_queued);
     CO_LET(auto pa, api.position(q, "alice"));
     REQUIRE_FALSE(pa.ok());
-    CHECK(pa.error().code == "not_queued");
+    CHECK(pa.error().code == pushonce::errc::not_queued);
     CO_LET(auto pb2, api.position(q, "bob"));
     CHECK(pb2.value() == 1);
 
@@ -116,9 +116,9 @@ TEST_CASE(
     // Names are checked before Redis is asked.
     CO_LET(auto bad, api.join(q, "bad name"));
     REQUIRE_FALSE(bad.ok());
-    CHECK(bad.error().code == "bad_request");
+    CHECK(bad.error().code == pushonce::errc::bad_request);
     CO_LET(auto badq, api.join("a{b}", "alice"));
-    CHECK(badq.error().code == "bad_request");
+    CHECK(badq.error().code == pushonce::errc::bad_request);
 
     // Queue events: 4 joins + 1 leave on "default" + 1 join on "other", numbered per queue,
     // with the ticket each concerns; refusals publish nothing.
@@ -153,7 +153,7 @@ TEST_CASE("queue: resources add (meta stored, exists adds nothing), release, rem
     std::vector<std::string> ids2{"r3", "r2"};
     CO_LET(auto dup, api.add_resources(q, ids2, ""));
     REQUIRE_FALSE(dup.ok());
-    CHECK(dup.error().code == "exists");
+    CHECK(dup.error().code == pushonce::errc::exists);
     CHECK(dup.error().message == "r2");
     auto has_r3 = cmd({"HEXISTS", fx.k.queue(q, "res:meta"), "r3"});
     CO_LET(auto h3, fx.conn->exec(std::move(has_r3)));
@@ -161,7 +161,7 @@ TEST_CASE("queue: resources add (meta stored, exists adds nothing), release, rem
 
     std::vector<std::string> twice{"r4", "r4"};
     CO_LET(auto tw, api.add_resources(q, twice, ""));
-    CHECK(tw.error().code == "exists");
+    CHECK(tw.error().code == pushonce::errc::exists);
 
     std::vector<std::string> ids3{"r3"};
     CO_LET(auto add3, api.add_resources(q, ids3, ""));
@@ -187,10 +187,10 @@ TEST_CASE("queue: resources add (meta stored, exists adds nothing), release, rem
 
     CO_LET(auto nf, api.release_resource(q, "nope"));
     REQUIRE_FALSE(nf.ok());
-    CHECK(nf.error().code == "not_found");
+    CHECK(nf.error().code == pushonce::errc::not_found);
     CO_LET(auto na, api.release_resource(q, "r1"));
     REQUIRE_FALSE(na.ok());
-    CHECK(na.error().code == "not_assigned");
+    CHECK(na.error().code == pushonce::errc::not_assigned);
 
     // Assign r1 to alice, release it: free again at the tail, alice may rejoin.
     CO_LET(auto src, api.source_index(q));
@@ -218,7 +218,7 @@ TEST_CASE("queue: resources add (meta stored, exists adds nothing), release, rem
     CO_LET(auto aa, fx.conn->exec(alice_assigned));
     CHECK(aa.value.integer == 0);
     CO_LET(auto again, api.release_resource(q, "r1"));
-    CHECK(again.error().code == "not_assigned");
+    CHECK(again.error().code == pushonce::errc::not_assigned);
 
     // Remove: a free one, then a held one (its holder loses the assignment), then unknown.
     CO_LET(auto rm3, api.remove_resource(q, "r3"));
@@ -234,7 +234,7 @@ TEST_CASE("queue: resources add (meta stored, exists adds nothing), release, rem
     CHECK(aa2.value.integer == 0);
     CO_LET(auto rm2b, api.remove_resource(q, "r2"));
     REQUIRE_FALSE(rm2b.ok());
-    CHECK(rm2b.error().code == "not_found");
+    CHECK(rm2b.error().code == pushonce::errc::not_found);
     CO_LET(auto list3, api.list_resources(q));
     REQUIRE(list3.value().size() == 1);
     CHECK(list3.value()[0].id == "r1");
@@ -306,7 +306,7 @@ TEST_CASE("queue: assign_one is FIFO, one resource per user, publishes the bus m
     // An assigned user cannot join; the holder hashes agree.
     CO_LET(auto ja, api.join(q, "u1"));
     REQUIRE_FALSE(ja.ok());
-    CHECK(ja.error().code == "already_assigned");
+    CHECK(ja.error().code == pushonce::errc::already_assigned);
     auto holders = cmd({"HGETALL", fx.k.queue(q, "res:holder")});
     CO_LET(auto h, fx.conn->exec(std::move(holders)));
     CHECK(h.value.elements.size() == 4);

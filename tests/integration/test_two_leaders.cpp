@@ -90,7 +90,7 @@ TEST_CASE("two leaders: 1000 users, 1000 resources, every one assigned exactly o
             for (;;) {
               CO_LET(auto r, api.assign_one(q, source, 0, 0));
               if (!r.ok()) {
-                log.failures.push_back(r.error().code);
+                log.failures.emplace_back(pushonce::code_text(r.error().code));
                 break;
               }
               if (!r.value()) break;  // nobody waits or nothing is free
@@ -185,7 +185,7 @@ TEST_CASE("two leaders with fencing tokens: the older leader is fenced") {
 
     CO_LET(auto a2, leader_a.assign_one(q, source, 1, 0));
     REQUIRE_FALSE(a2.ok());
-    CHECK(a2.error().code == "fenced");
+    CHECK(a2.error().code == pushonce::errc::fenced);
 
     // The fenced call changed nothing.
     auto zw = cmd({"ZCARD", fx.k.queue(q, "waiting")});
@@ -204,7 +204,7 @@ TEST_CASE("two leaders with fencing tokens: the older leader is fenced") {
     REQUIRE(b2.value());
     CHECK(b2.value()->user == "u0002");
     CO_LET(auto a3, leader_a.assign_one(q, source, 1, 0));
-    CHECK(a3.error().code == "fenced");
+    CHECK(a3.error().code == pushonce::errc::fenced);
   });
 }
 
@@ -232,7 +232,7 @@ TEST_CASE("two leaders with fencing tokens racing: A stops at B's first assignme
             for (;;) {
               CO_LET(auto r, api.assign_one(q, source, token, 0));
               if (!r.ok()) {
-                log.failures.push_back(r.error().code);
+                log.failures.emplace_back(pushonce::code_text(r.error().code));
                 break;
               }
               if (!r.value()) break;
