@@ -4,13 +4,10 @@
 
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
-#include <cerrno>
 #include <cstdlib>
-#include <fstream>
 #include <memory>
-#include <sstream>
+#include <stdexcept>
 
-#include "core/config.hpp"
 #include "core/jwt_claims.hpp"
 #include "core/names.hpp"
 
@@ -24,7 +21,7 @@ struct jwt_deleter {
 using jwt_ptr = std::unique_ptr<jwt_t, jwt_deleter>;
 
 failure unauthorized(std::string why) {
-  return {"unauthorized", std::move(why)};
+  return {errc::unauthorized, std::move(why)};
 }
 
 long long now_s() {
@@ -150,14 +147,6 @@ std::string secret_problem(std::string_view secret) {
   return "the JWT secret (PUSHONCE_JWT_SECRET or PUSHONCE_JWT_SECRET_FILE) has " +
          std::to_string(secret.size()) + " bytes; at least " + std::to_string(min_secret_bytes) +
          " are needed (e.g. head -c 32 /dev/urandom | base64)";
-}
-
-std::string secret_from_env() {
-  try {
-    return pushonce::secret_from_env("PUSHONCE_JWT_SECRET").value_or("");
-  } catch (const std::exception&) {
-    return {};  // unreadable or ambiguous: the programs report it at start (gateway/main.cpp)
-  }
 }
 
 }  // namespace pushonce::jwt

@@ -16,6 +16,8 @@
 #include <variant>
 #include <vector>
 
+#include "core/errc_format.hpp"
+
 namespace pushonce::log {
 
 enum class level { debug = 0, info, warn, error };

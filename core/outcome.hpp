@@ -1,64 +1,44 @@
 #pragma once
-// The result of an operation that can be refused: a value, or a failure with a contract
-// error code ("already_queued", "not_found", "redis_unavailable", ...) and a message.
+// The result of an operation that can be refused: a value, or a failure (an errc and a
+// message for people). A boost::system::result, so `if (!r)`, `r.value()` and `r.error()`
+// read as in Boost; the message travels with the code because the contract shows it
+// (the HTTP body's "message", the error frame's, the CLI line's).
 
+#include <boost/system/result.hpp>
+#include <ostream>
 #include <string>
-#include <string_view>
 #include <utility>
-#include <variant>
 
-#include "core/redis/connection.hpp"
+#include "core/errc.hpp"
 
 namespace pushonce {
 
-/// Every error code a program acts on, parsed from its text in one place (code_of).
-enum class errc {
-  other,        // a code no program branches on
-  bad_request,  // bad input (scripts: a bad argument)
-  usage,        // a bad command line
-  fenced,       // a newer leader has acted on the queue
-  already_queued,
-  already_assigned,
-  not_queued,
-  not_found,
-  not_assigned,
-  exists,
-  redis_unavailable,  // Redis did not answer
-  internal,
-};
-
-/// The errc of an error code text ("fenced", "NOSCRIPT", ...); errc::other when unknown.
-errc code_of(std::string_view code);
-
 struct failure {
-  std::string code;  // the contract's text ("already_queued", "redis_unavailable", ...)
+  errc code = errc::internal;
   std::string message;
 
-  errc kind() const { return code_of(code); }
+  failure() = default;
+  failure(errc c, std::string m) : code(c), message(std::move(m)) {}
 };
 
+/// A value with no content, for an outcome that only succeeds or fails.
 struct none {};
 
 template <typename T>
-class outcome {
- public:
-  outcome(T value) : v_(std::move(value)) {}
-  outcome(failure f) : v_(std::move(f)) {}
+using outcome = boost::system::result<T, failure>;
 
-  bool ok() const { return v_.index() == 0; }
-  explicit operator bool() const { return ok(); }
-  T& value() { return std::get<0>(v_); }
-  const T& value() const { return std::get<0>(v_); }
-  const failure& error() const { return std::get<1>(v_); }
+/// "code_text: message" (what a failed check of an outcome prints in a test).
+std::ostream& operator<<(std::ostream& os, const failure& f);
+std::ostream& operator<<(std::ostream& os, errc e);
+/// An outcome printed (a test's failed check): its failure, or that it holds a value. Chosen
+/// over Boost's own operator<<, which needs the value type to print too.
+template <typename T>
+std::ostream& operator<<(std::ostream& os, const boost::system::result<T, failure>& r) {
+  if (r.has_value()) return os << "a value";
+  return os << r.error();
+}
 
- private:
-  std::variant<T, failure> v_;
-};
-
-/// The failure a Redis result stands for: a transport error → redis_unavailable; an error
-/// reply that says Redis refuses work for now (OOM, BUSY, READONLY, ...: redis/error_reply)
-/// → redis_unavailable; ERR, NOSCRIPT, WRONGTYPE → internal; any other error reply → its
-/// first word as the code (scripts answer "<code> <message>").
-failure failure_of(const redis::result& r);
+/// What result::value() throws on a failure (a programming error: callers check first).
+[[noreturn]] void throw_exception_from_error(const failure& f, const boost::source_location& loc);
 
 }  // namespace pushonce

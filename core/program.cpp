@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <exception>
 
+#include "core/errc.hpp"
 #include "core/log.hpp"
 
 namespace pushonce {
@@ -17,7 +18,7 @@ int run_program(int argc, const char* const* argv, const program_info& info,
   } catch (const usage_error& e) {
     std::fprintf(stderr, "error: %s (see %s --help)\n", e.what(), std::string(info.name).c_str());
     if (info.json_errors) {
-      boost::json::object o{{"error", "usage"}, {"message", e.what()}};
+      boost::json::object o{{"error", code_text(errc::usage)}, {"message", e.what()}};
       std::printf("%s\n", boost::json::serialize(o).c_str());
     }
     return exit_usage;
@@ -38,7 +39,7 @@ int run_program(int argc, const char* const* argv, const program_info& info,
   } catch (const usage_error& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     if (info.json_errors) {
-      boost::json::object o{{"error", "usage"}, {"message", e.what()}};
+      boost::json::object o{{"error", code_text(errc::usage)}, {"message", e.what()}};
       std::printf("%s\n", boost::json::serialize(o).c_str());
     }
     return exit_usage;

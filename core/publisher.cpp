@@ -3,7 +3,7 @@
 #include "core/log.hpp"
 #include "core/lua/publish.hpp"
 #include "core/lua/rate_limit.hpp"
-#include "core/names.hpp"
+#include "core/redis/failure_of.hpp"
 #include "core/redis/scripts.hpp"
 
 namespace pushonce {
@@ -12,23 +12,6 @@ namespace asio = boost::asio;
 
 publisher::publisher(std::shared_ptr<redis::connection> conn, keys k, publisher_options opts)
     : conn_(std::move(conn)), keys_(std::move(k)), opts_(opts) {}
-
-std::optional<failure> publisher::validate(const publish_request& r) {
-  if (!valid_name(r.user))
-    return failure{"bad_request",
-                   "invalid user '" + r.user + "': use 1-128 characters of A-Z a-z 0-9 . _ @ -"};
-  if (r.idempotency_key && (r.idempotency_key->empty() || r.idempotency_key->size() > 200))
-    return failure{"bad_request", "an idempotency key is a string of 1-200 characters"};
-  if (r.data_json.empty()) return failure{"bad_request", "data is missing"};
-  return std::nullopt;
-}
-
-std::optional<failure> publisher::check_size(const publish_request& r, std::size_t max_data_bytes) {
-  if (r.data_json.size() <= max_data_bytes) return std::nullopt;
-  return failure{"too_large", "data is " + std::to_string(r.data_json.size()) +
-                                  " bytes serialised, over the limit of " +
-                                  std::to_string(max_data_bytes) + " (--max-data-bytes)"};
-}
 
 asio::awaitable<outcome<published>> publisher::publish(publish_request r) {
   std::vector<publish_request> one;
@@ -53,7 +36,7 @@ asio::awaitable<publish_answer> publisher::publish_checked(std::vector<publish_r
   std::vector<std::vector<std::size_t>> slots(keys_.shards());
   for (std::size_t i = 0; i < batch.size(); ++i) {
     auto& r = batch[i];
-    if (auto f = validate(r)) {
+    if (auto f = validate_publish(r)) {
       out.emplace_back(*f);
       continue;
     }
@@ -73,7 +56,7 @@ asio::awaitable<publish_answer> publisher::publish_checked(std::vector<publish_r
   const bool token_inside = rate && single && shard_of_cmd.size() == 1;
   if (rate && !token_inside) {
     auto d = co_await lua::take_tokens(*conn_, rate->key, rate->rate, rate->burst);
-    if (!d && d.error().kind() == errc::redis_unavailable) {
+    if (!d && d.error().code == errc::redis_unavailable) {
       // The publish would wait out the same deadline again: answer now (503).
       for (const auto& shard : slots)
         for (auto i : shard) out[i] = d.error();
@@ -119,7 +102,7 @@ asio::awaitable<publish_answer> publisher::publish_checked(std::vector<publish_r
       if (!r.ok()) {
         out[slot[n]] = failure_of(r);
       } else if (!parsed) {
-        out[slot[n]] = failure{"internal", "unexpected reply from publish.lua"};
+        out[slot[n]] = failure{errc::internal, "unexpected reply from publish.lua"};
       } else {
         auto& p = (*parsed)[n];
         if (!p.duplicate) ++fresh;

@@ -14,12 +14,11 @@
 #include "core/keys.hpp"
 #include "core/lua/publish.hpp"
 #include "core/outcome.hpp"
+#include "core/publish_checks.hpp"
+#include "core/redis/connection.hpp"
 #include "core/retention.hpp"
 
 namespace pushonce {
-
-using publish_request = lua::publish_item;
-using published = lua::publish_outcome;
 
 /// What publish_checked answers: the per-message results, or `limited` (the wait until the
 /// request's token) with nothing published and no results.
@@ -36,14 +35,9 @@ class publisher {
  public:
   publisher(std::shared_ptr<redis::connection> conn, keys k, publisher_options opts = {});
 
-  /// Checks a request without Redis: user name, key length (1-200), data present.
-  static std::optional<failure> validate(const publish_request& r);
-  /// failure too_large when the serialised data is over `max_data_bytes`
-  /// (common_options::max_data_bytes).
-  static std::optional<failure> check_size(const publish_request& r, std::size_t max_data_bytes);
-
   boost::asio::awaitable<outcome<published>> publish(publish_request r);
-  /// All or per-message results in order; every request must already be valid.
+  /// All or per-message results in order; a request that fails validate_publish gets
+  /// its failure.
   boost::asio::awaitable<std::vector<outcome<published>>> publish_batch(
       std::vector<publish_request> batch);
   /// publish_batch behind the request's token bucket (`rate`: one token per call). On a

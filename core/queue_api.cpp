@@ -4,6 +4,7 @@
 #include <map>
 
 #include "core/names.hpp"
+#include "core/redis/failure_of.hpp"
 #include "core/redis/scripts.hpp"
 
 namespace pushonce {
@@ -14,8 +15,8 @@ using strings = std::vector<std::string>;
 namespace {
 
 failure bad_name(const char* what, const std::string& name) {
-  return {"bad_request", std::string("invalid ") + what + " '" + name +
-                             "': use 1-128 characters of A-Z a-z 0-9 . _ @ -"};
+  return {errc::bad_request, std::string("invalid ") + what + " '" + name +
+                                 "': use 1-128 characters of A-Z a-z 0-9 . _ @ -"};
 }
 
 // Runs a script; keys/args are built by the caller outside the co_await (GCC 12).
@@ -71,7 +72,7 @@ asio::awaitable<outcome<long long>> queue_api::position(std::string queue, std::
   redis::command cmd{"ZRANK", keys_.queue(queue, "waiting"), user};
   auto r = co_await conn_->exec(std::move(cmd));
   if (!r.ok()) co_return failure_of(r);
-  if (r.value.is_nil()) co_return failure{"not_queued", user + " is not in queue " + queue};
+  if (r.value.is_nil()) co_return failure{errc::not_queued, user + " is not in queue " + queue};
   co_return r.value.integer + 1;
 }
 
@@ -84,7 +85,8 @@ asio::awaitable<outcome<queue_positions>> queue_api::positions(std::string queue
   auto r = co_await run(*conn_, "positions", std::move(k), std::move(users));
   if (!r.ok()) co_return failure_of(r);
   const auto& e = r.value.elements;
-  if (e.empty() || e.size() % 2 != 1) co_return failure{"internal", "positions: unexpected reply"};
+  if (e.empty() || e.size() % 2 != 1)
+    co_return failure{errc::internal, "positions: unexpected reply"};
   queue_positions out;
   out.seq = e[0].integer;
   for (std::size_t i = 1; i + 1 < e.size(); i += 2)
@@ -112,7 +114,7 @@ asio::awaitable<outcome<queue_listing>> queue_api::list(std::string queue, long 
 asio::awaitable<outcome<std::vector<std::string>>> queue_api::add_resources(
     std::string queue, std::vector<std::string> ids, std::string meta_json) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
-  if (ids.empty()) co_return failure{"bad_request", "no resource id given"};
+  if (ids.empty()) co_return failure{errc::bad_request, "no resource id given"};
   for (auto& id : ids)
     if (!valid_name(id)) co_return bad_name("resource id", id);
   strings k{keys_.queue(queue, "res:meta"), keys_.queue(queue, "res:free"),

@@ -10,6 +10,7 @@
 
 #include "core/keys.hpp"
 #include "core/outcome.hpp"
+#include "core/redis/connection.hpp"
 #include "core/retention.hpp"
 
 namespace pushonce {

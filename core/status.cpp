@@ -5,6 +5,7 @@
 
 #include "core/queue_api.hpp"
 #include "core/redis/cluster_health.hpp"
+#include "core/redis/failure_of.hpp"
 
 namespace pushonce {
 

@@ -9,6 +9,7 @@
 
 #include "core/keys.hpp"
 #include "core/outcome.hpp"
+#include "core/redis/connection.hpp"
 
 namespace pushonce {
 

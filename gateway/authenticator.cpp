@@ -15,12 +15,13 @@ outcome<std::string> verify_token(const std::string& token, const std::string& s
                                   const std::shared_ptr<key_source>& keys) {
   if (keys && token_alg(token) != "HS256") {
     auto r = keys->get()->verify(token, opts);
-    if (!r) return failure{"auth_failed", r.error().message};
+    if (!r) return failure{errc::auth_failed, r.error().message};
     return r.value();
   }
-  if (secret.empty()) return failure{"auth_failed", "no JWT secret is configured on this gateway"};
+  if (secret.empty())
+    return failure{errc::auth_failed, "no JWT secret is configured on this gateway"};
   auto r = jwt::verify(token, secret, opts);
-  if (!r) return failure{"auth_failed", r.error().message};
+  if (!r) return failure{errc::auth_failed, r.error().message};
   return r.value();
 }
 
@@ -29,7 +30,7 @@ class jwt_authenticator final : public authenticator {
   jwt_authenticator(std::string secret, jwt::verify_options opts, std::shared_ptr<key_source> keys)
       : secret_(std::move(secret)), opts_(std::move(opts)), keys_(std::move(keys)) {}
   outcome<std::string> authenticate(const hello_op& hello) const override {
-    if (!hello.token) return failure{"auth_failed", "hello needs \"token\" (a JWT)"};
+    if (!hello.token) return failure{errc::auth_failed, "hello needs \"token\" (a JWT)"};
     return verify_token(*hello.token, secret_, opts_, keys_);
   }
 
@@ -46,9 +47,10 @@ class dev_authenticator final : public authenticator {
   outcome<std::string> authenticate(const hello_op& hello) const override {
     if (hello.token && (!secret_.empty() || keys_))
       return verify_token(*hello.token, secret_, opts_, keys_);
-    if (!hello.user) return failure{"auth_failed", "hello needs \"user\" (dev auth)"};
+    if (!hello.user) return failure{errc::auth_failed, "hello needs \"user\" (dev auth)"};
     if (!valid_name(*hello.user))
-      return failure{"auth_failed", "invalid user: use 1-128 characters of A-Z a-z 0-9 . _ @ -"};
+      return failure{errc::auth_failed,
+                     "invalid user: use 1-128 characters of A-Z a-z 0-9 . _ @ -"};
     return *hello.user;
   }
 

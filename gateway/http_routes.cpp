@@ -10,6 +10,7 @@
 #include "core/redis/cluster_health.hpp"
 #include "core/status.hpp"
 #include "gateway/gateway_state.hpp"
+#include "gateway/http_error.hpp"
 #include "gateway/publish_api.hpp"
 #include "gateway/readiness.hpp"
 #include "gateway/web_assets.hpp"
@@ -95,15 +96,13 @@ std::optional<http_response> bearer_check(const http_request& req, gateway_state
                                           const std::optional<std::string>& secret,
                                           const char* env_name, const char* what) {
   if (!secret)
-    return json_response(403, error_json("forbidden", std::string(env_name) + " is not configured"),
-                         req.version());
+    return error_response(errc::forbidden, std::string(env_name) + " is not configured",
+                          req.version());
   if (auto wait = st.bearer_failures.blocked(client)) {
     ++st.metrics.bearer_blocked;
-    auto res = json_response(
-        429,
-        error_json("rate_limited", fmt::format("too many wrong {}s from this address; retry "
-                                               "after {} s",
-                                               what, wait->count())),
+    auto res = error_response(
+        errc::rate_limited,
+        fmt::format("too many wrong {}s from this address; retry after {} s", what, wait->count()),
         req.version());
     res.set(http::field::retry_after, std::to_string(wait->count()));
     return res;
@@ -119,8 +118,8 @@ std::optional<http_response> bearer_check(const http_request& req, gateway_state
       log::warn(log::fields{{"client", client}, {"dropped", dropped}},
                 "http: {} {}: missing or wrong {}", std::string(req.method_string()),
                 std::string(target_path(req.target()).substr(0, 200)), what);
-    return json_response(401, error_json("unauthorized", std::string("missing or wrong ") + what),
-                         req.version());
+    return error_response(errc::unauthorized, std::string("missing or wrong ") + what,
+                          req.version());
   }
   return std::nullopt;
 }
@@ -162,10 +161,11 @@ asio::awaitable<http_response> status(http_request& req, gateway_state& st) {
   }
   auto s = co_await collect_status(st.conn, st.keys, queue);
   if (!s) {
-    auto code = s.error().kind() == errc::bad_request ? 400 : 503;
-    co_return json_response(
-        code, error_json(code == 400 ? "bad_request" : "unavailable", s.error().message),
-        req.version());
+    // A bad queue name is the caller's; anything else (Redis down, refusing, answering
+    // oddly) makes the status unavailable for now.
+    auto f = s.error();
+    auto e = f.code == errc::bad_request ? errc::bad_request : errc::redis_unavailable;
+    co_return error_response(e, f.message, req.version());
   }
   co_return json_response(200, boost::json::serialize(s.value()), req.version());
 }
@@ -269,21 +269,19 @@ http_response rate_limited(const http_request& req, gateway_state& st,
                            std::chrono::milliseconds wait) {
   ++st.metrics.api_rate_limited;
   auto secs = std::max<long long>((wait.count() + 999) / 1000, 1);
-  auto res =
-      json_response(429,
-                    error_json("rate_limited", "over the API key's rate limit; retry after " +
-                                                   std::to_string(secs) + " s"),
-                    req.version());
+  auto res = error_response(
+      errc::rate_limited,
+      "over the API key's rate limit; retry after " + std::to_string(secs) + " s", req.version());
   res.set(http::field::retry_after, std::to_string(secs));
   return res;
 }
 
 asio::awaitable<http_response> publish(http_request& req, gateway_state& st) {
   auto body = parse_publish_body(req.body(), st.settings.max_data_bytes);
-  if (!body && body.error().code == "too_large")
-    co_return json_response(413, error_json("too_large", body.error().message), req.version());
-  if (!body)
-    co_return json_response(400, error_json("bad_request", body.error().message), req.version());
+  if (!body) {
+    auto f = body.error();  // bad_request (400) or too_large (413)
+    co_return error_response(f.code, f.message, req.version());
+  }
   auto requests = body.value().requests;
   auto received = requests.size();
   auto checked = co_await st.pub->publish_checked(std::move(requests), publish_rate_of(st));
@@ -325,6 +323,11 @@ const http_route* find_route(http::verb method, std::string_view path) {
   return nullptr;
 }
 
+http_response error_response(errc e, std::string_view message, unsigned version) {
+  auto a = error_answer(e, message);
+  return json_response(a.status, std::move(a.body), version);
+}
+
 http_response json_response(unsigned status, std::string body, unsigned version) {
   return text_response(status, std::move(body), "application/json", version);
 }
@@ -343,7 +346,7 @@ http_response text_response(unsigned status, std::string body, std::string_view 
 http_response not_found_response(const http_request& req) {
   std::string what = std::string(req.method_string()) + " " +
                      std::string(target_path(req.target()).substr(0, 200));
-  return json_response(404, error_json("not_found", "no route for " + what), req.version());
+  return error_response(errc::not_found, "no route for " + what, req.version());
 }
 
 std::string_view target_path(std::string_view target) {

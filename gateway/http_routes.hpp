@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/errc.hpp"
+
 namespace pushonce::gateway {
 
 struct gateway_state;
@@ -42,6 +44,8 @@ const http_route* find_route(boost::beast::http::verb method, std::string_view p
 http_response json_response(unsigned status, std::string body, unsigned version = 11);
 http_response text_response(unsigned status, std::string body, std::string_view content_type,
                             unsigned version = 11);
+/// The status and JSON body of a refusal (gateway/http_error).
+http_response error_response(errc e, std::string_view message, unsigned version = 11);
 /// 404 {"error":"not_found",...}
 http_response not_found_response(const http_request& req);
 

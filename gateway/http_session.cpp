@@ -62,7 +62,7 @@ std::string forwarded_for(const http_request& req) {
 }
 
 http_response unavailable(const http_request& req, std::string_view why) {
-  auto res = json_response(503, error_json("unavailable", why), req.version());
+  auto res = error_response(errc::overloaded, why, req.version());
   res.set(http::field::retry_after, "1");
   return res;
 }
@@ -73,7 +73,7 @@ http_response refusal(const http_request& req, const admission_verdict& v, gatew
   if (v.status == 503) ++st.metrics.connections_refused;
   log::debug(log::fields{{"client", info.client}}, "http: refused: {}", v.log_why);
   if (v.status == 503) return unavailable(req, v.reason);
-  return json_response(v.status, error_json("forbidden", v.reason), req.version());
+  return error_response(errc::forbidden, v.reason, req.version());  // 403
 }
 
 using request_parser = http::request_parser<http::string_body>;
@@ -124,15 +124,14 @@ early_answer route_request(beast::tcp_stream& stream, request_parser& parser,
     return {std::nullopt, nullptr, true};
   }
   if (path == "/ws")
-    return {json_response(400, error_json("bad_request", "expected a WebSocket upgrade"),
-                          req.version())};
+    return {error_response(errc::bad_request, "expected a WebSocket upgrade", req.version())};
   const http_route* route = find_route(req.method(), path);
   if (!route) return {not_found_response(req)};
   if (route->before_body) {
     if (auto a = route->before_body(req, *st, info.client)) return {std::move(a)};
   }
   if (parser.content_length() && *parser.content_length() > max_publish_body)
-    return {json_response(413, error_json("too_large", "the body is over 1 MiB"), req.version())};
+    return {error_response(errc::too_large, "the body is over 1 MiB", req.version())};
   return {std::nullopt, route};
 }
 
@@ -195,8 +194,7 @@ asio::awaitable<void> run_session(tcp::socket socket, std::shared_ptr<gateway_st
     if (early.upgraded) co_return;
     // No body on a route that takes none (GET, HEAD): answered 400 without reading it.
     if (!early.answer && !parser.is_done() && !early.route->takes_body)
-      early.answer = json_response(400, error_json("bad_request", "this request takes no body"),
-                                   req.version());
+      early.answer = error_response(errc::bad_request, "this request takes no body", req.version());
     bool body_read = parser.is_done();
     if (!early.answer && !body_read) {
       parser.body_limit(max_publish_body);
@@ -205,8 +203,7 @@ asio::awaitable<void> run_session(tcp::socket socket, std::shared_ptr<gateway_st
       buf.reserve(body_read_capacity(buf.size(), length, body_read_chunk));
       auto [rec, rn] = co_await http::async_read(stream, buf, parser, use_tuple);
       if (rec == http::error::body_limit)
-        early.answer =
-            json_response(413, error_json("too_large", "the body is over 1 MiB"), req.version());
+        early.answer = error_response(errc::too_large, "the body is over 1 MiB", req.version());
       else if (rec)
         break;
       else

@@ -5,6 +5,7 @@
 #include "core/log.hpp"
 #include "core/lua/session.hpp"
 #include "core/redis/connection.hpp"
+#include "core/redis/failure_of.hpp"
 #include "core/redis/scripts.hpp"
 
 namespace pushonce::gateway {
@@ -26,7 +27,7 @@ asio::awaitable<outcome<inbox_position>> inbox::open(std::string user, std::stri
   const auto& r = rs.front();
   if (!r.ok()) co_return failure_of(r);
   auto pos = parse_position(r.value);
-  if (!pos) co_return failure{"internal", "session.lua: unexpected reply"};
+  if (!pos) co_return failure{errc::internal, "session.lua: unexpected reply"};
   co_return std::move(*pos);
 }
 

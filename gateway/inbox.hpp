@@ -15,6 +15,7 @@
 #include "core/keys.hpp"
 #include "core/lua/session.hpp"
 #include "core/outcome.hpp"
+#include "core/redis/connection.hpp"
 
 namespace pushonce::redis {
 class connection;

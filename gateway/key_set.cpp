@@ -22,7 +22,7 @@ namespace pushonce::gateway {
 namespace {
 
 failure unauthorized(std::string why) {
-  return {"unauthorized", std::move(why)};
+  return {errc::unauthorized, std::move(why)};
 }
 
 // base64url without padding (RFC 7515 §2) -> bytes; std::nullopt when it is not that.

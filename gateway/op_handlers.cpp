@@ -20,7 +20,7 @@ bool is_internal(const failure& f) {
 }
 
 std::string reply_failure(const failure& f, std::string_view op) {
-  return render_error(client_error_code(f.code), f.message, op);
+  return render_error(f.code, f.message, op);
 }
 
 std::string reply_join(std::string_view queue, const outcome<join_result>& r) {
@@ -72,7 +72,7 @@ outcome<long long> own_position(const outcome<queue_positions>& r, const op_cont
                                 const std::string& queue) {
   if (!r) return r.error();
   if (r.value().users.empty() || r.value().users[0].position <= 0)
-    return failure{"not_queued", ctx.user + " is not in queue " + queue};
+    return failure{errc::not_queued, ctx.user + " is not in queue " + queue};
   return r.value().users[0].position;
 }
 }  // namespace

@@ -2,8 +2,8 @@
 
 #include <boost/json.hpp>
 
+#include "core/errc.hpp"
 #include "core/lua/script_limits.hpp"
-#include "core/outcome.hpp"
 
 namespace pushonce::gateway {
 
@@ -12,7 +12,7 @@ namespace json = boost::json;
 namespace {
 
 protocol_error bad(std::string message, std::string_view op) {
-  return {"bad_request", std::move(message), std::string(op)};
+  return {errc::bad_request, std::move(message), std::string(op)};
 }
 
 // A non-negative integer the scripts accept as one (prelude.lua uint(): 15 digits at most,
@@ -113,7 +113,7 @@ parse_result parse_client_frame(std::string_view text) {
     return client_op{accept_op{std::string(id->get_string()), std::move(queue)}};
   }
   std::string shown(op.substr(0, 64));
-  return protocol_error{"unknown_op", "unknown op '" + shown + "'", shown};
+  return protocol_error{errc::unknown_op, "unknown op '" + shown + "'", shown};
 }
 
 std::string_view op_name(const client_op& op) {
@@ -134,10 +134,10 @@ std::string render_welcome(std::string_view user, std::string_view session, std:
   return json::serialize(o);
 }
 
-std::string render_error(std::string_view code, std::string_view message, std::string_view op) {
+std::string render_error(errc code, std::string_view message, std::string_view op) {
   json::object o;
   o["type"] = "error";
-  o["code"] = code;
+  o["code"] = client_error_code(code);
   o["message"] = message;
   o["op"] = op;
   return json::serialize(o);
@@ -178,8 +178,8 @@ std::string render_pong() {
   return R"({"type":"pong"})";
 }
 
-std::string_view client_error_code(std::string_view failure_code) {
-  switch (code_of(failure_code)) {
+std::string_view client_error_code(errc e) {
+  switch (e) {
     case errc::already_queued:
     case errc::already_assigned:
       return "conflict";
@@ -188,6 +188,10 @@ std::string_view client_error_code(std::string_view failure_code) {
       return "not_found";
     case errc::bad_request:
       return "bad_request";
+    case errc::unknown_op:
+      return "unknown_op";
+    case errc::rate_limited:
+      return "rate_limited";
     default:
       return "internal";
   }

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <variant>
 
+#include "core/errc.hpp"
+
 namespace pushonce::gateway {
 
 struct since_position {
@@ -43,7 +45,7 @@ using client_op =
 
 /// Why a frame could not be understood; sent back as an error frame.
 struct protocol_error {
-  std::string code;  // "bad_request" | "unknown_op"
+  errc code = errc::bad_request;  // bad_request | unknown_op
   std::string message;
   std::string op;  // the op as given ("" when there is none)
 };
@@ -62,16 +64,18 @@ std::string_view op_name(const client_op& op);
 // Gateway → client frames.
 std::string render_welcome(std::string_view user, std::string_view session, std::string_view epoch,
                            long long offset, bool recovered);
-std::string render_error(std::string_view code, std::string_view message, std::string_view op);
+/// {"type":"error","code":client_error_code(code),"message","op"}
+std::string render_error(errc code, std::string_view message, std::string_view op);
 std::string render_joined(std::string_view queue, long long position, long long ticket);
 std::string render_left(std::string_view queue);
 std::string render_position(std::string_view queue, long long position);
 std::string render_accepted(std::string_view id);
 std::string render_pong();
 
-/// The error code of an error frame for a queue_api failure code: already_queued /
-/// already_assigned → conflict, not_queued / not_found → not_found, bad_request →
-/// bad_request, anything else (redis_unavailable, internal, ...) → internal.
-std::string_view client_error_code(std::string_view failure_code);
+/// The WebSocket edge of the error model: the code of an error frame for an errc.
+/// already_queued / already_assigned → conflict, not_queued / not_found → not_found;
+/// bad_request, unknown_op and rate_limited as they are; anything else (redis_unavailable,
+/// internal, ...) → internal.
+std::string_view client_error_code(errc e);
 
 }  // namespace pushonce::gateway

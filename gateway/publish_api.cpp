@@ -9,7 +9,7 @@ namespace json = boost::json;
 namespace {
 
 failure bad(std::string message) {
-  return failure{"bad_request", std::move(message)};
+  return failure{errc::bad_request, std::move(message)};
 }
 
 outcome<publish_request> parse_message(const json::value& v, const std::string& where,
@@ -28,8 +28,8 @@ outcome<publish_request> parse_message(const json::value& v, const std::string& 
     if (!id->is_string()) return bad(where + ": \"id\" must be a string of 1-200 characters");
     r.idempotency_key = std::string(id->get_string());
   }
-  if (auto f = publisher::validate(r)) return bad(where + ": " + f->message);
-  if (auto f = publisher::check_size(r, max_data_bytes))
+  if (auto f = validate_publish(r)) return bad(where + ": " + f->message);
+  if (auto f = check_publish_size(r, max_data_bytes))
     return failure{f->code, where + ": " + f->message};
   return r;
 }
@@ -64,22 +64,12 @@ outcome<publish_body> parse_publish_body(std::string_view text, std::size_t max_
   return out;
 }
 
-std::string error_json(std::string_view code, std::string_view message) {
-  json::object o;
-  o["error"] = code;
-  o["message"] = message;
-  return json::serialize(o);
-}
-
 http_answer render_publish_results(const publish_body& body,
                                    const std::vector<outcome<published>>& results) {
   for (const auto& r : results) {
     if (r) continue;
-    if (r.error().kind() == errc::redis_unavailable)
-      return {503, error_json("unavailable", r.error().message)};  // did not answer, or OOM ...
-    if (r.error().kind() == errc::bad_request)
-      return {400, error_json("bad_request", r.error().message)};
-    return {500, error_json("internal", r.error().message)};
+    auto f = r.error();
+    return error_answer(f.code, f.message);
   }
   auto one = [](const published& p) {
     json::object o;

@@ -4,11 +4,11 @@
 
 #include <string>
 #include <string_view>
-#include <variant>
 #include <vector>
 
 #include "core/outcome.hpp"
-#include "core/publisher.hpp"
+#include "core/publish_checks.hpp"
+#include "gateway/http_error.hpp"
 
 namespace pushonce::gateway {
 
@@ -26,17 +26,10 @@ struct publish_body {
 outcome<publish_body> parse_publish_body(std::string_view body,
                                          std::size_t max_data_bytes = 64 * 1024);
 
-struct http_answer {
-  unsigned status = 200;
-  std::string body;  // JSON
-};
-
-/// The answer for the results of publish_batch, in the body's shape. A failure of Redis
-/// → 503 {"error":"unavailable"}; any other failure → 500.
+/// The answer for the results of publish_batch, in the body's shape; the first failure's
+/// answer (http_error: Redis unavailable → 503 {"error":"unavailable"}, internal → 500)
+/// when there is one.
 http_answer render_publish_results(const publish_body& body,
                                    const std::vector<outcome<published>>& results);
-
-/// {"error":code,"message":message}
-std::string error_json(std::string_view code, std::string_view message);
 
 }  // namespace pushonce::gateway

@@ -44,7 +44,7 @@ bool session_flow::within_rate(const frame_decision& d) {
       ++st_.metrics.rate_limited_frames;
       std::string op = d.what == action::dispatch ? std::string(op_name(d.op)) : d.error.op;
       io_.send_text(render_error(
-          "rate_limited",
+          errc::rate_limited,
           queue_op ? "too many joins and leaves; slow down" : "too many frames; slow down", op));
       return false;
     }
@@ -65,7 +65,7 @@ asio::awaitable<void> session_flow::on_frame(std::string text, bool is_text) {
     case action::ignore:
       break;
     case action::close_policy:
-      if (!d.error.code.empty())
+      if (!d.error.message.empty())
         io_.send_text(render_error(d.error.code, d.error.message, d.error.op));
       io_.close(close_policy, d.message);
       break;

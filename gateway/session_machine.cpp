@@ -62,7 +62,7 @@ frame_decision session_machine::on_frame(std::string_view text, bool is_text) {
   }
   if (!is_text) {
     d.what = action::error;
-    d.error = {"bad_request", "binary frames are not supported", ""};
+    d.error = {errc::bad_request, "binary frames are not supported", ""};
     return d;
   }
   auto parsed = parse_client_frame(text);
@@ -74,7 +74,7 @@ frame_decision session_machine::on_frame(std::string_view text, bool is_text) {
   auto& op = std::get<client_op>(parsed);
   if (std::holds_alternative<hello_op>(op)) {
     d.what = action::error;
-    d.error = {"bad_request", "hello was already received", "hello"};
+    d.error = {errc::bad_request, "hello was already received", "hello"};
     return d;
   }
   d.what = action::dispatch;

@@ -41,7 +41,8 @@ std::string_view to_string(session_phase p);
 struct frame_decision {
   enum class action : std::uint8_t {
     ignore,        // closing: frames are read (to see the close) but not acted on
-    close_policy,  // close with 1008 and `message` (after an error frame when `error` has a code)
+    close_policy,  // close with 1008 and `message` (after an error frame when `error` has a
+                   // message)
     error,         // send an error frame {code, message, op}; the connection stays open
     hello,         // run the hello flow with `op`
     dispatch,      // run the op handler of `op`

@@ -16,7 +16,7 @@ namespace json = boost::json;
 namespace {
 
 int exit_for(const failure& f) {
-  return f.kind() == errc::bad_request || f.kind() == errc::usage ? 2 : 1;
+  return f.code == errc::bad_request || f.code == errc::usage ? 2 : 1;
 }
 
 int report_failure(admin_context& ctx, const failure& f) {
@@ -92,7 +92,8 @@ asio::awaitable<int> token(admin_context& ctx) {
                             " seconds (ten years)");
   auto secret = jwt::secret_from_env();
   if (secret.empty())
-    co_return ctx.out.fail({"no_secret", "set PUSHONCE_JWT_SECRET (or PUSHONCE_JWT_SECRET_FILE)"});
+    co_return ctx.out.fail(
+        {errc::no_secret, "set PUSHONCE_JWT_SECRET (or PUSHONCE_JWT_SECRET_FILE)"});
   if (auto why = jwt::secret_problem(secret); !why.empty()) co_return ctx.out.usage(why);
   auto t = jwt::mint(user, std::chrono::seconds(ttl), secret);
   auto exp = std::chrono::duration_cast<std::chrono::seconds>(
@@ -187,13 +188,13 @@ asio::awaitable<int> publish(admin_context& ctx) {
   if (ec) co_return ctx.out.usage("the message is not valid JSON: " + ec.message());
   publish_request req{ctx.args[0], json::serialize(data), std::nullopt};
   if (ctx.vm.count("id")) req.idempotency_key = ctx.vm["id"].as<std::string>();
-  if (auto f = publisher::validate(req)) co_return report_failure(ctx, *f);
+  if (auto f = validate_publish(req)) co_return report_failure(ctx, *f);
   // Refused before Redis, as the publish API refuses it (413): exit 2, error too_large.
-  if (auto f = publisher::check_size(req, ctx.max_data_bytes)) co_return ctx.out.fail(*f, 2);
+  if (auto f = check_publish_size(req, ctx.max_data_bytes)) co_return ctx.out.fail(*f, 2);
   auto layout = co_await ctx.conn->exec(layout_command(ctx.k));
   if (layout.ok() && layout.value.kind == redis::reply::type::string)
     if (auto conflict = layout_conflict(ctx.k, layout.value.str))
-      co_return ctx.out.fail({"bad_request", *conflict}, 2);
+      co_return ctx.out.fail({errc::bad_request, *conflict}, 2);
   publisher pub(ctx.conn, ctx.k, publisher_options{ctx.retention});
   auto r = co_await pub.publish(std::move(req));
   if (!r) co_return report_failure(ctx, r.error());

@@ -7,6 +7,7 @@
 #include "core/dead_letter_entry.hpp"
 #include "core/lua/replay.hpp"
 #include "core/message.hpp"
+#include "core/redis/failure_of.hpp"
 #include "core/redis/scripts.hpp"
 #include "leader/admin.hpp"
 
@@ -100,17 +101,17 @@ asio::awaitable<int> replay(admin_context& ctx, std::string id) {
     req.message = field(f, "m");
     if (req.user.empty() || req.outbox.empty())
       co_return ctx.out.fail(
-          {"bad_request", "dead letter " + id + " is malformed and cannot be replayed"});
+          {errc::bad_request, "dead letter " + id + " is malformed and cannot be replayed"});
     // Published again now: claim.lua would not deliver a message without a claim record that
     // is older than the dedup window.
     if (auto parsed = parse_bus_message(req.message)) {
       auto now = co_await redis_now_ms(*ctx.conn);
-      if (!now) co_return ctx.out.fail({"internal", "TIME: unexpected reply"});
+      if (!now) co_return ctx.out.fail({errc::internal, "TIME: unexpected reply"});
       req.message = with_publish_time(*parsed, *now);
     }
   } else if (cluster) {
     // Without an entry there is no user, so no record to look at on a cluster.
-    co_return ctx.out.fail({"not_found", "no dead letter with id " + id});
+    co_return ctx.out.fail({errc::not_found, "no dead letter with id " + id});
   }
   std::vector<redis::command> cmds{lua::replay_command(ctx.k, cluster, req)};
   auto rs = co_await redis::eval_all(*ctx.conn, redis::get_script("replay"), std::move(cmds));

@@ -126,7 +126,7 @@ asio::awaitable<void> leader_daemon::lease_loop() {
     // Every leader, standbys included, registers its queues: users can join them from now on.
     if (!registered_) {
       auto reg = co_await queues_.register_queues(opts_.queues);
-      registered_ = reg.ok();
+      registered_ = reg.has_value();
       if (!registered_) log::warn("cannot register queues yet: {}", reg.error().message);
     }
     auto reply = co_await call_lease(lease_.next_call());
@@ -183,7 +183,7 @@ asio::awaitable<void> leader_daemon::expire_loop() {
       for (int i = 0; i < 100 && leading(); ++i) {
         auto r = co_await queues_.expire_batch(queue, sources_[queue], lease_.token(), opts_.batch);
         if (!r) {
-          if (r.error().kind() == errc::fenced) fenced("a newer leader has acted on this queue");
+          if (r.error().code == errc::fenced) fenced("a newer leader has acted on this queue");
           break;
         }
         if (r.value().empty()) break;
@@ -208,7 +208,7 @@ asio::awaitable<void> leader_daemon::assign_queue(const std::string& queue) {
     auto r = co_await queues_.assign_batch(queue, source, lease_.token(),
                                            opts_.accept_timeout.count(), opts_.batch);
     if (!r) {
-      if (r.error().kind() == errc::fenced) {
+      if (r.error().code == errc::fenced) {
         fenced("a newer leader has assigned on this queue");
       } else {
         log::warn("queue {}: assign failed: {} {}", queue, r.error().code, r.error().message);

@@ -15,10 +15,12 @@ int reporter::ok(const boost::json::object& result, const std::string& text) con
   return 0;
 }
 
+// The CLI edge of the error model: the code's contract word, on stderr and in --json.
 int reporter::fail(const failure& f, int exit_code) const {
-  std::fprintf(stderr, "error: %s: %s\n", f.code.c_str(), f.message.c_str());
+  std::string code(code_text(f.code));
+  std::fprintf(stderr, "error: %s: %s\n", code.c_str(), f.message.c_str());
   if (json_) {
-    boost::json::object o{{"error", f.code}, {"message", f.message}};
+    boost::json::object o{{"error", code}, {"message", f.message}};
     std::printf("%s\n", boost::json::serialize(o).c_str());
   }
   std::fflush(stdout);

@@ -19,7 +19,7 @@ class reporter {
   int ok(const boost::json::object& result, const std::string& text) const;
   /// Prints a failure; exit 2 for "usage"/"bad_request"-by-usage, else 1.
   int fail(const failure& f, int exit_code = 1) const;
-  int usage(const std::string& message) const { return fail({"usage", message}, 2); }
+  int usage(const std::string& message) const { return fail({errc::usage, message}, 2); }
 
  private:
   bool json_;

@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 
 #include "core/message_history.hpp"
+#include "core/redis/failure_of.hpp"
 #include "leader/admin.hpp"
 
 namespace pushonce::leader {
@@ -86,7 +87,7 @@ asio::awaitable<int> run_trace(admin_context& ctx) {
   if (ctx.args[0].empty() || ctx.args[0].size() > 18 ||
       ctx.args[0].find_first_not_of("0123456789") != std::string::npos)
     co_return ctx.out.fail(
-        {"not_found", "no message " + ctx.args[0] + " (message ids are decimal digits)"});
+        {errc::not_found, "no message " + ctx.args[0] + " (message ids are decimal digits)"});
   const auto& id = ctx.args[0];
   auto outbox = co_await outbox_for(ctx, id);
   std::optional<std::string> line;
@@ -96,9 +97,9 @@ asio::awaitable<int> run_trace(admin_context& ctx) {
   }
   auto m = line ? parse_bus_message(*line) : std::nullopt;
   if (!m)
-    co_return ctx.out.fail({"not_found", "no message " + id +
-                                             " in its outbox (unknown, or older than the "
-                                             "outbox retention)"});
+    co_return ctx.out.fail({errc::not_found, "no message " + id +
+                                                 " in its outbox (unknown, or older than the "
+                                                 "outbox retention)"});
   auto record = lua::claim_record_ref(ctx.k, m->user, id);
   std::vector<redis::command> cmds{
       lua::record_read(record), {"LRANGE", ctx.k.plain("trace:" + id), "0", "-1"}, {"TIME"}};

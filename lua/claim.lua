@@ -28,12 +28,8 @@
 -- key with its own TTL per message. A record lives at least the window (longer while its
 -- bucket fills).
 --
--- The claim record is a string:
---   "<offset>" or "<offset>:<attempts>"   delivered (attempts shown when more than 1)
---   "l:<owner>:<until ms>:<attempts>"     leased (a dead-letter in progress, or a delivery
---                                         that failed: retried after the lease)
---   "r:<attempts>"                        lease handed back (release.lua)
---   "x:<attempts>:<reason>"               dead-lettered (dead_letter.lua)
+-- The claim record is a string (its grammar: prelude.lua, delivered_record ... read_record):
+-- delivered, leased, released or dead-lettered.
 -- A message with no claim record that was published longer than (window - lease) ago is
 -- not delivered: its record may have expired after an earlier delivery (a worker paused
 -- past the window), so delivering could repeat it. It is answered "expired".
@@ -75,7 +71,7 @@ local function clock()
 end
 
 local function lease_for(attempts)
-  return 'l:' .. owner .. ':' .. string.format('%d', clock() + lease) .. ':' .. attempts
+  return lease_record(owner, clock() + lease, attempts)
 end
 
 -- Record writes are gathered per bucket and written at the end (one HSET and one PEXPIRE
@@ -115,7 +111,7 @@ local function deliver(i, ck, id, tail, attempts)
   elseif mode == 's' then
     redis.call('SPUBLISH', prefix .. 'ch', frame)
   end
-  put(i, attempts > 1 and (off .. ':' .. attempts) or off)
+  put(i, delivered_record(off, attempts))
   -- The idle TTL is renewed when less than 7/8 of it is left (or none: -1, -2), and always
   -- at offset 1 (the inbox may be new): one PTTL per delivery instead of two PEXPIREs. Meta
   -- and inbox are renewed together (here and by the gateways), so the meta's TTL speaks for
@@ -168,21 +164,16 @@ local function claim_each()
     local state, value
     local v = records[i]
     local attempts = 1
-    if v then
-      local b1, b2 = string.byte(v, 1, 2)
-      if b2 ~= 58 then  -- no ':' second: "<offset>[:<attempts>]", delivered
-        state, value = 'done', tonumber(string.match(v, '^%d+'))
-      elseif b1 == 108 then  -- l:<owner>:<until>:<attempts>
-        local till, a = string.match(v, ':(%d+):(%d+)$')
-        if tonumber(till) > clock() then state, value = 'taken', 0 end
-        attempts = tonumber(a) + 1
-      elseif b1 == 114 then  -- r:<attempts>
-        attempts = tonumber(string.sub(v, 3)) + 1
-      elseif b1 == 120 then  -- x:<attempts>:<reason>
-        state, value = 'dead', 0
-      else  -- a one-digit offset with attempts: "5:2"
-        state, value = 'done', tonumber(string.match(v, '^%d+'))
-      end
+    local kind, n, a = read_record(v)
+    if kind == 'delivered' then
+      state, value = 'done', n
+    elseif kind == 'leased' then
+      if n > clock() then state, value = 'taken', 0 end
+      attempts = a + 1
+    elseif kind == 'released' then
+      attempts = a + 1
+    elseif kind == 'dead' then
+      state, value = 'dead', 0
     end
     if not v and stale(tail) then state, value = 'expired', 0 end
     if not state then

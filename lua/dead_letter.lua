@@ -20,11 +20,9 @@ if stream and (not uint(ARGV[5]) or #ARGV ~= 10) then
 end
 local v
 if field == '' then v = redis.call('GET', KEYS[1]) else v = redis.call('HGET', KEYS[1], field) end
-if not v or string.sub(v, 1, 2) ~= 'l:' then return {0, 0} end
-local owner, till, attempts = string.match(v, '^l:(.*):(%d+):(%d+)$')
-local now = now_ms()
-if owner ~= ARGV[1] or tonumber(till) < now then return {0, 0} end
-local dead = 'x:' .. attempts .. ':' .. ARGV[2]
+local owner, till, attempts = lease_of(v)
+if not owner or owner ~= ARGV[1] or till < now_ms() then return {0, 0} end
+local dead = dead_record(attempts, ARGV[2])
 if field == '' then
   redis.call('SET', KEYS[1], dead, 'PX', tonumber(ARGV[3]))
 else

@@ -7,12 +7,11 @@
 local field = ARGV[2] or ''
 local v
 if field == '' then v = redis.call('GET', KEYS[1]) else v = redis.call('HGET', KEYS[1], field) end
-if not v or string.sub(v, 1, 2) ~= 'l:' then return 0 end
-local owner, attempts = string.match(v, '^l:(.*):%d+:(%d+)$')
-if owner ~= ARGV[1] then return 0 end
+local owner, _, attempts = lease_of(v)
+if not owner or owner ~= ARGV[1] then return 0 end
 if field == '' then
-  redis.call('SET', KEYS[1], 'r:' .. attempts, 'KEEPTTL')
+  redis.call('SET', KEYS[1], released_record(attempts), 'KEEPTTL')
 else
-  redis.call('HSET', KEYS[1], field, 'r:' .. attempts)
+  redis.call('HSET', KEYS[1], field, released_record(attempts))
 end
 return 1

@@ -39,21 +39,23 @@ end
 
 local v
 if field == '' then v = redis.call('GET', KEYS[1]) else v = redis.call('HGET', KEYS[1], field) end
-local dead = v == nil or v == false or string.sub(v, 1, 2) == 'x:'
-if not dead and v ~= 'r:0' then
+if v == false then v = nil end
+local kind = read_record(v)
+local replayed = released_record(0)
+if kind ~= nil and kind ~= 'dead' and v ~= replayed then
   local what = 'being delivered or released'
-  if not string.find(v, '^%a:') then what = 'delivered (offset ' .. (string.match(v, '^%d+') or v) .. ')' end
+  if kind == 'delivered' then what = 'delivered (offset ' .. (string.match(v, '^%d+') or v) .. ')' end
   return redis.error_reply('not_dead the message was ' .. what .. '; nothing replayed')
 end
 if #entries == 0 then
-  if v == 'r:0' then return redis.error_reply('not_dead the message was already replayed') end
+  if v == replayed then return redis.error_reply('not_dead the message was already replayed') end
   return redis.error_reply('not_found no dead letter with this id')
 end
 
 if field == '' then
-  redis.call('SET', KEYS[1], 'r:0', 'PX', window)
+  redis.call('SET', KEYS[1], replayed, 'PX', window)
 else
-  redis.call('HSET', KEYS[1], field, 'r:0')
+  redis.call('HSET', KEYS[1], field, replayed)
   redis.call('PEXPIRE', KEYS[1], window)
 end
 if not stream then return #entries end

@@ -5,6 +5,7 @@
 
 #include "core/dead_letter_entry.hpp"
 #include "core/redis/connection.hpp"
+#include "core/redis/failure_of.hpp"
 #include "core/redis/hash_slot.hpp"
 #include "core/redis/scripts.hpp"
 
@@ -35,7 +36,7 @@ asio::awaitable<outcome<bool>> claim_client::claim_batch(const std::string& firs
   auto rs = co_await redis::eval_all(*conn_, redis::get_script("claim_batch"), std::move(cmds));
   if (!rs.front().ok()) co_return failure_of(rs.front());
   auto won = lua::parse_claim_batch_reply(rs.front().value);
-  if (!won) co_return failure{"internal", "unexpected reply from claim_batch.lua"};
+  if (!won) co_return failure{errc::internal, "unexpected reply from claim_batch.lua"};
   co_return *won;
 }
 
@@ -61,7 +62,7 @@ asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim_client::claim(
   auto& r = rs.front();
   if (!r.ok()) co_return failure_of(r);
   auto parsed = lua::parse_claim_reply(r.value, batch.size());
-  if (!parsed) co_return failure{"internal", "unexpected reply from claim.lua"};
+  if (!parsed) co_return failure{errc::internal, "unexpected reply from claim.lua"};
   if (opts_.wait_replicas > 0) co_await confirm_and_publish(batch, *parsed);
   co_return std::move(*parsed);
 }
@@ -127,7 +128,7 @@ asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim_client::claim_pe
   for (std::size_t g = 0; g < groups.size(); ++g) {
     if (!rs[g].ok()) co_return failure_of(rs[g]);
     auto parsed = lua::parse_claim_reply(rs[g].value, groups[g].size());
-    if (!parsed) co_return failure{"internal", "unexpected reply from claim.lua"};
+    if (!parsed) co_return failure{errc::internal, "unexpected reply from claim.lua"};
     for (std::size_t j = 0; j < groups[g].size(); ++j) out[groups[g][j]] = std::move((*parsed)[j]);
   }
   co_return out;
@@ -152,7 +153,7 @@ asio::awaitable<outcome<lua::dead_letter_result>> claim_client::dead_letter(cons
   auto rs = co_await redis::eval_all(*conn_, redis::get_script("dead_letter"), std::move(cmds));
   if (!rs.front().ok()) co_return failure_of(rs.front());
   auto marked = lua::parse_dead_letter_reply(rs.front().value);
-  if (!marked) co_return failure{"internal", "unexpected reply from dead_letter.lua"};
+  if (!marked) co_return failure{errc::internal, "unexpected reply from dead_letter.lua"};
   if (!marked->marked || !conn_->is_cluster()) co_return *marked;
   std::vector<redis::command> add{
       dead_letter_entry(keys_, m.id, m.user, m.src, reason, attempts, m.raw)};

@@ -16,6 +16,7 @@
 #include "core/lua/claim.hpp"
 #include "core/message.hpp"
 #include "core/outcome.hpp"
+#include "core/redis/connection.hpp"
 
 namespace pushonce::worker {
 

@@ -162,10 +162,6 @@ const char* to_string(claim_state s) {
   return names[static_cast<int>(s)];
 }
 
-}  // namespace pushonce::lua
-
-namespace pushonce::lua {
-
 namespace {
 std::optional<long long> number(std::string_view s) {
   if (s.empty() || s.size() > 18) return std::nullopt;
@@ -177,48 +173,6 @@ std::optional<long long> number(std::string_view s) {
   return v;
 }
 }  // namespace
-
-std::optional<claim_record> parse_claim_record(const redis::reply& value) {
-  claim_record r;
-  if (value.is_nil()) return r;
-  if (!value.is_string()) return std::nullopt;
-  std::string_view v = value.str;
-  auto rest = v.size() > 2 ? v.substr(2) : std::string_view{};
-  if (v.starts_with("l:")) {  // l:<owner>:<until>:<attempts>
-    auto a = rest.rfind(':');
-    auto u = a == std::string_view::npos ? a : rest.rfind(':', a - 1);
-    if (u == std::string_view::npos || u == 0) return std::nullopt;
-    auto until = number(rest.substr(u + 1, a - u - 1));
-    auto attempts = number(rest.substr(a + 1));
-    if (!until || !attempts) return std::nullopt;
-    r.state = claim_record::kind::leased;
-    r.owner = std::string(rest.substr(0, u));
-    r.until_ms = *until;
-    r.attempts = *attempts;
-  } else if (v.starts_with("r:")) {
-    auto attempts = number(rest);
-    if (!attempts) return std::nullopt;
-    r.state = claim_record::kind::released;
-    r.attempts = *attempts;
-  } else if (v.starts_with("x:")) {  // x:<attempts>:<reason>
-    auto colon = rest.find(':');
-    auto attempts = number(rest.substr(0, colon));
-    if (!attempts) return std::nullopt;
-    r.state = claim_record::kind::dead;
-    r.attempts = *attempts;
-    if (colon != std::string_view::npos) r.reason = std::string(rest.substr(colon + 1));
-  } else {  // <offset>[:<attempts>]
-    auto colon = v.find(':');
-    auto offset = number(v.substr(0, colon));
-    auto attempts =
-        colon == std::string_view::npos ? std::optional<long long>(1) : number(v.substr(colon + 1));
-    if (!offset || !attempts) return std::nullopt;
-    r.state = claim_record::kind::delivered;
-    r.offset = *offset;
-    r.attempts = *attempts;
-  }
-  return r;
-}
 
 std::vector<redis::command> claim_record_reads(std::span<const record_ref> refs, bool cluster,
                                                std::size_t chunk) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/keys.hpp"
+#include "core/lua/claim_record.hpp"
 #include "core/message.hpp"
 #include "core/redis/reply.hpp"
 
@@ -130,19 +131,6 @@ const char* to_string(claim_state s);
 }  // namespace pushonce::lua
 
 namespace pushonce::lua {
-
-/// A claim record as claim.lua writes it (read by the sweeper and `trace`, record_read).
-struct claim_record {
-  enum class kind { none, delivered, leased, released, dead } state = kind::none;
-  long long offset = 0;    // delivered
-  long long attempts = 0;  // leases taken so far (1 for a first delivery)
-  long long until_ms = 0;  // leased: when the lease ends
-  std::string owner;       // leased
-  std::string reason;      // dead
-};
-
-/// Parses a claim record; a nil reply is `none`; std::nullopt when it is not one.
-std::optional<claim_record> parse_claim_record(const redis::reply& value);
 
 /// The reads of the values at `refs`, in order. Records in buckets: one `HMGET` per run of
 /// refs to the same hash (at most `chunk` fields). String keys: on a single Redis one `MGET`

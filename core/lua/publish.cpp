@@ -2,6 +2,7 @@
 
 #include <charconv>
 
+#include "core/errc.hpp"
 #include "core/redis/scripts.hpp"
 
 namespace pushonce::lua {
@@ -35,7 +36,7 @@ redis::command publish_command(const keys& k, const publish_settings& s,
 }
 
 std::optional<std::chrono::milliseconds> publish_refused_for(const redis::reply& r) {
-  if (!r.is_error() || r.error_code() != "rate_limited") return std::nullopt;
+  if (!r.is_error() || errc_of_code(r.error_code()) != errc::rate_limited) return std::nullopt;
   auto text = r.error_message();
   long long ms = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);

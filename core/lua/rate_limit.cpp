@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/redis/failure_of.hpp"
 #include "core/redis/scripts.hpp"
 
 namespace pushonce::lua {
@@ -27,7 +28,7 @@ boost::asio::awaitable<outcome<rate_decision>> take_tokens(redis::connection& co
   auto r = co_await redis::eval(conn, script, std::move(ks), std::move(as));
   if (!r.ok()) co_return failure_of(r);
   const auto& e = r.value.elements;
-  if (e.size() != 2) co_return failure{"internal", "rate_limit.lua: unexpected reply"};
+  if (e.size() != 2) co_return failure{errc::internal, "rate_limit.lua: unexpected reply"};
   rate_decision d;
   d.allowed = e[0].integer == 1;
   d.retry_after = std::chrono::milliseconds(e[1].integer);

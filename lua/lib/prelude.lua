@@ -13,6 +13,59 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- Claim records (claim.lua; read in C++ by core/lua/claim_record.cpp), written and read only
+-- through these:
+--   "<offset>" or "<offset>:<attempts>"   delivered (attempts shown when more than 1)
+--   "l:<owner>:<until ms>:<attempts>"     leased (a dead-letter in progress, or a delivery
+--                                         that failed: retried after the lease)
+--   "r:<attempts>"                        lease handed back (release.lua; "r:0": replayed)
+--   "x:<attempts>:<reason>"               dead-lettered (dead_letter.lua)
+-- `offset` stays the caller's string (see claim.lua on formatting numbers).
+local function delivered_record(offset, attempts)
+  if attempts > 1 then return offset .. ':' .. attempts end
+  return offset
+end
+
+local function lease_record(owner, until_ms, attempts)
+  return 'l:' .. owner .. ':' .. string.format('%d', until_ms) .. ':' .. attempts
+end
+
+local function released_record(attempts)
+  return 'r:' .. attempts
+end
+
+local function dead_record(attempts, reason)
+  return 'x:' .. attempts .. ':' .. reason
+end
+
+-- What record `v` says: 'delivered' and the offset, 'leased' and the lease's end (ms) and
+-- attempts, 'released' (nil, attempts) or 'dead' (nil, attempts); nil when there is none.
+-- The second byte tells a delivered record ("<offset>...", no ':' there) from the others.
+local function read_record(v)
+  if not v then return nil end
+  local b1, b2 = string.byte(v, 1, 2)
+  if b2 == 58 then
+    if b1 == 108 then  -- l:<owner>:<until>:<attempts>
+      local till, a = string.match(v, ':(%d+):(%d+)$')
+      return 'leased', tonumber(till), tonumber(a)
+    elseif b1 == 114 then  -- r:<attempts>
+      return 'released', nil, tonumber(string.sub(v, 3))
+    elseif b1 == 120 then  -- x:<attempts>:<reason>
+      return 'dead', nil, tonumber(string.match(v, '^x:(%d+)'))
+    end
+  end
+  -- "<offset>[:<attempts>]" (a one-digit offset with attempts too: "5:2")
+  return 'delivered', tonumber(string.match(v, '^%d+'))
+end
+
+-- The owner, lease end (ms) and attempts of a lease record; nil for any other record.
+local function lease_of(v)
+  if not v or string.sub(v, 1, 2) ~= 'l:' then return nil end
+  local owner, till, attempts = string.match(v, '^l:(.*):(%d+):(%d+)$')
+  if not owner then return nil end
+  return owner, tonumber(till), tonumber(attempts)
+end
+
 -- Resource `id` is no longer held: forget its holder, and when that user's assignment is
 -- this resource, end the assignment and its pending acceptance. Returns the holder or nil.
 local function drop_holder(holder, assigned, pending, pending_ids, id)

@@ -184,7 +184,7 @@ class load_driver {
       if (!r) {
         // Not known whether it happened: never retried (a retry could release the next
         // holder); the accounting at the end allows for it.
-        if (r.error().code == "redis_unavailable")
+        if (r.error().code == pushonce::errc::redis_unavailable)
           ++out_.releases_ambiguous;
         else
           ++out_.releases_refused;
@@ -200,7 +200,8 @@ class load_driver {
     auto r = co_await queues_->join(std::move(queue), std::move(user));
     if (r)
       ++out_.joins;
-    else if (r.error().code != "already_queued" && r.error().code != "already_assigned")
+    else if (r.error().code != pushonce::errc::already_queued &&
+             r.error().code != pushonce::errc::already_assigned)
       ++out_.join_failures;  // the next reconcile joins it
   }
 

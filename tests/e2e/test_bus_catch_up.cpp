@@ -12,6 +12,9 @@
 #include "tests/support/deployment.hpp"
 #include "tests/support/sync_redis.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_bus_catch_up_e2e {
+
 using namespace std::chrono_literals;
 using pushonce::test::wait_until;
 
@@ -67,3 +70,5 @@ TEST_CASE("recovery: a worker whose bus subscriber reconnects catches up on the 
   CHECK(entries[1].second.find("\"id\":\"8192\"") != std::string::npos);
   CHECK(worker.running());
 }
+
+}  // namespace test_bus_catch_up_e2e

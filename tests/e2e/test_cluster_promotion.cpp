@@ -31,6 +31,9 @@
 #include "tests/support/sync_redis.hpp"
 #include "tests/support/ws_client.hpp"
 
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_cluster_promotion_e2e {
+
 using namespace pushonce::test;
 using namespace pushonce::test::promotion;
 using namespace std::chrono_literals;
@@ -301,3 +304,5 @@ TEST_CASE(
     "recovers once its replica is promoted; 0 duplicates, 0 losses") {
   failover_under_load(8192);
 }
+
+}  // namespace test_cluster_promotion_e2e

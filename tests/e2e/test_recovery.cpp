@@ -536,7 +536,7 @@ TEST_CASE("CLI: accept an assignment; token needs a secret and verifies") {
   REQUIRE(t.exit_code == 0);
   auto token = std::string(json::parse(t.out).at("token").as_string());
   auto who = jwt::verify(token, s3);
-  REQUIRE(who.ok());
+  REQUIRE(who.has_value());
   CHECK(who.value() == "erin");
   CHECK(d.cli({"token", "erin", "--ttl", "0"}, {{"PUSHONCE_JWT_SECRET", s3}}).exit_code == 2);
 

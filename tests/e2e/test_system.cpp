@@ -95,7 +95,9 @@ class core_publisher {
       out.emplace(std::move(r));
     });
     auto& r = *out;
-    if (!r) throw std::runtime_error("publish: " + r.error().code + " " + r.error().message);
+    if (!r)
+      throw std::runtime_error("publish: " + std::string(pushonce::code_text(r.error().code)) +
+                               " " + r.error().message);
     return r.value();
   }
 
@@ -112,7 +114,9 @@ class core_publisher {
     });
     std::vector<pushonce::published> out;
     for (auto& r : rs) {
-      if (!r) throw std::runtime_error("publish: " + r.error().code + " " + r.error().message);
+      if (!r)
+        throw std::runtime_error("publish: " + std::string(pushonce::code_text(r.error().code)) +
+                                 " " + r.error().message);
       out.push_back(r.value());
     }
     return out;

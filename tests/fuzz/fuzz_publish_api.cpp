@@ -11,7 +11,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string_view text(reinterpret_cast<const char*>(data), size);
   auto r = pushonce::gateway::parse_publish_body(text);
   if (!r) {
-    if (r.error().code != "bad_request") __builtin_trap();
+    if (r.error().code != pushonce::errc::bad_request) __builtin_trap();
     return 0;
   }
   if (r.value().requests.empty() ||

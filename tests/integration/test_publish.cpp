@@ -56,25 +56,25 @@ TEST_CASE("publish: ids, duplicates by idempotency key, per-user keys, the count
     REQUIRE_FALSE(sec);
 
     CO_LET(auto p1, pub.publish(req("alice", R"({"a":1})")));
-    REQUIRE(p1.ok());
+    REQUIRE(p1.has_value());
     CHECK(all_digits(p1.value().id));
     CHECK(p1.value().id == "4096");  // seq 1 x 4096 + shard 0
     CHECK_FALSE(p1.value().duplicate);
 
     CO_LET(auto p2, pub.publish(req("alice", R"({"a":2})", "order-1")));
-    REQUIRE(p2.ok());
+    REQUIRE(p2.has_value());
     CHECK(p2.value().id == "8192");
     CHECK_FALSE(p2.value().duplicate);
     CHECK(pushonce::compare_ids(p1.value().id, p2.value().id) < 0);
 
     CO_LET(auto p3, pub.publish(req("alice", R"({"a":3})", "order-1")));
-    REQUIRE(p3.ok());
+    REQUIRE(p3.has_value());
     CHECK(p3.value().id == p2.value().id);
     CHECK(p3.value().duplicate);
 
     // The key is scoped to the user: bob's "order-1" is another message.
     CO_LET(auto p4, pub.publish(req("bob", R"({"b":1})", "order-1")));
-    REQUIRE(p4.ok());
+    REQUIRE(p4.has_value());
     CHECK_FALSE(p4.value().duplicate);
     CHECK(p4.value().id == "12288");
     CO_LET(auto p5, pub.publish(req("bob", R"({"b":2})", "order-1")));
@@ -88,12 +88,12 @@ TEST_CASE("publish: ids, duplicates by idempotency key, per-user keys, the count
 
     // Invalid requests never reach Redis.
     CO_LET(auto bad, pub.publish(req("not a name", "1")));
-    REQUIRE_FALSE(bad.ok());
-    CHECK(bad.error().code == "bad_request");
+    REQUIRE_FALSE(bad.has_value());
+    CHECK(bad.error().code == pushonce::errc::bad_request);
     CO_LET(auto badkey, pub.publish(req("alice", "1", std::string(201, 'k'))));
-    CHECK(badkey.error().code == "bad_request");
+    CHECK(badkey.error().code == pushonce::errc::bad_request);
     CO_LET(auto nodata, pub.publish(req("alice", "")));
-    CHECK(nodata.error().code == "bad_request");
+    CHECK(nodata.error().code == pushonce::errc::bad_request);
 
     // Wait long enough that a duplicate would have been published if it were.
     CO_LET(bool three, wait_until([&] { return bus.count(bus_ch) >= 3; }, 2s));
@@ -141,18 +141,18 @@ TEST_CASE("publish: a batch where a key repeats; the counter counts only new mes
                                        req("dave", "5", "k1"),  req("carol", "6")};
     CO_LET(auto rs, pub.publish_batch(std::move(batch)));
     REQUIRE(rs.size() == 6);
-    REQUIRE(rs[0].ok());
-    REQUIRE(rs[1].ok());
-    REQUIRE(rs[2].ok());
+    REQUIRE(rs[0].has_value());
+    REQUIRE(rs[1].has_value());
+    REQUIRE(rs[2].has_value());
     CHECK_FALSE(rs[0].value().duplicate);
     CHECK_FALSE(rs[1].value().duplicate);
     CHECK(rs[2].value().duplicate);
     CHECK(rs[2].value().id == rs[0].value().id);
-    REQUIRE_FALSE(rs[3].ok());
-    CHECK(rs[3].error().code == "bad_request");
-    REQUIRE(rs[4].ok());
+    REQUIRE_FALSE(rs[3].has_value());
+    CHECK(rs[3].error().code == pushonce::errc::bad_request);
+    REQUIRE(rs[4].has_value());
     CHECK_FALSE(rs[4].value().duplicate);
-    REQUIRE(rs[5].ok());
+    REQUIRE(rs[5].has_value());
     CHECK_FALSE(rs[5].value().duplicate);
     CHECK(rs[0].value().id == "4096");
     CHECK(rs[1].value().id == "8192");
@@ -165,7 +165,7 @@ TEST_CASE("publish: a batch where a key repeats; the counter counts only new mes
     CO_LET(auto rs2, pub.publish_batch(std::move(again)));
     REQUIRE(rs2.size() == 3);
     int dups = 0;
-    for (auto& r : rs2) dups += r.ok() && r.value().duplicate;
+    for (auto& r : rs2) dups += r.has_value() && r.value().duplicate;
     CHECK(dups == 3);
     CHECK(rs2[0].value().id == "4096");
     CHECK(rs2[2].value().id == "12288");
@@ -206,7 +206,7 @@ TEST_CASE("publish: data JSON is spliced verbatim into the bus message and the o
     CO_LET(auto sec, sub->subscribe(std::move(ch)));
     REQUIRE_FALSE(sec);
     CO_LET(auto p, pub.publish(req("erin", data)));
-    REQUIRE(p.ok());
+    REQUIRE(p.has_value());
     CO_LET(bool got, wait_until([&] { return bus.count(fx.k.bus_channel()) == 1; }, 2s));
     CHECK(got);
     auto range = cmd({"XRANGE", fx.k.bus(0, "outbox"), "-", "+"});
@@ -241,7 +241,7 @@ TEST_CASE("publish: shards put a user's messages in its shard; ids stay unique")
       CO_LET(auto rs, pub.publish_batch(std::move(batch)));
       REQUIRE(rs.size() == users.size());
       for (std::size_t i = 0; i < rs.size(); ++i) {
-        REQUIRE(rs[i].ok());
+        REQUIRE(rs[i].has_value());
         const auto id = std::stoll(rs[i].value().id);
         CHECK(id % 4096 == pushonce::keys::shard_of(users[i], 4));
         ids.push_back(rs[i].value().id);
@@ -278,7 +278,7 @@ TEST_CASE("publish: a batch after SCRIPT FLUSH loads the script and succeeds onc
   publisher pub(fx.conn, fx.k);
   fx.run([&]() -> asio::awaitable<void> {
     CO_LET(auto first, pub.publish(req("alice", "1", "a")));
-    REQUIRE(first.ok());
+    REQUIRE(first.has_value());
     auto flush = cmd({"SCRIPT", "FLUSH"});
     CO_LET(auto f, fx.conn->exec(std::move(flush)));
     CHECK(f.ok());
@@ -286,9 +286,9 @@ TEST_CASE("publish: a batch after SCRIPT FLUSH loads the script and succeeds onc
                                        req("alice", "4", "b")};
     CO_LET(auto rs, pub.publish_batch(std::move(batch)));
     REQUIRE(rs.size() == 3);
-    REQUIRE(rs[0].ok());
-    REQUIRE(rs[1].ok());
-    REQUIRE(rs[2].ok());
+    REQUIRE(rs[0].has_value());
+    REQUIRE(rs[1].has_value());
+    REQUIRE(rs[2].has_value());
     CHECK_FALSE(rs[0].value().duplicate);
     CHECK(rs[0].value().id == "8192");
     CHECK(rs[1].value().duplicate);
@@ -332,8 +332,8 @@ TEST_CASE(
       CO_LET(auto a, one.publish_checked(std::move(batch), rate));
       CHECK_FALSE(a.limited);
       REQUIRE(a.results.size() == 2);
-      CHECK(a.results[0].ok());
-      CHECK(a.results[1].ok());
+      CHECK(a.results[0].has_value());
+      CHECK(a.results[1].has_value());
     }
     // One EVALSHA per request: publish.lua takes the token (rate_limit.lua would be a
     // second). Commands a script calls count too: HINCRBY once per request, inside it.
@@ -378,7 +378,7 @@ TEST_CASE(
       later.push_back(req(u, "6"));
     CO_LET(auto s2, four.publish_checked(std::move(later), rate));
     CHECK_FALSE(s2.limited);
-    for (auto& r : s2.results) CHECK(r.ok());
+    for (auto& r : s2.results) CHECK(r.has_value());
     CO_LET(auto c4, counter());
     CHECK(c4 == 12);
   });

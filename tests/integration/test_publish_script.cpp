@@ -148,7 +148,7 @@ TEST_CASE("publish.lua: a key is forgotten after the window; bad requests") {
     CO_LET(auto r3, publish(*fx.conn, fx.k, b1, 50));
     CHECK(words(r3, 1) == std::vector<std::string>{"8192"});
 
-    // Checked by the script too (a caller that skipped publisher::validate).
+    // Checked by the script too (a caller that skipped validate_publish).
     std::vector<publish_item> bad{item("not a name", "1")};
     CO_LET(auto e1, publish(*fx.conn, fx.k, bad));
     CHECK(e1.value.error_code() == "bad_request");

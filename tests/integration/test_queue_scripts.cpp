@@ -49,46 +49,46 @@ TEST_CASE(
     pushonce::redis::command keys_cmd{"KEYS", "*"};
     CO_LET(auto before, fx.conn->exec(keys_cmd));
     CO_LET(auto unknown, api.join(q, "alice"));
-    REQUIRE_FALSE(unknown.ok());
-    CHECK(unknown.error().code == "not_found");
+    REQUIRE_FALSE(unknown.has_value());
+    CHECK(unknown.error().code == pushonce::errc::not_found);
     CO_LET(auto after, fx.conn->exec(keys_cmd));
     CHECK(after.value.elements.size() == before.value.elements.size());
 
     std::vector<std::string> queues{q, "other"};
     CO_LET(auto reg, api.register_queues(std::move(queues)));
-    REQUIRE(reg.ok());
+    REQUIRE(reg.has_value());
     std::vector<std::string> bad_queues{"a{b}"};
     CO_LET(auto bad_reg, api.register_queues(std::move(bad_queues)));
-    CHECK(bad_reg.error().code == "bad_request");
+    CHECK(bad_reg.error().code == pushonce::errc::bad_request);
     std::string ch = wake;
     CO_LET(auto sec, sub->subscribe(std::move(ch)));
     REQUIRE_FALSE(sec);
 
     CO_LET(auto a, api.join(q, "alice"));
-    REQUIRE(a.ok());
+    REQUIRE(a.has_value());
     CHECK(a.value().position == 1);
     CHECK(a.value().ticket == 1);
     CO_LET(auto b, api.join(q, "bob"));
-    REQUIRE(b.ok());
+    REQUIRE(b.has_value());
     CHECK(b.value().position == 2);
     CHECK(b.value().ticket == 2);
 
     CO_LET(auto again, api.join(q, "alice"));
-    REQUIRE_FALSE(again.ok());
-    CHECK(again.error().code == "already_queued");
+    REQUIRE_FALSE(again.has_value());
+    CHECK(again.error().code == pushonce::errc::already_queued);
 
     CO_LET(auto pb, api.position(q, "bob"));
-    REQUIRE(pb.ok());
+    REQUIRE(pb.has_value());
     CHECK(pb.value() == 2);
 
     CO_LET(auto l1, api.leave(q, "alice"));
-    CHECK(l1.ok());
+    CHECK(l1.has_value());
     CO_LET(auto l2, api.leave(q, "alice"));
-    REQUIRE_FALSE(l2.ok());
-    CHECK(l2.error().code == "not_queued");
+    REQUIRE_FALSE(l2.has_value());
+    CHECK(l2.error().code == pushonce::errc::not_queued);
     CO_LET(auto pa, api.position(q, "alice"));
-    REQUIRE_FALSE(pa.ok());
-    CHECK(pa.error().code == "not_queued");
+    REQUIRE_FALSE(pa.has_value());
+    CHECK(pa.error().code == pushonce::errc::not_queued);
     CO_LET(auto pb2, api.position(q, "bob"));
     CHECK(pb2.value() == 1);
 
@@ -101,7 +101,7 @@ TEST_CASE(
     CHECK(a2.value().ticket == 4);
 
     CO_LET(auto list, api.list(q, 100));
-    REQUIRE(list.ok());
+    REQUIRE(list.has_value());
     CHECK(list.value().length == 3);
     CHECK(list.value().users == std::vector<std::string>{"bob", "carol", "alice"});
     CO_LET(auto head, api.list(q, 2));
@@ -118,10 +118,10 @@ TEST_CASE(
 
     // Names are checked before Redis is asked.
     CO_LET(auto bad, api.join(q, "bad name"));
-    REQUIRE_FALSE(bad.ok());
-    CHECK(bad.error().code == "bad_request");
+    REQUIRE_FALSE(bad.has_value());
+    CHECK(bad.error().code == pushonce::errc::bad_request);
     CO_LET(auto badq, api.join("a{b}", "alice"));
-    CHECK(badq.error().code == "bad_request");
+    CHECK(badq.error().code == pushonce::errc::bad_request);
 
     // Queue events: 4 joins + 1 leave on "default" + 1 join on "other", numbered per queue,
     // with the ticket each concerns; refusals publish nothing.
@@ -143,10 +143,10 @@ TEST_CASE("queue: resources add (meta stored, exists adds nothing), release, rem
   fx.run([&]() -> asio::awaitable<void> {
     std::vector<std::string> queues{q};
     CO_LET(auto reg, api.register_queues(std::move(queues)));
-    REQUIRE(reg.ok());
+    REQUIRE(reg.has_value());
     std::vector<std::string> ids{"r1", "r2"};
     CO_LET(auto add, api.add_resources(q, ids, meta));
-    REQUIRE(add.ok());
+    REQUIRE(add.has_value());
     CHECK(add.value() == ids);
 
     auto get_meta = cmd({"HGET", fx.k.queue(q, "res:meta"), "r1"});
@@ -155,8 +155,8 @@ TEST_CASE("queue: resources add (meta stored, exists adds nothing), release, rem
 
     std::vector<std::string> ids2{"r3", "r2"};
     CO_LET(auto dup, api.add_resources(q, ids2, ""));
-    REQUIRE_FALSE(dup.ok());
-    CHECK(dup.error().code == "exists");
+    REQUIRE_FALSE(dup.has_value());
+    CHECK(dup.error().code == pushonce::errc::exists);
     CHECK(dup.error().message == "r2");
     auto has_r3 = cmd({"HEXISTS", fx.k.queue(q, "res:meta"), "r3"});
     CO_LET(auto h3, fx.conn->exec(std::move(has_r3)));
@@ -164,11 +164,11 @@ TEST_CASE("queue: resources add (meta stored, exists adds nothing), release, rem
 
     std::vector<std::string> twice{"r4", "r4"};
     CO_LET(auto tw, api.add_resources(q, twice, ""));
-    CHECK(tw.error().code == "exists");
+    CHECK(tw.error().code == pushonce::errc::exists);
 
     std::vector<std::string> ids3{"r3"};
     CO_LET(auto add3, api.add_resources(q, ids3, ""));
-    CHECK(add3.ok());
+    CHECK(add3.has_value());
     auto get_meta3 = cmd({"HGET", fx.k.queue(q, "res:meta"), "r3"});
     CO_LET(auto m3, fx.conn->exec(std::move(get_meta3)));
     CHECK(m3.value.str == "null");
@@ -181,7 +181,7 @@ TEST_CASE("queue: resources add (meta stored, exists adds nothing), release, rem
     CHECK(fr.value.elements[2].str == "r3");
 
     CO_LET(auto list, api.list_resources(q));
-    REQUIRE(list.ok());
+    REQUIRE(list.has_value());
     REQUIRE(list.value().size() == 3);
     CHECK(list.value()[0].id == "r1");
     CHECK(list.value()[0].meta_json == meta);
@@ -189,20 +189,20 @@ TEST_CASE("queue: resources add (meta stored, exists adds nothing), release, rem
     CHECK(list.value()[2].meta_json == "null");
 
     CO_LET(auto nf, api.release_resource(q, "nope"));
-    REQUIRE_FALSE(nf.ok());
-    CHECK(nf.error().code == "not_found");
+    REQUIRE_FALSE(nf.has_value());
+    CHECK(nf.error().code == pushonce::errc::not_found);
     CO_LET(auto na, api.release_resource(q, "r1"));
-    REQUIRE_FALSE(na.ok());
-    CHECK(na.error().code == "not_assigned");
+    REQUIRE_FALSE(na.has_value());
+    CHECK(na.error().code == pushonce::errc::not_assigned);
 
     // Assign r1 to alice, release it: free again at the tail, alice may rejoin.
     CO_LET(auto src, api.source_index(q));
-    REQUIRE(src.ok());
+    REQUIRE(src.has_value());
     CHECK(src.value() == 16);
     CO_LET(auto j, api.join(q, "alice"));
-    CHECK(j.ok());
+    CHECK(j.has_value());
     CO_LET(auto as, api.assign_one(q, src.value(), 0, 0));
-    REQUIRE(as.ok());
+    REQUIRE(as.has_value());
     REQUIRE(as.value().has_value());
     CHECK(as.value()->user == "alice");
     CHECK(as.value()->resource == "r1");
@@ -213,7 +213,7 @@ TEST_CASE("queue: resources add (meta stored, exists adds nothing), release, rem
     CHECK(list2.value()[0].user == "alice");
 
     CO_LET(auto rel, api.release_resource(q, "r1"));
-    CHECK(rel.ok());
+    CHECK(rel.has_value());
     CO_LET(auto fr2, fx.conn->exec(free_set));
     REQUIRE(fr2.value.elements.size() == 3);
     CHECK(fr2.value.elements[2].str == "r1");
@@ -221,23 +221,23 @@ TEST_CASE("queue: resources add (meta stored, exists adds nothing), release, rem
     CO_LET(auto aa, fx.conn->exec(alice_assigned));
     CHECK(aa.value.integer == 0);
     CO_LET(auto again, api.release_resource(q, "r1"));
-    CHECK(again.error().code == "not_assigned");
+    CHECK(again.error().code == pushonce::errc::not_assigned);
 
     // Remove: a free one, then a held one (its holder loses the assignment), then unknown.
     CO_LET(auto rm3, api.remove_resource(q, "r3"));
-    CHECK(rm3.ok());
+    CHECK(rm3.has_value());
     CO_LET(auto j2, api.join(q, "alice"));
-    CHECK(j2.ok());
+    CHECK(j2.has_value());
     CO_LET(auto as2, api.assign_one(q, src.value(), 0, 0));
     REQUIRE(as2.value().has_value());
     CHECK(as2.value()->resource == "r2");
     CO_LET(auto rm2, api.remove_resource(q, "r2"));
-    CHECK(rm2.ok());
+    CHECK(rm2.has_value());
     CO_LET(auto aa2, fx.conn->exec(alice_assigned));
     CHECK(aa2.value.integer == 0);
     CO_LET(auto rm2b, api.remove_resource(q, "r2"));
-    REQUIRE_FALSE(rm2b.ok());
-    CHECK(rm2b.error().code == "not_found");
+    REQUIRE_FALSE(rm2b.has_value());
+    CHECK(rm2b.error().code == pushonce::errc::not_found);
     CO_LET(auto list3, api.list_resources(q));
     REQUIRE(list3.value().size() == 1);
     CHECK(list3.value()[0].id == "r1");
@@ -258,12 +258,12 @@ TEST_CASE("queue: assign_one is FIFO, one resource per user, publishes the bus m
   fx.run([&]() -> asio::awaitable<void> {
     std::vector<std::string> queues{q};
     CO_LET(auto reg, api.register_queues(std::move(queues)));
-    REQUIRE(reg.ok());
+    REQUIRE(reg.has_value());
     std::string ch = fx.k.bus_channel();
     CO_LET(auto sec, sub->subscribe(std::move(ch)));
     REQUIRE_FALSE(sec);
     CO_LET(auto src, api.source_index(q));
-    REQUIRE(src.ok());
+    REQUIRE(src.has_value());
     const long long source = src.value();
     CHECK(source == 16);
     CO_LET(auto src_again, api.source_index(q));
@@ -273,12 +273,12 @@ TEST_CASE("queue: assign_one is FIFO, one resource per user, publishes the bus m
 
     // Nothing waits, nothing free.
     CO_LET(auto none0, api.assign_one(q, source, 0, 0));
-    REQUIRE(none0.ok());
+    REQUIRE(none0.has_value());
     CHECK_FALSE(none0.value().has_value());
 
     for (const char* u : {"u1", "u2", "u3"}) {
       CO_LET(auto j, api.join(q, u));
-      CHECK(j.ok());
+      CHECK(j.has_value());
     }
     // Users wait, nothing free.
     CO_LET(auto none1, api.assign_one(q, source, 0, 0));
@@ -286,14 +286,14 @@ TEST_CASE("queue: assign_one is FIFO, one resource per user, publishes the bus m
 
     std::vector<std::string> ids{"r1", "r2"};
     CO_LET(auto add, api.add_resources(q, ids, meta));
-    CHECK(add.ok());
+    CHECK(add.has_value());
 
     CO_LET(auto a1, api.assign_one(q, source, 0, 30000));
     CO_LET(auto a2, api.assign_one(q, source, 0, 0));
     CO_LET(auto a3, api.assign_one(q, source, 0, 0));  // u3 waits, nothing free
-    REQUIRE(a1.ok());
-    REQUIRE(a2.ok());
-    REQUIRE(a3.ok());
+    REQUIRE(a1.has_value());
+    REQUIRE(a2.has_value());
+    REQUIRE(a3.has_value());
     REQUIRE(a1.value().has_value());
     REQUIRE(a2.value().has_value());
     CHECK_FALSE(a3.value().has_value());
@@ -308,8 +308,8 @@ TEST_CASE("queue: assign_one is FIFO, one resource per user, publishes the bus m
 
     // An assigned user cannot join; the holder hashes agree.
     CO_LET(auto ja, api.join(q, "u1"));
-    REQUIRE_FALSE(ja.ok());
-    CHECK(ja.error().code == "already_assigned");
+    REQUIRE_FALSE(ja.has_value());
+    CHECK(ja.error().code == pushonce::errc::already_assigned);
     auto holders = cmd({"HGETALL", fx.k.queue(q, "res:holder")});
     CO_LET(auto h, fx.conn->exec(std::move(holders)));
     CHECK(h.value.elements.size() == 4);
@@ -321,7 +321,7 @@ TEST_CASE("queue: assign_one is FIFO, one resource per user, publishes the bus m
 
     // Release r1: it goes to u3 (the next in line), never to u1/u2 again.
     CO_LET(auto rel, api.release_resource(q, "r1"));
-    CHECK(rel.ok());
+    CHECK(rel.has_value());
     CO_LET(auto a4, api.assign_one(q, source, 0, 0));
     REQUIRE(a4.value().has_value());
     got.push_back(*a4.value());
@@ -380,7 +380,7 @@ TEST_CASE("queue: ids are decimal strings that grow as numbers across digit boun
   fx.run([&]() -> asio::awaitable<void> {
     std::vector<std::string> queues{q};
     CO_LET(auto reg, api.register_queues(std::move(queues)));
-    REQUIRE(reg.ok());
+    REQUIRE(reg.has_value());
     CO_LET(auto src, api.source_index(q));
     const long long source = src.value();
     auto assign_n = [&](int n) -> asio::awaitable<void> {
@@ -389,11 +389,11 @@ TEST_CASE("queue: ids are decimal strings that grow as numbers across digit boun
         std::string res = "r" + std::to_string(ids.size());
         std::vector<std::string> rs{res};
         CO_LET(auto add, api.add_resources(q, rs, ""));
-        REQUIRE(add.ok());
+        REQUIRE(add.has_value());
         CO_LET(auto j, api.join(q, user));
-        REQUIRE(j.ok());
+        REQUIRE(j.has_value());
         CO_LET(auto a, api.assign_one(q, source, 0, 0));
-        REQUIRE(a.ok());
+        REQUIRE(a.has_value());
         REQUIRE(a.value().has_value());
         CHECK(a.value()->user == user);
         ids.push_back(a.value()->id);

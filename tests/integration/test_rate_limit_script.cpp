@@ -56,7 +56,7 @@ TEST_CASE("rate_limit.lua: a token bucket in Redis") {
     CHECK(ttl.value.integer <= 1300);
     CO_LET(auto bad, take_tokens(*fx.conn, key, 0, 3));
     REQUIRE_FALSE(bad);
-    CHECK(bad.error().code == "bad_request");
+    CHECK(bad.error().code == pushonce::errc::bad_request);
   });
 }
 

@@ -3,8 +3,6 @@
 
 #include <doctest/doctest.h>
 
-#include "core/outcome.hpp"
-
 // This file's helpers and cases, apart from the other files of its unity batch.
 namespace test_error_reply_unit {
 
@@ -29,27 +27,6 @@ TEST_CASE("classify_error_code: failover codes reconnect, OOM and BUSY are unava
   CHECK(redis::classify_error_code("") == error_reply_class::ordinary);
   CHECK(redis::describe_error_code("OOM").find("memory") != std::string_view::npos);
   CHECK(redis::describe_error_code("BUSY").find("script") != std::string_view::npos);
-}
-
-TEST_CASE("failure_of: Redis refusing work is redis_unavailable, not internal") {
-  auto of = [](const char* text) {
-    return failure_of(redis::result{{}, redis::reply::make_error(text)});
-  };
-  auto oom = of("OOM command not allowed when used memory > 'maxmemory'.");
-  CHECK(oom.kind() == errc::redis_unavailable);
-  CHECK(oom.message.find("OOM") != std::string::npos);
-  CHECK(of("BUSY Redis is busy running a script.").kind() == errc::redis_unavailable);
-  CHECK(of("READONLY You can't write against a read only replica.").kind() ==
-        errc::redis_unavailable);
-  CHECK(of("LOADING Redis is loading the dataset in memory").kind() == errc::redis_unavailable);
-  CHECK(of("MASTERDOWN Link with MASTER is down").kind() == errc::redis_unavailable);
-  // A Redis Cluster slot without a master (after the cluster client's retries): 503, not 500.
-  CHECK(of("CLUSTERDOWN The cluster is down").kind() == errc::redis_unavailable);
-  CHECK(of("CLUSTERDOWN Hash slot not served").kind() == errc::redis_unavailable);
-  CHECK(of("TRYAGAIN Multiple keys request during rehashing of slot").kind() ==
-        errc::redis_unavailable);
-  CHECK(of("ERR unknown command").kind() == errc::internal);
-  CHECK(of("BUSYKEY Target key name already exists.").kind() == errc::other);
 }
 
 }  // namespace test_error_reply_unit

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <set>
+
 #include "core/jwt.hpp"
 #include "core/lua/script_limits.hpp"
 #include "core/redis/scripts.hpp"
@@ -44,12 +46,15 @@ TEST_CASE("gateway protocol: hello") {
   CHECK(h2.since->epoch == "e1");
   CHECK(h2.since->offset == 42);
 
-  CHECK(error_of(R"({"op":"hello","user":5})").code == "bad_request");
+  CHECK(error_of(R"({"op":"hello","user":5})").code == pushonce::errc::bad_request);
   CHECK(error_of(R"({"op":"hello","since":{"epoch":"e"}})").op == "hello");
-  CHECK(error_of(R"({"op":"hello","since":{"epoch":"e","offset":-1}})").code == "bad_request");
-  CHECK(error_of(R"({"op":"hello","since":{"epoch":"e","offset":1.5}})").code == "bad_request");
-  CHECK(error_of(R"({"op":"hello","since":{"epoch":1,"offset":1}})").code == "bad_request");
-  CHECK(error_of(R"({"op":"hello","since":[1]})").code == "bad_request");
+  CHECK(error_of(R"({"op":"hello","since":{"epoch":"e","offset":-1}})").code ==
+        pushonce::errc::bad_request);
+  CHECK(error_of(R"({"op":"hello","since":{"epoch":"e","offset":1.5}})").code ==
+        pushonce::errc::bad_request);
+  CHECK(error_of(R"({"op":"hello","since":{"epoch":1,"offset":1}})").code ==
+        pushonce::errc::bad_request);
+  CHECK(error_of(R"({"op":"hello","since":[1]})").code == pushonce::errc::bad_request);
   // The bound is the scripts' (prelude.lua uint(): 15 digits), not 2^53: an offset that
   // passes here is one session.lua takes.
   constexpr auto max = pushonce::lua::max_script_uint;
@@ -60,10 +65,10 @@ TEST_CASE("gateway protocol: hello") {
   CHECK(std::get<hello_op>(op_of(at_max)).since->offset == max);
   auto over =
       R"({"op":"hello","user":"a","since":{"epoch":"e","offset":)" + std::to_string(max + 1) + "}}";
-  CHECK(error_of(over).code == "bad_request");
+  CHECK(error_of(over).code == pushonce::errc::bad_request);
   CHECK(error_of(R"({"op":"hello","since":{"epoch":"e","offset":9007199254740992}})").code ==
-        "bad_request");
-  CHECK(error_of(R"({"op":"ack","offset":1000000000000000})").code == "bad_request");
+        pushonce::errc::bad_request);
+  CHECK(error_of(R"({"op":"ack","offset":1000000000000000})").code == pushonce::errc::bad_request);
   // prelude.lua's uint() is the other side of the bound.
   CHECK(pushonce::redis::get_script("session").text.find("#v > 15") != std::string::npos);
   // since: null is the same as no since
@@ -77,23 +82,23 @@ TEST_CASE("gateway protocol: queue ops default to the default queue") {
   CHECK(std::get<leave_op>(op_of(R"({"op":"leave","queue":"x"})")).queue == "x");
   CHECK(std::get<position_op>(op_of(R"({"op":"position"})")).queue == "default");
   auto e = error_of(R"({"op":"join","queue":7})");
-  CHECK(e.code == "bad_request");
+  CHECK(e.code == pushonce::errc::bad_request);
   CHECK(e.op == "join");
 }
 
 TEST_CASE("gateway protocol: ack, accept, ping") {
   CHECK(std::get<ack_op>(op_of(R"({"op":"ack","offset":7})")).offset == 7);
   CHECK(std::get<ack_op>(op_of(R"({"op":"ack","offset":0})")).offset == 0);
-  CHECK(error_of(R"({"op":"ack"})").code == "bad_request");
-  CHECK(error_of(R"({"op":"ack","offset":"7"})").code == "bad_request");
+  CHECK(error_of(R"({"op":"ack"})").code == pushonce::errc::bad_request);
+  CHECK(error_of(R"({"op":"ack","offset":"7"})").code == pushonce::errc::bad_request);
   CHECK(error_of(R"({"op":"ack","offset":-3})").op == "ack");
-  CHECK(error_of(R"({"op":"ack","offset":1e300})").code == "bad_request");
+  CHECK(error_of(R"({"op":"ack","offset":1e300})").code == pushonce::errc::bad_request);
   CHECK(std::get<accept_op>(op_of(R"({"op":"accept","id":"4097"})")).id == "4097");
   CHECK(std::get<accept_op>(op_of(R"({"op":"accept","id":"4097"})")).queue == "default");
   CHECK(std::get<accept_op>(op_of(R"({"op":"accept","id":"1","queue":"vip"})")).queue == "vip");
-  CHECK(error_of(R"({"op":"accept","id":"1","queue":7})").code == "bad_request");
-  CHECK(error_of(R"({"op":"accept"})").code == "bad_request");
-  CHECK(error_of(R"({"op":"accept","id":""})").code == "bad_request");
+  CHECK(error_of(R"({"op":"accept","id":"1","queue":7})").code == pushonce::errc::bad_request);
+  CHECK(error_of(R"({"op":"accept"})").code == pushonce::errc::bad_request);
+  CHECK(error_of(R"({"op":"accept","id":""})").code == pushonce::errc::bad_request);
   CHECK(std::holds_alternative<ping_op>(op_of(R"({"op":"ping"})")));
   CHECK(std::holds_alternative<ping_op>(op_of(R"({"op":"ping","extra":[1,2]})")));
 }
@@ -103,11 +108,11 @@ TEST_CASE("gateway protocol: malformed frames and unknown ops") {
        {"", "not json", "{", "[1,2]", "\"hello\"", "42", "{\"op\":5}", "{}", "{\"user\":\"a\"}"}) {
     CAPTURE(text);
     auto e = error_of(text);
-    CHECK(e.code == "bad_request");
+    CHECK(e.code == pushonce::errc::bad_request);
     CHECK(e.op == "");
   }
   auto e = error_of(R"({"op":"frobnicate"})");
-  CHECK(e.code == "unknown_op");
+  CHECK(e.code == pushonce::errc::unknown_op);
   CHECK(e.op == "frobnicate");
 }
 
@@ -115,7 +120,7 @@ TEST_CASE("gateway protocol: rendered frames") {
   CHECK(
       render_welcome("alice", "s1", "e1", 3, true) ==
       R"({"type":"welcome","user":"alice","session":"s1","epoch":"e1","offset":3,"recovered":true})");
-  CHECK(render_error("bad_request", "say \"hi\"", "join") ==
+  CHECK(render_error(pushonce::errc::bad_request, "say \"hi\"", "join") ==
         R"({"type":"error","code":"bad_request","message":"say \"hi\"","op":"join"})");
   CHECK(render_joined("default", 1, 9) ==
         R"({"type":"joined","queue":"default","position":1,"ticket":9})");
@@ -126,12 +131,34 @@ TEST_CASE("gateway protocol: rendered frames") {
 }
 
 TEST_CASE("gateway protocol: queue failures map to client error codes") {
-  CHECK(client_error_code("already_queued") == "conflict");
-  CHECK(client_error_code("already_assigned") == "conflict");
-  CHECK(client_error_code("not_queued") == "not_found");
-  CHECK(client_error_code("bad_request") == "bad_request");
-  CHECK(client_error_code("redis_unavailable") == "internal");
-  CHECK(client_error_code("internal") == "internal");
+  using pushonce::errc;
+  CHECK(client_error_code(errc::already_queued) == "conflict");
+  CHECK(client_error_code(errc::already_assigned) == "conflict");
+  CHECK(client_error_code(errc::not_queued) == "not_found");
+  CHECK(client_error_code(errc::not_found) == "not_found");
+  CHECK(client_error_code(errc::bad_request) == "bad_request");
+  CHECK(client_error_code(errc::unknown_op) == "unknown_op");
+  CHECK(client_error_code(errc::rate_limited) == "rate_limited");
+  // Anything else is the gateway's problem, whatever it was (Redis down or refusing work:
+  // docs/protocol.md "Redis refusing work").
+  CHECK(client_error_code(errc::redis_unavailable) == "internal");
+  CHECK(client_error_code(errc::internal) == "internal");
+  CHECK(client_error_code(errc::fenced) == "internal");
+  CHECK(client_error_code(errc::not_assigned) == "internal");
+  CHECK(client_error_code(errc::exhausted) == "internal");
+}
+
+TEST_CASE("gateway protocol: every errc has a frame code of the contract") {
+  const std::set<std::string_view> contract{"bad_request", "unknown_op",   "not_found",
+                                            "conflict",    "rate_limited", "internal"};
+  for (int i = 1; i <= static_cast<int>(pushonce::errc::internal); ++i) {
+    auto e = static_cast<pushonce::errc>(i);
+    CAPTURE(pushonce::code_text(e));
+    CHECK(contract.count(client_error_code(e)) == 1);
+    auto frame = render_error(e, "why", "join");
+    CHECK(frame.find(std::string(R"("code":")") + std::string(client_error_code(e)) + "\"") !=
+          std::string::npos);
+  }
 }
 
 TEST_CASE("gateway hello rules: authenticators") {

@@ -39,7 +39,7 @@ TEST_CASE("publish api: malformed bodies are bad_request") {
     CAPTURE(text);
     auto b = parse_publish_body(text);
     REQUIRE_FALSE(b);
-    CHECK(b.error().code == "bad_request");
+    CHECK(b.error().code == pushonce::errc::bad_request);
   }
   std::string long_key(201, 'k');
   CHECK_FALSE(parse_publish_body(R"({"user":"a","data":1,"id":")" + long_key + "\"}"));
@@ -81,14 +81,14 @@ TEST_CASE("publish api: answers") {
   CHECK(b.body ==
         R"({"results":[{"id":"4096","duplicate":false},{"id":"4096","duplicate":true}]})");
 
-  std::vector<outcome<published>> down{failure{"redis_unavailable", "timeout"}};
+  std::vector<outcome<published>> down{failure{errc::redis_unavailable, "timeout"}};
   auto c = render_publish_results(one, down);
   CHECK(c.status == 503);
   CHECK(c.body.find(R"("error":"unavailable")") != std::string::npos);
 
-  std::vector<outcome<published>> odd{failure{"internal", "x"}};
+  std::vector<outcome<published>> odd{failure{errc::internal, "x"}};
   CHECK(render_publish_results(one, odd).status == 500);
-  CHECK(error_json("a", "b\"c") == R"({"error":"a","message":"b\"c"})");
+  CHECK(error_json(errc::bad_request, "b\"c") == R"({"error":"bad_request","message":"b\"c"})");
 }
 
 TEST_CASE(
@@ -96,13 +96,13 @@ TEST_CASE(
   std::string big = "\"" + std::string(100, 'x') + "\"";  // 102 bytes serialised
   auto one = parse_publish_body(R"({"user":"a","data":)" + big + "}", 101);
   REQUIRE_FALSE(one);
-  CHECK(one.error().code == "too_large");
+  CHECK(one.error().code == pushonce::errc::too_large);
   CHECK(one.error().message.find("102 bytes") != std::string::npos);
   CHECK(parse_publish_body(R"({"user":"a","data":)" + big + "}", 102));
   auto batch = parse_publish_body(
       R"({"messages":[{"user":"a","data":1},{"user":"b","data":)" + big + "}]}", 101);
   REQUIRE_FALSE(batch);
-  CHECK(batch.error().code == "too_large");
+  CHECK(batch.error().code == pushonce::errc::too_large);
   CHECK(batch.error().message.find("messages[1]") != std::string::npos);
   // The default cap is 64 KiB of serialised data.
   std::string at_cap = "\"" + std::string(65536 - 2, 'y') + "\"";

@@ -47,7 +47,7 @@ TEST_CASE("session_machine: a hello with a since offset the scripts refuse: bad_
   auto d = m.on_frame(
       R"({"op":"hello","user":"alice","since":{"epoch":"e","offset":1000000000000000}})", true);
   CHECK(d.what == action::close_policy);
-  CHECK(d.error.code == "bad_request");
+  CHECK(d.error.code == pushonce::errc::bad_request);
   CHECK(d.error.op == "hello");
   CHECK(d.message.find("since.offset") != std::string::npos);
   CHECK(m.phase() == phase::awaiting_hello);
@@ -74,17 +74,17 @@ TEST_CASE("session_machine: after hello: ops dispatch, errors answer, a second h
   CHECK(std::get<join_op>(d.op).queue == "q");
   auto again = m.on_frame(R"({"op":"hello","user":"bob"})", true);
   CHECK(again.what == action::error);
-  CHECK(again.error.code == "bad_request");
+  CHECK(again.error.code == pushonce::errc::bad_request);
   CHECK(again.error.op == "hello");
   auto bin = m.on_frame(R"({"op":"ping"})", false);
   CHECK(bin.what == action::error);
   CHECK(bin.error.message == "binary frames are not supported");
   auto unknown = m.on_frame(R"({"op":"dance"})", true);
   CHECK(unknown.what == action::error);
-  CHECK(unknown.error.code == "unknown_op");
+  CHECK(unknown.error.code == pushonce::errc::unknown_op);
   auto bad = m.on_frame("[1,2]", true);
   CHECK(bad.what == action::error);
-  CHECK(bad.error.code == "bad_request");
+  CHECK(bad.error.code == pushonce::errc::bad_request);
 }
 
 TEST_CASE("session_machine: catch-ups: first one at routing, another only when requested") {

@@ -3,42 +3,39 @@
 
 #include <doctest/doctest.h>
 
-#include "core/redis/error.hpp"
+#include <boost/system/system_error.hpp>
+#include <string>
 
 // This file's helpers and cases, apart from the other files of its unity batch.
 namespace test_outcome_unit {
 
 using namespace pushonce;
 
-TEST_CASE("code_of: every code a program branches on, parsed in one place") {
-  CHECK(code_of("fenced") == errc::fenced);
-  CHECK(code_of("bad_request") == errc::bad_request);
-  CHECK(code_of("usage") == errc::usage);
-  CHECK(code_of("already_queued") == errc::already_queued);
-  CHECK(code_of("already_assigned") == errc::already_assigned);
-  CHECK(code_of("not_queued") == errc::not_queued);
-  CHECK(code_of("not_found") == errc::not_found);
-  CHECK(code_of("not_assigned") == errc::not_assigned);
-  CHECK(code_of("exists") == errc::exists);
-  CHECK(code_of("redis_unavailable") == errc::redis_unavailable);
-  CHECK(code_of("internal") == errc::internal);
-  CHECK(code_of("Fenced") == errc::other);  // codes are exact
-  CHECK(code_of("") == errc::other);
-  CHECK(code_of("no_secret") == errc::other);
+TEST_CASE("outcome: a value or a failure with its errc and message") {
+  outcome<long long> ok = 7;
+  REQUIRE(ok);
+  CHECK(ok.value() == 7);
+
+  outcome<long long> refused = failure{errc::not_queued, "ann is not in queue q"};
+  REQUIRE_FALSE(refused);
+  CHECK(refused.error().code == errc::not_queued);
+  CHECK(refused.error().message == "ann is not in queue q");
+
+  outcome<std::string> text = std::string("x");  // a string value is a value, not a failure
+  CHECK(text);
+  outcome<none> done = none{};
+  CHECK(done);
 }
 
-TEST_CASE("failure_of: transport errors, script codes, Redis's own errors") {
-  redis::result down{redis::make_error_code(redis::error::timeout), {}};
-  CHECK(failure_of(down).kind() == errc::redis_unavailable);
-
-  redis::result fenced{{}, redis::reply::make_error("fenced a newer leader acts on this queue")};
-  auto f = failure_of(fenced);
-  CHECK(f.kind() == errc::fenced);
-  CHECK(f.code == "fenced");
-  CHECK(f.message == "a newer leader acts on this queue");
-
-  redis::result err{{}, redis::reply::make_error("WRONGTYPE Operation against a key")};
-  CHECK(failure_of(err).kind() == errc::internal);
+TEST_CASE("outcome: value() of a failure throws its errc (a caller that did not check)") {
+  outcome<int> refused = failure{errc::fenced, "newer leader"};
+  try {
+    (void)refused.value();
+    FAIL("value() of a failure returned");
+  } catch (const boost::system::system_error& e) {
+    CHECK(e.code() == make_error_code(errc::fenced));
+    CHECK(std::string(e.what()).find("newer leader") != std::string::npos);
+  }
 }
 
 }  // namespace test_outcome_unit

@@ -1,0 +1,23 @@
+#include "core/redis/failure_of.hpp"
+
+#include "core/redis/error_reply.hpp"
+
+namespace pushonce {
+
+failure failure_of(const redis::result& r) {
+  if (r.ec) return {errc::redis_unavailable, "Redis did not answer: " + r.ec.message()};
+  if (!r.value.is_error()) return {errc::internal, "unexpected reply from Redis"};
+  std::string code(r.value.error_code());
+  // OOM, BUSY, READONLY, ...: Redis is there but refuses work for now (the connection
+  // logs which, and reconnects after a failover).
+  if (redis::classify_error_code(code) != redis::error_reply_class::ordinary)
+    return {errc::redis_unavailable, "Redis refused: " + r.value.str};
+  // Scripts answer "<code> <message>" with a code of the contract; Redis's own codes (ERR,
+  // NOSCRIPT, WRONGTYPE, ...) are not ours: internal, with the whole reply.
+  auto e = errc_of_code(code);
+  if (!e) return {errc::internal, r.value.str};
+  std::string message(r.value.error_message());
+  return {*e, message.empty() ? code : message};
+}
+
+}  // namespace pushonce
