@@ -8,6 +8,8 @@
 
 #include <cerrno>
 #include <csignal>
+#include <mutex>
+#include <random>
 #include <stdexcept>
 #include <string_view>
 #include <system_error>
@@ -63,30 +65,32 @@ bool port_is_free(std::uint16_t port) {
 }
 }  // namespace
 
-std::uint16_t free_cluster_port() {
+// Listening ports come from below the kernel's ephemeral range (32768-60999 by default):
+// a port that bind(0) handed out is one the next outgoing connection of any process may
+// take before the program under test binds it, and with tests running side by side (ctest
+// -j2, hundreds of client connections each) that happened. A cluster node's bus port
+// (P + 10000) stays below that range too.
+constexpr int first_listen_port = 10000, listen_ports = 12000;
+
+std::uint16_t pick_port(bool with_bus) {
+  static std::mt19937 rng{std::random_device{}()};
+  static std::mutex mutex;
+  std::lock_guard lock(mutex);
   for (int attempt = 0; attempt < 1000; ++attempt) {
-    std::uint16_t p = free_port();
-    if (p <= 55535 && port_is_free(static_cast<std::uint16_t>(p + 10000))) return p;
+    auto p = static_cast<std::uint16_t>(first_listen_port + rng() % listen_ports);
+    if (port_is_free(p) && (!with_bus || port_is_free(static_cast<std::uint16_t>(p + 10000))))
+      return p;
   }
-  throw std::runtime_error("no free port pair for a cluster node");
+  throw std::runtime_error(with_bus ? "no free port pair for a cluster node"
+                                    : "no free port below the ephemeral range");
+}
+
+std::uint16_t free_cluster_port() {
+  return pick_port(true);
 }
 
 std::uint16_t free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) throw std::system_error(errno, std::generic_category(), "socket");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof addr;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    int e = errno;
-    ::close(fd);
-    throw std::system_error(e, std::generic_category(), "bind 127.0.0.1:0");
-  }
-  ::close(fd);
-  return ntohs(addr.sin_port);
+  return pick_port(false);
 }
 
 redis_server::redis_server(redis_server_options options)

@@ -58,7 +58,7 @@ class redis_server {
   std::uint16_t port_ = 0;
 };
 
-/// A loopback TCP port that was free a moment ago (bind port 0, read it, close).
+/// A loopback TCP port below the ephemeral range that was free a moment ago.
 std::uint16_t free_port();
 /// A free port P whose P + 10000 (a cluster node's bus port) is free and valid too.
 std::uint16_t free_cluster_port();
