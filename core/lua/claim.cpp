@@ -162,18 +162,6 @@ const char* to_string(claim_state s) {
   return names[static_cast<int>(s)];
 }
 
-namespace {
-std::optional<long long> number(std::string_view s) {
-  if (s.empty() || s.size() > 18) return std::nullopt;
-  long long v = 0;
-  for (char c : s) {
-    if (c < '0' || c > '9') return std::nullopt;
-    v = v * 10 + (c - '0');
-  }
-  return v;
-}
-}  // namespace
-
 std::vector<redis::command> claim_record_reads(std::span<const record_ref> refs, bool cluster,
                                                std::size_t chunk) {
   if (chunk == 0) chunk = 1;
@@ -267,7 +255,7 @@ std::optional<batch_mark> parse_batch_done(const redis::reply& r) {
   std::string_view v = std::string_view(r.str).substr(2);
   auto colon = v.find(':');
   if (colon == std::string_view::npos) return std::nullopt;
-  auto n = number(v.substr(0, colon));
+  auto n = record_number(v.substr(0, colon));
   auto digest = v.substr(colon + 1);
   if (!n || *n == 0 || digest.size() != 16) return std::nullopt;
   return batch_mark{static_cast<std::size_t>(*n), std::string(digest)};

@@ -4,8 +4,7 @@
 
 namespace pushonce::lua {
 
-namespace {
-std::optional<long long> number(std::string_view s) {
+std::optional<long long> record_number(std::string_view s) {
   if (s.empty() || s.size() > 18) return std::nullopt;
   long long v = 0;
   for (char c : s) {
@@ -14,7 +13,6 @@ std::optional<long long> number(std::string_view s) {
   }
   return v;
 }
-}  // namespace
 
 std::optional<claim_record> parse_claim_record(const redis::reply& value) {
   claim_record r;
@@ -26,30 +24,30 @@ std::optional<claim_record> parse_claim_record(const redis::reply& value) {
     auto a = rest.rfind(':');
     auto u = a == std::string_view::npos ? a : rest.rfind(':', a - 1);
     if (u == std::string_view::npos || u == 0) return std::nullopt;
-    auto until = number(rest.substr(u + 1, a - u - 1));
-    auto attempts = number(rest.substr(a + 1));
+    auto until = record_number(rest.substr(u + 1, a - u - 1));
+    auto attempts = record_number(rest.substr(a + 1));
     if (!until || !attempts) return std::nullopt;
     r.state = claim_record::kind::leased;
     r.owner = std::string(rest.substr(0, u));
     r.until_ms = *until;
     r.attempts = *attempts;
   } else if (v.starts_with("r:")) {
-    auto attempts = number(rest);
+    auto attempts = record_number(rest);
     if (!attempts) return std::nullopt;
     r.state = claim_record::kind::released;
     r.attempts = *attempts;
   } else if (v.starts_with("x:")) {  // x:<attempts>:<reason>
     auto colon = rest.find(':');
-    auto attempts = number(rest.substr(0, colon));
+    auto attempts = record_number(rest.substr(0, colon));
     if (!attempts) return std::nullopt;
     r.state = claim_record::kind::dead;
     r.attempts = *attempts;
     if (colon != std::string_view::npos) r.reason = std::string(rest.substr(colon + 1));
   } else {  // <offset>[:<attempts>]
     auto colon = v.find(':');
-    auto offset = number(v.substr(0, colon));
-    auto attempts =
-        colon == std::string_view::npos ? std::optional<long long>(1) : number(v.substr(colon + 1));
+    auto offset = record_number(v.substr(0, colon));
+    auto attempts = colon == std::string_view::npos ? std::optional<long long>(1)
+                                                    : record_number(v.substr(colon + 1));
     if (!offset || !attempts) return std::nullopt;
     r.state = claim_record::kind::delivered;
     r.offset = *offset;

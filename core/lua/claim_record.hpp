@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/redis/reply.hpp"
 
@@ -26,6 +27,9 @@ struct claim_record {
 
 /// Parses a claim record; a nil reply is `none`; std::nullopt when it is not one.
 std::optional<claim_record> parse_claim_record(const redis::reply& value);
+
+/// A record's number field (an offset, a lease deadline, attempts): 1-18 decimal digits.
+std::optional<long long> record_number(std::string_view s);
 
 /// The text of a record (none: ""), as the scripts write it.
 std::string claim_record_text(const claim_record& r);

@@ -226,7 +226,7 @@ int main(int argc, char** argv) {
           auto batch = std::move(c);
           auto results = co_await pub.publish_batch(std::move(batch));
           for (auto& res : results) {
-            if (res.ok() && !res.value().duplicate)
+            if (res.has_value() && !res.value().duplicate)
               published_ids.push_back(res.value().id);
             else
               ++publish_failures;

@@ -212,7 +212,7 @@ int main(int argc, char** argv) {
                 {user, fmt::format(R"({{"seq":{},"t":{}}})", sent, now_us()), std::nullopt});
           }
           auto results = co_await pub.publish_batch(std::move(batch));
-          for (auto& x : results) publish_failures += x.ok() ? 0 : 1;
+          for (auto& x : results) publish_failures += x.has_value() ? 0 : 1;
         }
         conn->stop();
       },
