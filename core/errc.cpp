@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "core/queue_refusals.hpp"
+
 namespace pushonce {
 namespace {
 
@@ -32,6 +34,8 @@ constexpr entry table[] = {
     {errc::fenced, "fenced", "a newer leader has acted on the queue"},
     {errc::overloaded, "overloaded", "over the connection limits"},
     {errc::redis_unavailable, "redis_unavailable", "Redis did not answer or refuses work"},
+    {errc_closed, "closed", "the queue is closed"},
+    {errc_full, "full", "the queue is full"},
     {errc::internal, "internal", "internal error"},
 };
 

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "core/names.hpp"
+#include "core/queue_settings.hpp"
 #include "core/redis/failure_of.hpp"
 #include "core/redis/scripts.hpp"
 
@@ -35,20 +36,27 @@ queue_api::queue_api(std::shared_ptr<redis::connection> conn, keys k, retention 
 asio::awaitable<outcome<join_result>> queue_api::join(std::string queue, std::string user) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!valid_name(user)) co_return bad_name("user", user);
-  strings k{keys_.queue(queue, "waiting"), keys_.queue(queue, "assigned"),
-            keys_.queue(queue, "ticket"), keys_.queue(queue, "registered"),
-            keys_.queue(queue, "events")};
+  strings k{keys_.queue(queue, "waiting"),     keys_.queue(queue, "assigned"),
+            keys_.queue(queue, "ticket"),      keys_.queue(queue, "registered"),
+            keys_.queue(queue, "events"),      keys_.queue(queue, "settings"),
+            keys_.queue(queue, "prequeue"),    keys_.queue(queue, "stats"),
+            keys_.queue(queue, "prequeue:seq")};
   strings a{user, keys_.wake_channel(), queue};
   auto r = co_await run(*conn_, "join", std::move(k), std::move(a));
   if (!r.ok()) co_return failure_of(r);
-  co_return join_result{r.value.at(0).integer, r.value.at(1).integer, r.value.at(2).integer};
+  join_result out{r.value.at(0).integer, r.value.at(1).integer, r.value.at(2).integer,
+                  std::nullopt};
+  if (out.position == 0) out.opens_at = r.value.at(3).integer;
+  co_return out;
 }
 
-asio::awaitable<outcome<none>> queue_api::register_queues(std::vector<std::string> queues) {
+asio::awaitable<outcome<none>> queue_api::register_queues(std::vector<std::string> queues,
+                                                          long long accept_timeout_ms) {
   std::vector<redis::command> cmds;
   for (const auto& q : queues) {
     if (!valid_name(q)) co_return bad_name("queue", q);
-    cmds.push_back({"SET", keys_.queue(q, "registered"), "1"});
+    cmds.push_back({"SET", keys_.queue(q, "registered"), registered_value(accept_timeout_ms)});
+    cmds.push_back({"SADD", keys_.plain("queues"), q});
   }
   auto rs = co_await conn_->exec_all(std::move(cmds));
   for (auto& r : rs)
@@ -56,10 +64,32 @@ asio::awaitable<outcome<none>> queue_api::register_queues(std::vector<std::strin
   co_return none{};
 }
 
+asio::awaitable<outcome<lua::settings_reply>> queue_api::settings(lua::settings_call c) {
+  if (!valid_name(c.queue)) co_return bad_name("queue", c.queue);
+  std::vector<redis::command> cmds{lua::settings_command(keys_, c)};
+  auto rs = co_await redis::eval_all(*conn_, redis::get_script("settings"), std::move(cmds));
+  auto& r = rs.at(0);
+  if (!r.ok()) co_return failure_of(r);
+  auto parsed = lua::parse_settings_reply(r.value);
+  if (!parsed) co_return failure{errc::internal, "settings: unexpected reply"};
+  co_return *parsed;
+}
+
+asio::awaitable<outcome<std::vector<std::string>>> queue_api::registered_queues() {
+  redis::command cmd{"SMEMBERS", keys_.plain("queues")};
+  auto r = co_await conn_->exec(std::move(cmd));
+  if (!r.ok()) co_return failure_of(r);
+  std::vector<std::string> out;
+  for (auto& e : r.value.elements) out.push_back(std::move(e.str));
+  std::sort(out.begin(), out.end());
+  co_return out;
+}
+
 asio::awaitable<outcome<none>> queue_api::leave(std::string queue, std::string user) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!valid_name(user)) co_return bad_name("user", user);
-  strings k{keys_.queue(queue, "waiting"), keys_.queue(queue, "events")};
+  strings k{keys_.queue(queue, "waiting"), keys_.queue(queue, "events"),
+            keys_.queue(queue, "prequeue"), keys_.queue(queue, "prequeue:draw")};
   strings a{user, keys_.wake_channel(), queue};
   auto r = co_await run(*conn_, "leave", std::move(k), std::move(a));
   if (!r.ok()) co_return failure_of(r);
@@ -74,6 +104,21 @@ asio::awaitable<outcome<long long>> queue_api::position(std::string queue, std::
   if (!r.ok()) co_return failure_of(r);
   if (r.value.is_nil()) co_return failure{errc::not_queued, user + " is not in queue " + queue};
   co_return r.value.integer + 1;
+}
+
+asio::awaitable<outcome<queue_standing>> queue_api::standing(std::string queue, std::string user) {
+  if (!valid_name(queue)) co_return bad_name("queue", queue);
+  if (!valid_name(user)) co_return bad_name("user", user);
+  strings k{keys_.queue(queue, "waiting"), keys_.queue(queue, "events"),
+            keys_.queue(queue, "prequeue"), keys_.queue(queue, "settings")};
+  strings a{user};
+  auto r = co_await run(*conn_, "standing", std::move(k), std::move(a));
+  if (!r.ok()) co_return failure_of(r);
+  const auto& e = r.value.elements;
+  if (e.size() != 5) co_return failure{errc::internal, "standing: unexpected reply"};
+  queue_standing out{e[0].integer, e[1].integer, e[2].integer, e[3].integer != 0, std::nullopt};
+  if (out.prequeued && e[4].integer > 0) out.opens_at = e[4].integer;
+  co_return out;
 }
 
 asio::awaitable<outcome<queue_positions>> queue_api::positions(std::string queue,
@@ -219,7 +264,8 @@ asio::awaitable<outcome<std::vector<assignment>>> queue_api::assign_batch(
             keys_.queue(queue, "res:holder"), keys_.queue(queue, "seq"),
             keys_.queue(queue, "outbox"),     keys_.queue(queue, "fence"),
             keys_.queue(queue, "pending"),    keys_.queue(queue, "pending:ids"),
-            keys_.queue(queue, "events")};
+            keys_.queue(queue, "events"),     keys_.queue(queue, "settings"),
+            keys_.queue(queue, "rate")};
   strings a{queue,
             std::to_string(source),
             std::to_string(fencing_token),

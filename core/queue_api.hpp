@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/keys.hpp"
+#include "core/lua/settings.hpp"
 #include "core/outcome.hpp"
 #include "core/redis/connection.hpp"
 #include "core/retention.hpp"
@@ -16,9 +17,18 @@
 namespace pushonce {
 
 struct join_result {
-  long long position = 0;
+  long long position = 0;  // 0: pre-queued (opens_at says until when)
   long long ticket = 0;
   long long seq = 0;  // the queue event the position is true at (docs/data-model.md)
+  std::optional<long long> opens_at;  // pre-queued: the opening time (ms since the epoch)
+};
+/// Where one user stands (standing.lua): waiting, pre-queued or neither.
+struct queue_standing {
+  long long seq = 0;
+  long long position = 0;  // 0: not waiting
+  long long ticket = 0;
+  bool prequeued = false;
+  std::optional<long long> opens_at;  // pre-queued while the queue is in its pre-queue
 };
 /// Where some users stand (positions.lua): one entry per user asked, in order.
 struct queue_positions {
@@ -51,10 +61,19 @@ class queue_api {
 
   /// Only a registered queue can be joined (failure not_found otherwise; nothing written).
   boost::asio::awaitable<outcome<join_result>> join(std::string queue, std::string user);
-  /// Marks queues as run by a leader (NS:{q:Q}:registered), so that users can join them.
-  boost::asio::awaitable<outcome<none>> register_queues(std::vector<std::string> queues);
+  /// Marks queues as run by a leader (NS:{q:Q}:registered, with the leader's accept timeout,
+  /// and the set NS:queues), so that users can join them.
+  boost::asio::awaitable<outcome<none>> register_queues(std::vector<std::string> queues,
+                                                        long long accept_timeout_ms = 0);
+  /// Reads or changes a queue's settings (lua/settings.lua); not_found for a queue no
+  /// leader has registered.
+  boost::asio::awaitable<outcome<lua::settings_reply>> settings(lua::settings_call c);
+  /// Every queue a leader has registered (NS:queues), sorted.
+  boost::asio::awaitable<outcome<std::vector<std::string>>> registered_queues();
   boost::asio::awaitable<outcome<none>> leave(std::string queue, std::string user);
   boost::asio::awaitable<outcome<long long>> position(std::string queue, std::string user);
+  /// Waiting or pre-queued, read atomically (not_queued is not a failure here).
+  boost::asio::awaitable<outcome<queue_standing>> standing(std::string queue, std::string user);
   /// Positions and tickets of `users` with the event sequence they are true at, in one call.
   boost::asio::awaitable<outcome<queue_positions>> positions(std::string queue,
                                                              std::vector<std::string> users);

@@ -2,8 +2,11 @@
 
 #include <boost/json.hpp>
 #include <chrono>
+#include <cmath>
 
+#include "core/assignment_rate.hpp"
 #include "core/queue_api.hpp"
+#include "core/queue_settings.hpp"
 #include "core/redis/cluster_health.hpp"
 #include "core/redis/failure_of.hpp"
 
@@ -65,7 +68,39 @@ asio::awaitable<outcome<json::array>> live_members(std::shared_ptr<redis::connec
   co_return out;
 }
 
+std::vector<std::pair<std::string, std::string>> status_fields(const redis::reply& r) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (std::size_t i = 0; i + 1 < r.elements.size(); i += 2)
+    out.emplace_back(r.elements[i].str, r.elements[i + 1].str);
+  return out;
+}
+
+std::vector<redis::command> queue_status_reads(const keys& k, const std::string& q) {
+  return {{"HGETALL", k.queue(q, "settings")}, {"GET", k.queue(q, "registered")},
+          {"ZCARD", k.queue(q, "waiting")},    {"ZCARD", k.queue(q, "prequeue")},
+          {"HGETALL", k.queue(q, "stats")},    {"HGETALL", k.queue(q, "rate")}};
+}
+
 }  // namespace
+
+asio::awaitable<outcome<json::object>> collect_queue_status(std::shared_ptr<redis::connection> conn,
+                                                            keys k, std::string queue) {
+  auto rs = co_await conn->exec_all(queue_status_reads(k, queue));
+  for (auto& r : rs)
+    if (!r.ok()) co_return failure_of(r);
+  auto settings = parse_queue_settings(status_fields(rs[0].value));
+  auto o = render_queue_settings(
+      queue, settings,
+      registered_accept_timeout_ms(rs[1].value.is_string() ? rs[1].value.str : ""));
+  o["length"] = rs[2].value.integer;
+  o["prequeue_length"] = rs[3].value.integer;
+  auto stats = hash_to_object(rs[4].value);
+  for (auto name : {"abandoned", "refused_closed", "refused_full", "refused_pow"})
+    o[name] = stats.contains(name) ? stats[name] : json::value(0);
+  auto rate = parse_assignment_record(status_fields(rs[5].value));
+  o["assignment_rate_per_min"] = std::round(assignments_per_minute(rate, now_ms()) * 10) / 10;
+  co_return o;
+}
 
 asio::awaitable<outcome<json::object>> collect_status(std::shared_ptr<redis::connection> conn,
                                                       keys k, std::string queue) {
@@ -119,6 +154,16 @@ asio::awaitable<outcome<json::object>> collect_status(std::shared_ptr<redis::con
                    {"counters", std::move(counters)},
                    {"workers", std::move(workers.value())},
                    {"gateways", std::move(gateways.value())}};
+  // Every queue a leader has registered, with its settings and counters.
+  auto names = co_await q.registered_queues();
+  if (!names) co_return with_slots(names.error());
+  json::object queues;
+  for (auto& name : names.value()) {
+    auto one = co_await collect_queue_status(conn, k, name);
+    if (!one) co_return with_slots(one.error());
+    queues[name] = std::move(one.value());
+  }
+  out["queues"] = std::move(queues);
   if (unserved) out["slots_without_master"] = *unserved;
   co_return out;
 }

@@ -13,6 +13,11 @@
 
 namespace pushonce {
 
+/// One queue's entry of "queues": the settings object, length, prequeue_length,
+/// abandoned, refused_* counters, assignment_rate_per_min.
+boost::asio::awaitable<outcome<boost::json::object>> collect_queue_status(
+    std::shared_ptr<redis::connection> conn, keys k, std::string queue);
+
 boost::asio::awaitable<outcome<boost::json::object>> collect_status(
     std::shared_ptr<redis::connection> conn, keys k, std::string queue);
 

@@ -7,11 +7,13 @@
 
 #include "core/log.hpp"
 #include "core/lua/rate_limit.hpp"
+#include "core/queue_api.hpp"
 #include "core/redis/cluster_health.hpp"
 #include "core/status.hpp"
 #include "gateway/gateway_state.hpp"
 #include "gateway/http_error.hpp"
 #include "gateway/publish_api.hpp"
+#include "gateway/queue_control.hpp"
 #include "gateway/readiness.hpp"
 #include "gateway/web_assets.hpp"
 
@@ -170,6 +172,81 @@ asio::awaitable<http_response> status(http_request& req, gateway_state& st) {
   co_return json_response(200, boost::json::serialize(s.value()), req.version());
 }
 
+// POST /api/queue-control: a queue's settings changed from the admin dashboard
+// (gateway/queue_control); the answer is the settings object.
+asio::awaitable<http_response> queue_control_route(http_request& req, gateway_state& st) {
+  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+                 .count();
+  auto call = parse_queue_control(req.body(), now);
+  if (!call) co_return error_response(call.error().code, call.error().message, req.version());
+  queue_api api(st.conn, st.keys);
+  auto r = co_await api.settings(call.value());
+  if (!r) {
+    auto f = r.error();
+    auto e =
+        f.code == errc::bad_request || f.code == errc::not_found ? f.code : errc::redis_unavailable;
+    co_return error_response(e, f.message, req.version());
+  }
+  auto o = render_queue_settings(call.value().queue, r.value().settings,
+                                 r.value().default_accept_timeout_ms);
+  log::info("http: /api/queue-control: queue {}: {}", call.value().queue,
+            boost::json::serialize(o));
+  co_return json_response(200, boost::json::serialize(o), req.version());
+}
+
+// Per-queue gauges and counters for every registered queue (NS:queues): what `status`
+// shows under "queues".
+asio::awaitable<std::string> queue_metrics(gateway_state& st) {
+  queue_api api(st.health_conn, st.keys);
+  auto names = co_await api.registered_queues();
+  if (!names) co_return std::string{};
+  std::string out;
+  struct family {
+    const char* name;
+    const char* type;
+    const char* help;
+    std::string lines;
+  };
+  std::vector<family> fams{
+      {"pushonce_queue_waiting", "gauge", "Users waiting in the queue.", {}},
+      {"pushonce_queue_prequeue", "gauge", "Users in the queue's pre-queue.", {}},
+      {"pushonce_queue_paused", "gauge", "1 while assigning is paused.", {}},
+      {"pushonce_queue_closed", "gauge", "1 while new joins are refused.", {}},
+      {"pushonce_queue_assignments_per_minute",
+       "gauge",
+       "Assignments per minute over the recent window.",
+       {}},
+      {"pushonce_queue_joins_refused_total", "counter", "Joins refused, by reason.", {}},
+      {"pushonce_queue_abandoned_total", "counter", "Waiting users removed as abandoned.", {}}};
+  for (const auto& q : names.value()) {
+    auto s = co_await collect_queue_status(st.health_conn, st.keys, q);
+    if (!s) continue;
+    const auto& o = s.value();
+    auto num = [&](const char* k) { return boost::json::serialize(o.at(k)); };
+    auto label = fmt::format("{{queue=\"{}\"}}", q);
+    fams[0].lines += fmt::format("pushonce_queue_waiting{} {}\n", label, num("length"));
+    fams[1].lines += fmt::format("pushonce_queue_prequeue{} {}\n", label, num("prequeue_length"));
+    fams[2].lines +=
+        fmt::format("pushonce_queue_paused{} {}\n", label, o.at("paused").as_bool() ? 1 : 0);
+    fams[3].lines +=
+        fmt::format("pushonce_queue_closed{} {}\n", label, o.at("state") == "closed" ? 1 : 0);
+    fams[4].lines += fmt::format("pushonce_queue_assignments_per_minute{} {}\n", label,
+                                 num("assignment_rate_per_min"));
+    for (auto [reason, field] :
+         {std::pair{"closed", "refused_closed"}, std::pair{"full", "refused_full"},
+          std::pair{"pow", "refused_pow"}})
+      fams[5].lines +=
+          fmt::format("pushonce_queue_joins_refused_total{{queue=\"{}\",reason=\"{}\"}} {}\n", q,
+                      reason, num(field));
+    fams[6].lines += fmt::format("pushonce_queue_abandoned_total{} {}\n", label, num("abandoned"));
+  }
+  for (auto& f : fams)
+    if (!f.lines.empty())
+      out += fmt::format("# HELP {} {}\n# TYPE {} {}\n{}", f.name, f.help, f.name, f.type, f.lines);
+  co_return out;
+}
+
 // GET /metrics: Prometheus text format. This gateway's own counters, and the system's
 // counters from NS:stats (the same on every gateway).
 asio::awaitable<http_response> metrics(http_request& req, gateway_state& st) {
@@ -248,6 +325,7 @@ asio::awaitable<http_response> metrics(http_request& req, gateway_state& st) {
         part += fmt::format("# TYPE {} counter\n{} {}\n", name, name, r.value.elements[i + 1].str);
       }
     }
+    if (r.ok()) part += co_await queue_metrics(st);
     st.stats_cache.store(part);
     cached = std::move(part);
   }
@@ -305,6 +383,7 @@ const std::vector<http_route>& http_routes() {
       {http::verb::head, "/readyz", {}, readyz},
       {http::verb::post, "/api/publish", publish_auth, publish, true},
       {http::verb::get, "/api/status", admin_auth, status},
+      {http::verb::post, "/api/queue-control", admin_auth, queue_control_route, true},
       {http::verb::get, "/metrics", metrics_auth, metrics},
       {http::verb::get, "/", {}, static_asset},
       {http::verb::head, "/", {}, static_asset},

@@ -25,6 +25,7 @@ std::string reply_failure(const failure& f, std::string_view op) {
 
 std::string reply_join(std::string_view queue, const outcome<join_result>& r) {
   if (!r) return reply_failure(r.error(), "join");
+  if (r.value().opens_at) return render_joined_prequeue(queue, r.value().opens_at);
   return render_joined(queue, r.value().position, r.value().ticket);
 }
 
@@ -36,6 +37,15 @@ std::string reply_leave(std::string_view queue, const outcome<none>& r) {
 std::string reply_position(std::string_view queue, const outcome<long long>& r) {
   if (!r) return reply_failure(r.error(), "position");
   return render_position(queue, r.value());
+}
+
+std::string reply_standing(std::string_view queue, const std::string& user,
+                           const outcome<queue_standing>& r) {
+  if (!r) return reply_failure(r.error(), "position");
+  if (r.value().position > 0) return render_position(queue, r.value().position);
+  if (r.value().prequeued) return render_position_prequeue(queue, r.value().opens_at);
+  return reply_failure(failure{errc::not_queued, user + " is not in queue " + std::string(queue)},
+                       "position");
 }
 
 std::string reply_accept(const outcome<std::pair<std::string, std::string>>& r) {
@@ -53,7 +63,9 @@ asio::awaitable<void> handle_join(op_context ctx, join_op op) {
   auto r = co_await ctx.st.queues->join(std::move(q), std::move(user));
   if (!r) log_internal(ctx, r.error(), "join");
   ctx.io.send_text(reply_join(queue, r));
-  if (r)
+  if (r && r.value().opens_at)
+    ctx.st.positions->watch_prequeued(ctx.io.self(), queue, ctx.user);
+  else if (r)
     ctx.st.positions->watch(ctx.io.self(), queue, ctx.user, r.value().ticket, r.value().position,
                             r.value().seq);
 }
@@ -66,27 +78,16 @@ asio::awaitable<void> handle_leave(op_context ctx, leave_op op) {
   ctx.io.send_text(reply_leave(queue, r));
 }
 
-namespace {
-// The user's standing from a one-user positions() reply: its position, or not_queued.
-outcome<long long> own_position(const outcome<queue_positions>& r, const op_context& ctx,
-                                const std::string& queue) {
-  if (!r) return r.error();
-  if (r.value().users.empty() || r.value().users[0].position <= 0)
-    return failure{errc::not_queued, ctx.user + " is not in queue " + queue};
-  return r.value().users[0].position;
-}
-}  // namespace
-
 asio::awaitable<void> handle_position(op_context ctx, position_op op) {
-  std::string queue = std::move(op.queue), q = queue;
-  std::vector<std::string> users{ctx.user};
-  auto r = co_await ctx.st.queues->positions(std::move(q), std::move(users));
-  auto p = own_position(r, ctx, queue);
-  if (!p) log_internal(ctx, p.error(), "position");
-  ctx.io.send_text(reply_position(queue, p));
-  if (p)
-    ctx.st.positions->watch(ctx.io.self(), queue, ctx.user, r.value().users[0].ticket, p.value(),
+  std::string queue = std::move(op.queue), q = queue, user = ctx.user;
+  auto r = co_await ctx.st.queues->standing(std::move(q), std::move(user));
+  if (!r) log_internal(ctx, r.error(), "position");
+  ctx.io.send_text(reply_standing(queue, ctx.user, r));
+  if (r && r.value().position > 0)
+    ctx.st.positions->watch(ctx.io.self(), queue, ctx.user, r.value().ticket, r.value().position,
                             r.value().seq);
+  else if (r && r.value().prequeued)
+    ctx.st.positions->watch_prequeued(ctx.io.self(), queue, ctx.user);
 }
 
 asio::awaitable<void> handle_accept(op_context ctx, accept_op op) {

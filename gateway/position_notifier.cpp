@@ -30,15 +30,56 @@ void position_notifier::watch(std::shared_ptr<session> s, std::string queue, std
                        u = std::move(user), ticket, position, seq]() mutable {
     auto& st = self->queues_[q];
     auto* key = s.get();
-    if (auto old = st.sessions.find(key); old != st.sessions.end()) {
-      drop_ticket(st, old->second.ticket);
-      st.sessions.erase(old);
-    }
+    if (auto old = st.sessions.find(key); old != st.sessions.end()) drop_watcher(st, old);
     st.sessions[key] = watcher{std::move(s), std::move(u), ticket, position};
     add_ticket(st, ticket);
     st.view.watch(ticket, position, seq);
     self->maybe_resync(q);
   });
+}
+
+void position_notifier::watch_prequeued(std::shared_ptr<session> s, std::string queue,
+                                        std::string user) {
+  asio::post(strand_, [self = shared_from_this(), s = std::move(s), q = std::move(queue),
+                       u = std::move(user)]() mutable {
+    auto& st = self->queues_[q];
+    auto* key = s.get();
+    if (auto old = st.sessions.find(key); old != st.sessions.end()) drop_watcher(st, old);
+    st.prequeued.emplace(u, key);
+    st.sessions[key] = watcher{std::move(s), std::move(u), 0, 0};
+  });
+}
+
+void position_notifier::drop_watcher(queue_state& q,
+                                     std::map<const session*, watcher>::iterator w) {
+  if (w->second.ticket != 0) {
+    drop_ticket(q, w->second.ticket);
+  } else {
+    auto [b, e] = q.prequeued.equal_range(w->second.user);
+    for (auto it = b; it != e; ++it)
+      if (it->second == w->first) {
+        q.prequeued.erase(it);
+        break;
+      }
+  }
+  q.sessions.erase(w);
+}
+
+void position_notifier::moved(queue_state& q, long long seq, const queue_event_moved& m) {
+  for (std::size_t i = 0; i < m.users.size() && !q.prequeued.empty(); ++i) {
+    auto [b, e] = q.prequeued.equal_range(m.users[i]);
+    if (b == e) continue;
+    const auto ticket = m.ticket + static_cast<long long>(i);
+    for (auto it = b; it != e; ++it) {
+      auto w = q.sessions.find(it->second);
+      if (w == q.sessions.end() || w->second.ticket != 0) continue;
+      w->second.ticket = ticket;
+      w->second.last = 0;
+      add_ticket(q, ticket);
+    }
+    q.view.watch(ticket, m.position + static_cast<long long>(i), seq);
+    q.prequeued.erase(b, e);
+  }
 }
 
 void position_notifier::add_ticket(queue_state& q, long long ticket) {
@@ -58,8 +99,7 @@ void position_notifier::unwatch(const session* s, std::string queue) {
     if (it == self->queues_.end()) return;
     auto w = it->second.sessions.find(s);
     if (w == it->second.sessions.end()) return;
-    drop_ticket(it->second, w->second.ticket);
-    it->second.sessions.erase(w);
+    drop_watcher(it->second, w);
   });
 }
 
@@ -68,8 +108,7 @@ void position_notifier::unwatch_all(const session* s) {
     for (auto& [_, q] : self->queues_) {
       auto w = q.sessions.find(s);
       if (w == q.sessions.end()) continue;
-      drop_ticket(q, w->second.ticket);
-      q.sessions.erase(w);
+      drop_watcher(q, w);
     }
   });
 }
@@ -80,6 +119,10 @@ void position_notifier::on_wake(std::string payload) {
     if (!e) return;  // a bare queue name (resources changed): no position moved
     auto& q = self->queues_[e->queue];
     const bool moved = q.view.on_event(e->seq, e->removal, e->tickets);
+    if (e->moved && !q.prequeued.empty()) {
+      self->moved(q, e->seq, *e->moved);
+      self->changed(e->queue);
+    }
     if (moved && !q.sessions.empty()) self->changed(e->queue);
     self->maybe_resync(e->queue);
   });
@@ -131,6 +174,13 @@ void position_notifier::push_due() {
 void position_notifier::push(const std::string& queue, queue_state& q) {
   for (auto w = q.sessions.begin(); w != q.sessions.end();) {
     auto s = w->second.s.lock();
+    if (w->second.ticket == 0) {  // pre-queued: told when the opening moves it
+      if (!s)
+        drop_watcher(q, w++);
+      else
+        ++w;
+      continue;
+    }
     auto at = q.view.at(w->second.ticket);
     using kind = queue_view::standing::kind;
     if (!s || at.state == kind::gone) {  // closed, or no longer waiting
@@ -185,13 +235,23 @@ asio::awaitable<void> position_notifier::resync(std::string queue) {
     if (e.position > 0) items.push_back({e.ticket, e.position});
   // A session whose user waits with another ticket now (left and joined again elsewhere)
   // follows it.
-  for (auto& [_, w] : now.sessions) {
+  for (auto& [key, w] : now.sessions) {
     auto i = index.find(w.user);
     if (i == index.end()) continue;
     const auto& e = r.value().users[i->second];
     if (e.position > 0 && e.ticket != w.ticket) {
-      --now.sessions_of[w.ticket];  // the view forgets the old ticket in resynced()
-      if (now.sessions_of[w.ticket] <= 0) now.sessions_of.erase(w.ticket);
+      if (w.ticket == 0) {  // pre-queued until now: moved at an opening
+        auto [b, end] = now.prequeued.equal_range(w.user);
+        for (auto p = b; p != end; ++p)
+          if (p->second == key) {
+            now.prequeued.erase(p);
+            break;
+          }
+        w.last = 0;
+      } else {
+        --now.sessions_of[w.ticket];  // the view forgets the old ticket in resynced()
+        if (now.sessions_of[w.ticket] <= 0) now.sessions_of.erase(w.ticket);
+      }
       w.ticket = e.ticket;
       add_ticket(now, w.ticket);
     }

@@ -5,7 +5,8 @@
 // sessions wait with from those events (gateway/queue_view), re-reading a queue in one
 // call only when it missed an event, and pushes each waiting session its latest position
 // at most once per interval (gateway/position_schedule). A user no longer waiting
-// (assigned, left) stops being watched.
+// (assigned, left) stops being watched. A pre-queued session is watched by its user until
+// an opening moves the user (a queue event naming it, or a re-read finding it waiting).
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -22,11 +23,13 @@
 #include "core/queue_api.hpp"
 #include "core/redis/connection.hpp"
 #include "gateway/position_schedule.hpp"
+#include "gateway/queue_event.hpp"
 #include "gateway/queue_view.hpp"
 
 namespace pushonce::gateway {
 
 class session;
+using queue_event_moved = queue_event::moved_users;
 
 class position_notifier : public std::enable_shared_from_this<position_notifier> {
  public:
@@ -37,6 +40,9 @@ class position_notifier : public std::enable_shared_from_this<position_notifier>
   /// queue's event `seq` (what its join or position reply said).
   void watch(std::shared_ptr<session> s, std::string queue, std::string user, long long ticket,
              long long position, long long seq);
+  /// Thread-safe. The session's user waits in the queue's pre-queue: it is told its
+  /// position when the opening moves it.
+  void watch_prequeued(std::shared_ptr<session> s, std::string queue, std::string user);
   void unwatch(const session* s, std::string queue);
   void unwatch_all(const session* s);
   /// A message on the wake channel (a queue event, or a bare queue name: ignored).
@@ -48,13 +54,14 @@ class position_notifier : public std::enable_shared_from_this<position_notifier>
   struct watcher {
     std::weak_ptr<session> s;
     std::string user;
-    long long ticket = 0;
-    long long last = 0;  // the position the session was last told
+    long long ticket = 0;  // 0: pre-queued
+    long long last = 0;    // the position the session was last told
   };
   struct queue_state {
     queue_view view;
     std::map<const session*, watcher> sessions;
     std::unordered_map<long long, int> sessions_of;  // ticket -> sessions watching it
+    std::unordered_multimap<std::string, const session*> prequeued;  // user -> sessions
   };
 
   void changed(const std::string& queue);
@@ -64,6 +71,10 @@ class position_notifier : public std::enable_shared_from_this<position_notifier>
   static void add_ticket(queue_state& q, long long ticket);
   /// One session less watches `ticket`; the view forgets it with the last one.
   static void drop_ticket(queue_state& q, long long ticket);
+  /// Forgets the session's watcher (its ticket, or its pre-queue entry).
+  static void drop_watcher(queue_state& q, std::map<const session*, watcher>::iterator w);
+  /// Users an opening moved: their pre-queued sessions watch their tickets from now on.
+  void moved(queue_state& q, long long seq, const queue_event_moved& m);
   void maybe_resync(const std::string& queue);
   boost::asio::awaitable<void> resync(std::string queue);
 

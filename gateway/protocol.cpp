@@ -4,6 +4,7 @@
 
 #include "core/errc.hpp"
 #include "core/lua/script_limits.hpp"
+#include "core/queue_refusals.hpp"
 
 namespace pushonce::gateway {
 
@@ -167,6 +168,25 @@ std::string render_position(std::string_view queue, long long position) {
   return json::serialize(o);
 }
 
+std::string render_joined_prequeue(std::string_view queue, std::optional<long long> opens_at) {
+  json::object o;
+  o["type"] = "joined";
+  o["queue"] = queue;
+  o["position"] = nullptr;
+  o["ticket"] = nullptr;
+  o["opens_at"] = opens_at ? json::value(*opens_at) : json::value(nullptr);
+  return json::serialize(o);
+}
+
+std::string render_position_prequeue(std::string_view queue, std::optional<long long> opens_at) {
+  json::object o;
+  o["type"] = "position";
+  o["queue"] = queue;
+  o["position"] = nullptr;
+  o["opens_at"] = opens_at ? json::value(*opens_at) : json::value(nullptr);
+  return json::serialize(o);
+}
+
 std::string render_accepted(std::string_view id) {
   json::object o;
   o["type"] = "accepted";
@@ -179,6 +199,8 @@ std::string render_pong() {
 }
 
 std::string_view client_error_code(errc e) {
+  if (e == errc_closed) return "closed";
+  if (e == errc_full) return "full";
   switch (e) {
     case errc::already_queued:
     case errc::already_assigned:

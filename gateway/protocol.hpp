@@ -69,6 +69,11 @@ std::string render_error(errc code, std::string_view message, std::string_view o
 std::string render_joined(std::string_view queue, long long position, long long ticket);
 std::string render_left(std::string_view queue);
 std::string render_position(std::string_view queue, long long position);
+/// A pre-queued user: {"type":"joined","queue","position":null,"ticket":null,"opens_at"}
+/// and {"type":"position","queue","position":null,"opens_at"} (opens_at null when the
+/// queue is no longer in its pre-queue: closed while the user waited in it).
+std::string render_joined_prequeue(std::string_view queue, std::optional<long long> opens_at);
+std::string render_position_prequeue(std::string_view queue, std::optional<long long> opens_at);
 std::string render_accepted(std::string_view id);
 std::string render_pong();
 

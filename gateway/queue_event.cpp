@@ -28,8 +28,21 @@ std::optional<queue_event> parse_queue_event(std::string_view payload) {
   e.queue = std::string(next_word(payload));
   auto seq = positive(next_word(payload));
   auto kind = next_word(payload);
-  if (e.queue.empty() || !seq || (kind != "j" && kind != "r")) return std::nullopt;
+  if (e.queue.empty() || !seq || (kind != "j" && kind != "r" && kind != "m")) return std::nullopt;
   e.seq = *seq;
+  if (kind == "m") {
+    auto position = positive(next_word(payload));
+    auto ticket = positive(next_word(payload));
+    if (!position || !ticket || payload.empty()) return std::nullopt;
+    queue_event::moved_users m{*position, *ticket, {}};
+    while (!payload.empty()) {
+      auto u = next_word(payload);
+      if (u.empty()) return std::nullopt;
+      m.users.emplace_back(u);
+    }
+    e.moved = std::move(m);
+    return e;
+  }
   e.removal = kind == "r";
   while (!payload.empty()) {
     auto t = positive(next_word(payload));

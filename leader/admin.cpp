@@ -35,6 +35,16 @@ asio::awaitable<int> join(admin_context& ctx, queue_api& q) {
   auto user = ctx.args[0];
   auto r = co_await q.join(ctx.queue, user);
   if (!r) co_return report_failure(ctx, r.error());
+  if (r.value().opens_at) {
+    json::object pre{{"user", user},
+                     {"queue", ctx.queue},
+                     {"position", nullptr},
+                     {"ticket", nullptr},
+                     {"opens_at", *r.value().opens_at}};
+    co_return ctx.out.ok(pre, user + " is in the pre-queue of " + ctx.queue +
+                                  " until it opens at " + std::to_string(*r.value().opens_at) +
+                                  " (ms since the epoch)");
+  }
   json::object o{{"user", user},
                  {"queue", ctx.queue},
                  {"position", r.value().position},
@@ -58,11 +68,21 @@ asio::awaitable<int> position(admin_context& ctx, queue_api& q) {
   int code = 0;
   if (!want_args(ctx, 1, "position USER [--queue Q]", code)) co_return code;
   auto user = ctx.args[0];
-  auto r = co_await q.position(ctx.queue, user);
+  auto r = co_await q.standing(ctx.queue, user);
   if (!r) co_return report_failure(ctx, r.error());
-  json::object o{{"user", user}, {"queue", ctx.queue}, {"position", r.value()}};
+  const auto& st = r.value();
+  if (st.position <= 0 && !st.prequeued)
+    co_return report_failure(ctx, {errc::not_queued, user + " is not in queue " + ctx.queue});
+  if (st.position <= 0) {
+    json::object pre{{"user", user},
+                     {"queue", ctx.queue},
+                     {"position", nullptr},
+                     {"opens_at", st.opens_at ? json::value(*st.opens_at) : json::value(nullptr)}};
+    co_return ctx.out.ok(pre, user + " is in the pre-queue of " + ctx.queue);
+  }
+  json::object o{{"user", user}, {"queue", ctx.queue}, {"position", st.position}};
   co_return ctx.out.ok(
-      o, user + " is at position " + std::to_string(r.value()) + " in queue " + ctx.queue);
+      o, user + " is at position " + std::to_string(st.position) + " in queue " + ctx.queue);
 }
 
 asio::awaitable<int> accept(admin_context& ctx, queue_api& q) {
@@ -218,6 +238,9 @@ asio::awaitable<int> run_admin(admin_context& ctx, std::string command) {
   if (command == "dead-letters") co_return co_await run_dead_letters(ctx);
   if (command == "trace") co_return co_await run_trace(ctx);
   if (command == "token") co_return co_await token(ctx);
+  if (command == "settings" || command == "pause" || command == "resume" || command == "close" ||
+      command == "open")
+    co_return co_await run_queue_controls(ctx, command);
   co_return ctx.out.usage("unknown command '" + command + "' (see pushonce-leader --help)");
 }
 

@@ -32,5 +32,7 @@ boost::asio::awaitable<int> run_admin(admin_context& ctx, std::string command);
 boost::asio::awaitable<int> run_status(admin_context& ctx);
 boost::asio::awaitable<int> run_dead_letters(admin_context& ctx);
 boost::asio::awaitable<int> run_trace(admin_context& ctx);
+/// `settings`, `pause`, `resume`, `close`, `open` (leader/queue_controls.cpp).
+boost::asio::awaitable<int> run_queue_controls(admin_context& ctx, std::string command);
 
 }  // namespace pushonce::leader

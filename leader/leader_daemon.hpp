@@ -26,7 +26,8 @@ struct daemon_options {
   std::chrono::milliseconds lease{5000};
   std::chrono::milliseconds accept_timeout{0};  // 0: assignments do not expire
   std::chrono::milliseconds tick{1000};
-  long long batch = 200;  // assignments (expiries) per script call: one bus message each
+  long long batch = 200;           // assignments (expiries) per script call: one bus message each
+  long long opening_batch = 1000;  // pre-queued users drawn or moved per script call
   pushonce::retention retention;
 };
 
@@ -48,6 +49,9 @@ class leader_daemon {
   boost::asio::awaitable<lease_reply> call_lease(lease_call mode);
   boost::asio::awaitable<void> assign_queue(const std::string& queue);
   boost::asio::awaitable<void> expire_loop();
+  /// Opens queues whose pre-queue is due (leader/opening_plan), under the fencing token.
+  boost::asio::awaitable<void> opening_loop();
+  boost::asio::awaitable<void> open_queue(const std::string& queue, bool shuffle);
   boost::asio::awaitable<bool> ensure_source(const std::string& queue);
   void on_wake(const std::string& channel, const std::string& payload);
   /// Publishes the trace events and the published count of one batch (fire and forget).

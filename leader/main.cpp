@@ -27,6 +27,10 @@ constexpr const char* usage_text =
     "       pushonce-leader queue [--queue Q] [--limit N] [--offset N] [--json]\n"
     "       pushonce-leader resource add ID... [--meta JSON] | release ID | remove ID | list\n"
     "       pushonce-leader publish USER JSON [--id KEY] [--json]\n"
+    "       pushonce-leader settings [--max-waiting N] [--abandon-after S] [--accept-timeout S]\n"
+    "                                [--queue Q] [--json]\n"
+    "       pushonce-leader pause|resume|close [--queue Q] [--json]\n"
+    "       pushonce-leader open [--at TIME] [--shuffle] [--queue Q] [--json]\n"
     "       pushonce-leader status [--queue Q] [--json]\n"
     "       pushonce-leader trace ID [--json]\n"
     "       pushonce-leader dead-letters list [--limit N] | replay ID | purge [--json]\n";
@@ -137,10 +141,15 @@ int main(int argc, char** argv) {
       "id", po::value<std::string>(), "publish: idempotency key; run: leader name")(
       "ttl", po::value<long long>(), "token: lifetime in seconds")(
       "accept-timeout", po::value<double>()->default_value(0),
-      "run: seconds to accept (0: never expire)")(
+      "run: seconds to accept (0: never expire); settings: the queue's own")(
       "lease-ms", po::value<long long>()->default_value(5000), "run: leader lease (ms)")(
       "assign-batch", po::value<long long>()->default_value(200),
-      "run: the most assignments (or expiries) one script call makes, 1..1000");
+      "run: the most assignments (or expiries) one script call makes, 1..1000")(
+      "max-waiting", po::value<long long>(), "settings: the most users waiting (0: no cap)")(
+      "abandon-after", po::value<long long>(),
+      "settings: seconds without a session before a user leaves the line (0: never)")(
+      "at", po::value<std::string>(), "open: when (RFC 3339 or ms since the epoch)")(
+      "shuffle", po::bool_switch(), "open: shuffle the pre-queue at the opening");
   program_info info{"pushonce-leader", usage_text, json};
   return run_program(argc, argv, info, own, [&](command_line& cl) {
     if (!cl.positional.empty() && cl.positional[0] == "run") return run_daemon(cl);

@@ -5,7 +5,9 @@
 -- KEYS[1] waiting, KEYS[2] assigned, KEYS[3] res:meta, KEYS[4] res:free,
 -- KEYS[5] res:holder, KEYS[6] seq, KEYS[7] outbox, KEYS[8] fence,
 -- KEYS[9] pending (zset user -> accept_by), KEYS[10] pending:ids (hash user -> assignment
--- id, what `accept` checks), KEYS[11] events (queue_event in prelude.lua)
+-- id, what `accept` checks), KEYS[11] events (queue_event in prelude.lua), KEYS[12] settings
+-- (paused: nothing is assigned; accept_timeout_s: replaces ARGV[4]), KEYS[13] rate (hash:
+-- assignments per 10 s bucket "<ms div 10000>", "first" and "last" assignment ms)
 -- ARGV[1] queue name, ARGV[2] source index, ARGV[3] fencing token ("0" = none),
 -- ARGV[4] accept timeout ms ("0" = none), ARGV[5] outbox retention ms
 -- (older entries are trimmed, XADD MINID), ARGV[6] bus channel, ARGV[7] wake channel,
@@ -20,6 +22,8 @@ local token = uint(ARGV[3])
 local timeout = uint(ARGV[4])
 local retention = uint(ARGV[5])
 local max = uint(ARGV[8])
+local settings = KEYS[12]
+local rate = KEYS[13]
 if not source or source > 4095 then
   return redis.error_reply('bad_request source must be an integer 0..4095')
 end
@@ -40,6 +44,10 @@ if token ~= 0 then
     redis.call('SET', KEYS[8], ARGV[3])
   end
 end
+
+local cfg = redis.call('HMGET', settings, 'paused', 'accept_timeout_s')
+if cfg[1] == '1' then return {} end
+if uint(cfg[2]) then timeout = uint(cfg[2]) * 1000 end
 
 -- The heads of both lists. Stale heads (a waiting user who already holds an assignment, a
 -- free resource that is unknown or held) cannot arise through the other scripts; they are
@@ -113,6 +121,23 @@ redis.call('HSET', KEYS[2], unpack(assigned))
 redis.call('HSET', KEYS[5], unpack(holders))
 redis.call('HSET', KEYS[10], unpack(ids))
 if timeout > 0 then redis.call('ZADD', KEYS[9], unpack(deadlines)) end
+
+-- The assignment rate (core/assignment_rate): a window counted from its first assignment,
+-- restarted after 5 idle minutes; buckets older than that are dropped.
+local bucket = math.floor(now / 10000)
+local last = tonumber(redis.call('HGET', rate, 'last') or '0')
+if now - last > 300000 then
+  redis.call('DEL', rate)
+  redis.call('HSET', rate, 'first', string.format('%d', now))
+end
+redis.call('HINCRBY', rate, string.format('%d', bucket), n)
+redis.call('HSET', rate, 'last', string.format('%d', now))
+if redis.call('HLEN', rate) > 40 then
+  for _, f in ipairs(redis.call('HKEYS', rate)) do
+    local b = tonumber(f)
+    if f ~= 'first' and f ~= 'last' and (not b or b < bucket - 30) then redis.call('HDEL', rate, f) end
+  end
+end
 
 local payload = table.concat(lines, '\n')
 redis.call('XADD', KEYS[7], 'MINID', '~', string.format('%d', now - retention), '*', 'm', payload)

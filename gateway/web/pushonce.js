@@ -10,6 +10,7 @@
 //   client.on('resync', () => reloadAppState());   // messages may have been missed
 //   client.connect();
 //   const joined = await client.join();            // {type:'joined', queue, position, ticket}
+//                                                  // (pre-queue: position null, opens_at)
 //   await client.accept(assignmentId);             // rejects with a PushonceError (code, op)
 //
 // Options (all optional but a way to authenticate):

@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include "core/queue_refusals.hpp"
 #include "gateway/op_handlers.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
@@ -52,6 +53,33 @@ TEST_CASE("op replies: leave, position, accept") {
       outcome<std::pair<std::string, std::string>>(failure{errc::not_found, "no assignment"})));
   CHECK(an.at("code") == "not_found");
   CHECK(an.at("op") == "accept");
+}
+
+TEST_CASE("op replies: the pre-queue answers position null and opens_at; closed, full") {
+  join_result pre;
+  pre.opens_at = 1700000000000;
+  auto j = json(reply_join("q", outcome<join_result>(pre)));
+  CHECK(j.at("type") == "joined");
+  CHECK(j.at("position").is_null());
+  CHECK(j.at("ticket").is_null());
+  CHECK(j.at("opens_at") == 1700000000000);
+  for (auto [code, expect] : {std::pair{errc_closed, "closed"}, std::pair{errc_full, "full"}}) {
+    auto e = json(reply_join("q", outcome<join_result>(failure{code, "why"})));
+    CHECK(e.at("code") == expect);
+    CHECK(e.at("op") == "join");
+  }
+  queue_standing waiting{5, 3, 9, false, std::nullopt};
+  auto w = json(reply_standing("q", "alice", outcome<queue_standing>(waiting)));
+  CHECK(w.at("type") == "position");
+  CHECK(w.at("position") == 3);
+  CHECK_FALSE(w.contains("opens_at"));
+  queue_standing prequeued{5, 0, 0, true, 1700000000000};
+  auto p = json(reply_standing("q", "alice", outcome<queue_standing>(prequeued)));
+  CHECK(p.at("position").is_null());
+  CHECK(p.at("opens_at") == 1700000000000);
+  auto n = json(reply_standing("q", "alice", outcome<queue_standing>(queue_standing{})));
+  CHECK(n.at("code") == "not_found");
+  CHECK(n.at("op") == "position");
 }
 
 TEST_CASE("op replies: an ack is answered only when it failed") {

@@ -53,6 +53,23 @@ TEST_CASE("queue event: parse joins, removals, bare names and garbage") {
   CHECK_FALSE(parse_queue_event("default 3 r 1 2x"));
 }
 
+TEST_CASE("queue event: an opening's moved users (position and ticket of the first)") {
+  auto m = parse_queue_event("q 9 m 4 17 alice bob carol");
+  REQUIRE(m);
+  CHECK(m->seq == 9);
+  CHECK_FALSE(m->removal);
+  CHECK(m->tickets.empty());  // to the view: joins at the tail, nobody waiting moves
+  REQUIRE(m->moved);
+  CHECK(m->moved->position == 4);
+  CHECK(m->moved->ticket == 17);
+  CHECK(m->moved->users == std::vector<std::string>{"alice", "bob", "carol"});
+  CHECK_FALSE(parse_queue_event("q 9 m 4 17"));
+  CHECK_FALSE(parse_queue_event("q 9 m 4"));
+  CHECK_FALSE(parse_queue_event("q 9 m 0 17 alice"));
+  CHECK_FALSE(parse_queue_event("q 9 m 4 17 alice  bob"));
+  CHECK_FALSE(parse_queue_event("q 9 j 4")->moved);
+}
+
 TEST_CASE("queue view: removals below a ticket move it up, above it do not, its own ends it") {
   queue_view v;
   v.watch(10, 5, 100);  // ticket 10 is 5th just after event 100

@@ -1,0 +1,51 @@
+#include "core/lua/settings.hpp"
+
+#include "core/redis/scripts.hpp"
+
+namespace pushonce::lua {
+
+namespace {
+const char* settings_op_word(settings_op op) {
+  switch (op) {
+    case settings_op::set:
+      return "set";
+    case settings_op::pause:
+      return "pause";
+    case settings_op::resume:
+      return "resume";
+    case settings_op::close:
+      return "close";
+    case settings_op::open:
+      return "open";
+    case settings_op::get:
+      break;
+  }
+  return "get";
+}
+}  // namespace
+
+redis::command settings_command(const keys& k, const settings_call& c) {
+  std::vector<std::string> ks{k.queue(c.queue, "settings"), k.queue(c.queue, "registered"),
+                              k.queue(c.queue, "prequeue")};
+  std::vector<std::string> as{c.queue, k.wake_channel(), settings_op_word(c.op),
+                              c.opens_at ? std::to_string(*c.opens_at) : "", c.shuffle ? "1" : "0"};
+  for (const auto& [f, v] : c.fields) {
+    as.push_back(f);
+    as.push_back(v);
+  }
+  return redis::evalsha_command(redis::get_script("settings"), ks, as);
+}
+
+std::optional<settings_reply> parse_settings_reply(const redis::reply& r) {
+  if (!r.is_array() || r.elements.size() < 2 || r.elements.size() % 2 != 0) return std::nullopt;
+  settings_reply out;
+  out.default_accept_timeout_ms = registered_accept_timeout_ms(r.elements[0].str);
+  out.prequeue_length = r.elements[1].integer;
+  std::vector<std::pair<std::string, std::string>> fields;
+  for (std::size_t i = 2; i + 1 < r.elements.size(); i += 2)
+    fields.emplace_back(r.elements[i].str, r.elements[i + 1].str);
+  out.settings = parse_queue_settings(fields);
+  return out;
+}
+
+}  // namespace pushonce::lua
