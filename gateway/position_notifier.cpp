@@ -70,14 +70,16 @@ void position_notifier::moved(queue_state& q, long long seq, const queue_event_m
     auto [b, e] = q.prequeued.equal_range(m.users[i]);
     if (b == e) continue;
     const auto ticket = m.ticket + static_cast<long long>(i);
+    bool watched = false;
     for (auto it = b; it != e; ++it) {
       auto w = q.sessions.find(it->second);
       if (w == q.sessions.end() || w->second.ticket != 0) continue;
       w->second.ticket = ticket;
       w->second.last = 0;
       add_ticket(q, ticket);
+      watched = true;
     }
-    q.view.watch(ticket, m.position + static_cast<long long>(i), seq);
+    if (watched) q.view.watch(ticket, m.position + static_cast<long long>(i), seq);
     q.prequeued.erase(b, e);
   }
 }

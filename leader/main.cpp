@@ -22,7 +22,7 @@ namespace {
 
 constexpr const char* usage_text =
     "usage: pushonce-leader run [--queue Q]... [--accept-timeout S] [--lease-ms MS]\n"
-    "                           [--assign-batch N]\n"
+    "                           [--assign-batch N] [--opening-batch N]\n"
     "       pushonce-leader join|leave|position|accept USER [--queue Q] [--json]\n"
     "       pushonce-leader queue [--queue Q] [--limit N] [--offset N] [--json]\n"
     "       pushonce-leader resource add ID... [--meta JSON] | release ID | remove ID | list\n"
@@ -48,6 +48,9 @@ int run_daemon(command_line& cl) {
     throw usage_error("--accept-timeout must be >= 0 and --lease-ms >= 300");
   opts.batch = cl.vm["assign-batch"].as<long long>();
   if (opts.batch < 1 || opts.batch > 1000) throw usage_error("--assign-batch must be 1..1000");
+  opts.opening_batch = cl.vm["opening-batch"].as<long long>();
+  if (opts.opening_batch < 1 || opts.opening_batch > 1000)
+    throw usage_error("--opening-batch must be 1..1000");
   if (cl.positional.size() > 1) throw usage_error("unexpected argument '" + cl.positional[1] + "'");
   opts.accept_timeout = std::chrono::milliseconds(static_cast<long long>(accept * 1000));
   opts.lease = std::chrono::milliseconds(lease);
@@ -145,6 +148,8 @@ int main(int argc, char** argv) {
       "lease-ms", po::value<long long>()->default_value(5000), "run: leader lease (ms)")(
       "assign-batch", po::value<long long>()->default_value(200),
       "run: the most assignments (or expiries) one script call makes, 1..1000")(
+      "opening-batch", po::value<long long>()->default_value(1000),
+      "run: pre-queued users drawn or moved per script call at an opening, 1..1000")(
       "max-waiting", po::value<long long>(), "settings: the most users waiting (0: no cap)")(
       "abandon-after", po::value<long long>(),
       "settings: seconds without a session before a user leaves the line (0: never)")(

@@ -17,9 +17,18 @@
 //      (duplicates, losses), every session still waiting was last told its true rank.
 // Prints one JSON line; exit 0 when nothing was lost, duplicated or mispositioned.
 //
+// --opening instead measures a scheduled, shuffled opening: the queue is put in its
+// pre-queue (`open --at`, a few seconds after the clients start, --shuffle), all N join the
+// pre-queue, and at the opening time the leader moves them into the line. Prints the time
+// from the opening to the last session's first position frame (and its p50/p99), the
+// opening's duration in Redis, and the Spearman correlation of join order vs position
+// (|rho| near 0: the order does not depend on arrival); checks that every user waits once
+// and every session was told its true rank.
+//
 //   bench_waiting_room [--users N] [--gateways G] [--workers W] [--clients P]
 //                      [--resources R] [--batch B] [--churn-percent X] [--sustained-rate N]
 //                      [--join-rate N] [--interval-ms MS] [--cluster]
+//                      [--opening [--opening-delay-s S]]
 // --interval-ms is the gateways' --position-interval-ms (1000).
 // --cluster runs it on a private 3-master Redis Cluster (figures summed over the masters).
 // --join-rate spreads the arrivals (N per second in all); by default everyone comes at once.
@@ -82,8 +91,10 @@ struct options {
   // --client mode
   long long client = -1, first = 0, last = 0, churn_seconds = 0;
   std::string ports, dir;
-  bool churn_one = false;  // the 4-session single-user churner
-  bool cluster = false;    // a 3-master Redis Cluster instead of one redis-server
+  bool churn_one = false;         // the 4-session single-user churner
+  bool cluster = false;           // a 3-master Redis Cluster instead of one redis-server
+  bool opening = false;           // measure a shuffled opening of a pre-queue instead
+  long long opening_delay_s = 0;  // --opening: seconds from the start to the opening (0: auto)
 };
 
 long long now_ms() {
@@ -102,6 +113,10 @@ options parse(int argc, char** argv) {
     }
     if (a == "--cluster") {
       o.cluster = true;
+      continue;
+    }
+    if (a == "--opening") {
+      o.opening = true;
       continue;
     }
     if (i + 1 >= argc) {
@@ -137,6 +152,8 @@ options parse(int argc, char** argv) {
       o.join_rate = num();
     else if (a == "--interval-ms")
       o.interval_ms = num();
+    else if (a == "--opening-delay-s")
+      o.opening_delay_s = num();
     else if (a == "--client")
       o.client = num();
     else if (a == "--first")
@@ -168,6 +185,7 @@ struct user_state {
   long long position = 0;     // the latest joined/position value
   long long assignments = 0;  // assignment frames
   long long first_assignment_ms = 0;
+  long long first_position_ms = 0;  // the first frame with a number as position
   std::string assignment_id;
   long long duplicates = 0;
   bool joined = false;
@@ -193,6 +211,7 @@ struct client {
     if (f.find(R"("type":"position")") != std::string::npos ||
         f.find(R"("type":"joined")") != std::string::npos) {
       u.position = number_of(f, R"("position":)");
+      if (u.position > 0 && !u.first_position_ms) u.first_position_ms = now_ms();
       if (!u.joined) {
         u.joined = true;
         ++joined;
@@ -235,8 +254,8 @@ struct client {
     std::string out;
     out.reserve(users.size() * 32);
     for (auto& u : users)
-      out += fmt::format("{} {} {} {} {}\n", u.index, u.position, u.assignments,
-                         u.first_assignment_ms, u.duplicates);
+      out += fmt::format("{} {} {} {} {} {}\n", u.index, u.position, u.assignments,
+                         u.first_assignment_ms, u.duplicates, u.first_position_ms);
     write_file("report", out);
   }
 
@@ -478,10 +497,126 @@ std::vector<user_state> collect(const std::string& dir, std::vector<std::unique_
   for (std::size_t c = 0; c < cs.size(); ++c) {
     std::ifstream f(fmt::format("{}/client-{}.report", dir, c));
     user_state u;
-    while (f >> u.index >> u.position >> u.assignments >> u.first_assignment_ms >> u.duplicates)
+    while (f >> u.index >> u.position >> u.assignments >> u.first_assignment_ms >> u.duplicates >>
+           u.first_position_ms)
       out.push_back(u);
   }
   return out;
+}
+
+// Spearman's rho of two rankings of the same n items (ranks 1..n, no ties).
+double spearman(const std::vector<std::pair<long long, long long>>& ranks) {
+  const double n = static_cast<double>(ranks.size());
+  if (n < 2) return 0;
+  double d2 = 0;
+  for (auto& [a, b] : ranks) d2 += static_cast<double>(a - b) * static_cast<double>(a - b);
+  return 1.0 - 6.0 * d2 / (n * (n * n - 1.0));
+}
+
+// --opening: the pre-queue fills, opens shuffled at its time, and every session is told.
+int measure_opening(const options& o, pushonce::test::sync_redis& r, const std::string& ns,
+                    const std::string& bin, const pushonce::test::environment& env,
+                    const std::filesystem::path& dir, const std::string& ports,
+                    std::vector<std::unique_ptr<process>>& gateways) {
+  const long long delay_s = o.opening_delay_s > 0 ? o.opening_delay_s : 10 + o.users / 4000;
+  const long long opens_at = now_ms() + delay_s * 1000;
+  auto opened = pushonce::test::run_capture(
+      bin + "/pushonce-leader", {"open", "--at", std::to_string(opens_at), "--shuffle"}, env, 10s);
+  if (opened.exit_code != 0) {
+    std::fprintf(stderr, "error: open --at: %s\n", opened.err.c_str());
+    return 1;
+  }
+  std::vector<std::unique_ptr<process>> clients;
+  const long long per = (o.users + o.clients - 1) / o.clients;
+  const long long join_start = now_ms();
+  auto self = std::filesystem::read_symlink("/proc/self/exe").string();
+  for (long long c = 0; c < o.clients; ++c) {
+    std::filesystem::create_directories(dir / fmt::format("c{}", c));
+    clients.push_back(std::make_unique<process>(
+        self,
+        std::vector<std::string>{"--client", std::to_string(c), "--first", std::to_string(c * per),
+                                 "--last", std::to_string(std::min(o.users, (c + 1) * per)),
+                                 "--ports", ports, "--dir", dir.string(), "--churn-percent", "0",
+                                 "--join-rate", std::to_string(o.join_rate / o.clients)},
+        pushonce::test::environment{}, dir.string() + fmt::format("/c{}", c)));
+  }
+  const auto prequeue = fmt::format("{}:{{q:default}}:prequeue", ns);
+  const auto waiting = fmt::format("{}:{{q:default}}:waiting", ns);
+  if (!wait_files(dir.string(), "joined", o.clients, std::chrono::seconds(delay_s + 60))) {
+    std::fprintf(stderr, "error: not every client joined its users (%lld pre-queued)\n",
+                 r.integer({"ZCARD", prequeue}));
+    return 1;
+  }
+  const long long join_end = now_ms();
+  if (join_end >= opens_at) {
+    std::fprintf(stderr, "error: the joins took past the opening time: give --opening-delay-s\n");
+    return 1;
+  }
+  // Join order: the pre-queue's scores, read just before the opening.
+  std::map<std::string, long long> join_rank;
+  {
+    auto line = r.cmd({"ZRANGE", prequeue, "0", "-1"});
+    for (std::size_t i = 0; i < line->elements; ++i)
+      join_rank[std::string(line->element[i]->str, line->element[i]->len)] =
+          static_cast<long long>(i) + 1;
+  }
+  const long long prequeued = static_cast<long long>(join_rank.size());
+  while (now_ms() < opens_at) std::this_thread::sleep_for(1ms);
+  long long moved_at = 0;
+  while (now_ms() - opens_at < 60000) {
+    if (r.integer({"ZCARD", prequeue}) == 0) {
+      moved_at = now_ms();
+      break;
+    }
+    std::this_thread::sleep_for(2ms);
+  }
+  // Every session's first position, then the reports.
+  std::this_thread::sleep_for(std::chrono::milliseconds(3 * o.interval_ms + 2000));
+  auto got = collect(dir.string(), clients);
+  std::map<std::string, long long> rank;
+  {
+    auto line = r.cmd({"ZRANGE", waiting, "0", "-1"});
+    for (std::size_t i = 0; i < line->elements; ++i)
+      rank[std::string(line->element[i]->str, line->element[i]->len)] =
+          static_cast<long long>(i) + 1;
+  }
+  std::vector<long long> told;
+  std::vector<std::pair<long long, long long>> pairs;
+  long long never = 0, wrong = 0;
+  for (auto& u : got) {
+    auto name = fmt::format("u{}", u.index);
+    auto it = rank.find(name);
+    if (it == rank.end() || u.position != it->second) ++wrong;
+    if (!u.first_position_ms)
+      ++never;
+    else
+      told.push_back(u.first_position_ms - opens_at);
+    if (it != rank.end() && join_rank.count(name)) pairs.push_back({join_rank[name], it->second});
+  }
+  for (auto& c : clients) c->stop(5s);
+  long long gw_rss = 0;
+  for (auto& g : gateways) gw_rss += rss_kb(g->pid());
+  const long long line_length = r.integer({"ZCARD", waiting});
+  auto out =
+      fmt::format(R"({{"mode":"opening","users":{},"gateways":{},"clients":{},"interval_ms":{},)"
+                  R"("prequeued":{},"join_s":{:.2f},"opening_moved_ms":{},"all_positions_ms":{},)"
+                  R"("positions_ms_p50":{},"positions_ms_p99":{},"sessions_never_told":{},)"
+                  R"("wrong_positions":{},"line_length":{},"spearman_join_vs_position":{:.4f},)"
+                  R"("gateway_rss_kb_per_session":{:.1f}}})",
+                  o.users, o.gateways, o.clients, o.interval_ms, prequeued,
+                  static_cast<double>(join_end - join_start) / 1000.0,
+                  moved_at ? moved_at - opens_at : -1, percentile(told, 1.0), percentile(told, 0.5),
+                  percentile(told, 0.99), never, wrong, line_length, spearman(pairs),
+                  static_cast<double>(gw_rss) / static_cast<double>(std::max(1LL, line_length)));
+  std::printf("%s\n", out.c_str());
+  std::fflush(stdout);
+  const bool ok = never == 0 && wrong == 0 && line_length == o.users && prequeued == o.users;
+  std::error_code ec;
+  if (ok)
+    std::filesystem::remove_all(dir, ec);
+  else
+    std::fprintf(stderr, "logs kept in %s\n", dir.c_str());
+  return ok ? 0 : 1;
 }
 
 int coordinate(const options& o) {
@@ -540,6 +675,7 @@ int coordinate(const options& o) {
   for (int i = 0; i < 100 && r.integer({"EXISTS", registered}) != 1; ++i)
     std::this_thread::sleep_for(50ms);
   std::this_thread::sleep_for(500ms);  // gateways listening, workers subscribed
+  if (o.opening) return measure_opening(o, r, ns, bin, env, dir, ports, gateways);
   const double mem0 = static_cast<double>(info_field(all, "memory", "used_memory"));
 
   // 1. Everyone joins at once.

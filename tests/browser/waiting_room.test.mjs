@@ -539,6 +539,40 @@ describe('waiting room in a browser', { skip: skipReason ?? false }, () => {
       assert.equal(await wrong.page.textContent('#queue-length'), '–', 'nothing shown without the right token');
       await shot(wrong.page, 'admin-bad-token');
     }));
+
+  test('pre-queue: the page shows the opening time and a countdown, then the pushed position',
+    { timeout: 40000 }, scenario('prequeue', async () => {
+      const opensAt = Date.now() + 6000;
+      const opened = await leader(['open', '--at', String(opensAt), '--shuffle', '--json']);
+      assert.equal(opened.state, 'prequeue');
+      assert.equal(opened.opens_at, opensAt);
+      const wanda = await openPage('wanda', base);
+      await connectAs(wanda.page, { name: 'wanda' });
+      await wanda.page.waitForSelector('#join:not([disabled])');
+      await wanda.page.click('#join');
+      const clock = new Date(opensAt).toLocaleTimeString('en-GB', { hour12: false });
+      await waitText(wanda.page, '#position', `The line opens at ${clock}`);
+      const joined = wanda.ws.received.find((r) => r.frame.type === 'joined');
+      assert.equal(joined.frame.position, null);
+      assert.equal(joined.frame.opens_at, opensAt);
+      // The countdown ticks down.
+      const first = await wanda.page.textContent('#countdown');
+      assert.match(first, /^Opens in 0:0\d$/);
+      await wanda.page.waitForFunction((was) => {
+        const now = document.getElementById('countdown').textContent;
+        return now !== was && /^Opens in 0:0\d$/.test(now);
+      }, first, { timeout: 3000 });
+      await shot(wanda.page, 'prequeue-countdown');
+      // At the opening the position is pushed: no position op from the page.
+      const before = wanda.ws.sent.filter((x) => x.frame.op === 'position').length;
+      await wanda.page.waitForFunction(() => /^You are #\d+ in line$/.test(document.getElementById('position').textContent),
+        null, { timeout: 12000 });
+      assert.equal(await wanda.page.isHidden('#countdown'), true);
+      assert.equal(wanda.ws.sent.filter((x) => x.frame.op === 'position').length, before);
+      const settings = await leader(['settings', '--json']);
+      assert.equal(settings.state, 'open');
+      await shot(wanda.page, 'prequeue-opened');
+    }));
 });
 
 // The user of the last welcome a page received.
