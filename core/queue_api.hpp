@@ -20,7 +20,7 @@ struct join_result {
   long long position = 0;  // 0: pre-queued (opens_at says until when)
   long long ticket = 0;
   long long seq = 0;  // the queue event the position is true at (docs/data-model.md)
-  std::optional<long long> opens_at;  // pre-queued: the opening time (ms since the epoch)
+  std::optional<long long> opens_at = std::nullopt;  // pre-queued: the opening time (ms)
 };
 /// Where one user stands (standing.lua): waiting, pre-queued or neither.
 struct queue_standing {
@@ -28,7 +28,7 @@ struct queue_standing {
   long long position = 0;  // 0: not waiting
   long long ticket = 0;
   bool prequeued = false;
-  std::optional<long long> opens_at;  // pre-queued while the queue is in its pre-queue
+  std::optional<long long> opens_at = std::nullopt;  // pre-queued, in the pre-queue state
 };
 /// Where some users stand (positions.lua): one entry per user asked, in order.
 struct queue_positions {

@@ -80,7 +80,7 @@ TEST_CASE(
 
   // Users already waiting keep their places ahead of the pre-queue.
   REQUIRE(d.admin({"join", "early"}).code() == 0);
-  const auto opens_at = e2e_now_ms() + 4000;
+  const auto opens_at = e2e_now_ms() + 6000;
   auto opened = d.admin_json({"open", "--at", std::to_string(opens_at), "--shuffle"});
   CHECK(str_field(opened, "state") == "prequeue");
 
