@@ -58,7 +58,7 @@ void opening_plan::on_move(const lua::opening_move_reply& r) {
 long long draw_key_of(std::span<const unsigned char, 7> b) {
   unsigned long long v = 0;
   for (auto c : b) v = (v << 8) | c;
-  return static_cast<long long>(v & ((1ULL << 52) - 1));
+  return static_cast<long long>(v & ((1ULL << 49) - 1));
 }
 
 }  // namespace pushonce::leader

@@ -55,7 +55,8 @@ class opening_plan {
   long long moved_ = 0, drawn_ = 0;
 };
 
-/// A draw key from 7 random bytes: an integer below 2^52 (exact in a zset score).
+/// A draw key from 7 random bytes: an integer below 2^49 (at most 15 digits: what the
+/// scripts take as an integer argument; exact in a zset score).
 long long draw_key_of(std::span<const unsigned char, 7> bytes);
 
 }  // namespace pushonce::leader

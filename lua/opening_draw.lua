@@ -6,7 +6,7 @@
 -- KEYS[1] NS:{q:Q}:settings, KEYS[2] NS:{q:Q}:prequeue, KEYS[3] NS:{q:Q}:prequeue:draw
 -- (zset user -> draw key), KEYS[4] NS:{q:Q}:fence (assign.lua's)
 -- ARGV[1] fencing token, ARGV[2] join order to start after ("0": the beginning),
--- ARGV[3..] draw keys (integers below 2^53), one per pre-queued user to look at (<= 1000)
+-- ARGV[3..] draw keys (integers below 2^49: at most 15 digits), one per pre-queued user to look at (<= 1000)
 -- Returns {join order to go on after, users drawn, done (1: no user left after it),
 -- due (0: the queue is not in its pre-queue, or its opening time has not come: nothing done)}.
 -- Errors: fenced (a newer leader has acted on this queue), bad_request.

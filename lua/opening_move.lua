@@ -45,6 +45,10 @@ end
 
 local users = {}
 if cfg[3] == '1' then
+  -- The drawn users are among those who joined before the opening (leave.lua and this
+  -- script take a user out of both): fewer keys than such users means some are undrawn.
+  local early = redis.call('ZCOUNT', prequeue, '-inf', '(281474976710656')
+  if redis.call('ZCARD', draw) < early then return {0, redis.call('ZCARD', prequeue), 1, 1} end
   local drawn = redis.call('ZRANGE', draw, 0, max - 1)
   if #drawn > 0 then
     redis.call('ZREM', draw, unpack(drawn))
@@ -52,8 +56,6 @@ if cfg[3] == '1' then
       -- A user who left meanwhile keeps no place.
       if redis.call('ZSCORE', prequeue, drawn[i]) then users[#users + 1] = drawn[i] end
     end
-  elseif redis.call('ZCOUNT', prequeue, '-inf', '(281474976710656') > 0 then
-    return {0, redis.call('ZCARD', prequeue), 1, 1}
   else
     users = redis.call('ZRANGE', prequeue, 0, max - 1)
   end

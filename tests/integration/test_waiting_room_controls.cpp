@@ -69,7 +69,7 @@ asio::awaitable<pushonce::redis::result> opening_call(pushonce::redis::connectio
 
 std::vector<long long> random_keys(std::mt19937_64& rng, long long n) {
   std::vector<long long> out;
-  for (long long i = 0; i < n; ++i) out.push_back(static_cast<long long>(rng() >> 12));
+  for (long long i = 0; i < n; ++i) out.push_back(static_cast<long long>(rng() >> 15));
   return out;
 }
 
@@ -347,12 +347,14 @@ TEST_CASE("opening: shuffled batches under the fencing token; resumed, every use
         CHECK(r1->moved == 1000);
         CHECK(r1->left == n + 1 - 1000);
         long long moved = r1->moved, calls = 1;
-        for (;;) {
+        for (long long from = 0;;) {
           CO_LET(auto again, opening_call(*fx.conn, "opening_draw",
                                           pushonce::lua::opening_draw_command(
-                                              fx.k, "q", 7, 0, random_keys(rng, 1000))));
+                                              fx.k, "q", 7, from, random_keys(rng, 1000))));
+          REQUIRE(again.ok());
           auto p = pushonce::lua::parse_opening_draw_reply(again.value);
           CHECK(p->drawn == 0);  // nothing missing
+          from = p->after;
           if (p->done) break;
         }
         for (;;) {

@@ -93,10 +93,10 @@ TEST_CASE("opening plan: resuming starts over: the draw pass draws only what is 
   CHECK(resumed.next().after == 0);
 }
 
-TEST_CASE("opening plan: draw keys are 52-bit integers from 7 random bytes") {
+TEST_CASE("opening plan: draw keys are 49-bit integers from 7 random bytes") {
   std::array<unsigned char, 7> ones{};
   ones.fill(0xff);
-  CHECK(leader::draw_key_of(ones) == (1LL << 52) - 1);
+  CHECK(leader::draw_key_of(ones) == (1LL << 49) - 1);
   std::array<unsigned char, 7> zero{};
   CHECK(leader::draw_key_of(zero) == 0);
   std::array<unsigned char, 7> b{0, 0, 0, 0, 0, 1, 2};
