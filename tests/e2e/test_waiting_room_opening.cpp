@@ -11,6 +11,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/support/deployment.hpp"
@@ -168,6 +169,110 @@ TEST_CASE(
   auto q = status.at("queues").as_object().at("default").as_object();
   CHECK(int_field(q, "length") == total);
   CHECK(int_field(q, "prequeue_length") == 0);
+}
+
+TEST_CASE("controls: CLI, admin API, WebSocket refusals closed/full, status and /metrics") {
+  const std::string token = "controls-admin-token";
+  deployment d("wrctl", "controls", {{"PUSHONCE_ADMIN_TOKEN", token}});
+  d.start_leader({"--accept-timeout", "30"});
+  d.start_worker();
+  auto port = d.port_of(d.start_gateway({"--dev-auth"}));
+  REQUIRE_MESSAGE(d.wait_ready(), d.ready_failure());
+
+  // Unknown queue: not_found, exit 1.
+  auto unknown = d.admin({"pause", "--queue", "nope", "--json"});
+  CHECK(unknown.code() == 1);
+  CHECK(unknown.error() == "not_found");
+  auto bad = d.admin({"open", "--at", "1", "--json"});
+  CHECK(bad.code() == 2);
+  auto s = d.admin_json({"settings"});
+  CHECK(int_field(s, "accept_timeout_s") == 30);  // the leader's --accept-timeout
+  s = d.admin_json({"settings", "--max-waiting", "1", "--accept-timeout", "5"});
+  CHECK(int_field(s, "max_waiting") == 1);
+  CHECK(int_field(s, "accept_timeout_s") == 5);
+
+  ws_client a, b;
+  a.connect("127.0.0.1", port);
+  b.connect("127.0.0.1", port);
+  REQUIRE(a.send(hello_frame("alice")));
+  REQUIRE(b.send(hello_frame("bob")));
+  auto next_of = [](ws_client& c, const std::string& type) {
+    for (int i = 0; i < 50; ++i) {
+      auto f = c.receive(200ms);
+      if (!f) continue;
+      auto o = json::parse(*f).as_object();
+      if (str_field(o, "type") == type) return o;
+    }
+    return json::object{};
+  };
+  next_of(a, "welcome");
+  next_of(b, "welcome");
+  REQUIRE(a.send(R"({"op":"join"})"));
+  CHECK(int_field(next_of(a, "joined"), "position") == 1);
+  REQUIRE(b.send(R"({"op":"join"})"));
+  auto full = next_of(b, "error");
+  CHECK(str_field(full, "code") == "full");
+  CHECK(str_field(full, "op") == "join");
+
+  // The dashboard's endpoint: admin token required; close, then open.
+  CHECK(http_request("127.0.0.1", port, "POST", "/api/queue-control",
+                     R"({"queue":"default","action":"close"})")
+            .status == 401);
+  const std::vector<std::pair<std::string, std::string>> auth{{"Authorization", "Bearer " + token}};
+  auto closed = http_request("127.0.0.1", port, "POST", "/api/queue-control",
+                             R"({"queue":"default","action":"close"})", auth);
+  REQUIRE(closed.status == 200);
+  CHECK(str_field(json::parse(closed.body).as_object(), "state") == "closed");
+  CHECK(http_request("127.0.0.1", port, "POST", "/api/queue-control",
+                     R"({"queue":"default","action":"explode"})", auth)
+            .status == 400);
+  CHECK(http_request("127.0.0.1", port, "POST", "/api/queue-control",
+                     R"({"queue":"nope","action":"pause"})", auth)
+            .status == 404);
+  REQUIRE(b.send(R"({"op":"join"})"));
+  CHECK(str_field(next_of(b, "error"), "code") == "closed");
+  auto cli_closed = d.admin({"join", "carol", "--json"});
+  CHECK(cli_closed.code() == 1);
+  CHECK(cli_closed.error() == "closed");
+
+  auto status = d.status();
+  auto q = status.at("queues").as_object().at("default").as_object();
+  CHECK(str_field(q, "state") == "closed");
+  CHECK(int_field(q, "length") == 1);
+  CHECK(int_field(q, "refused_closed") == 2);
+  CHECK(int_field(q, "refused_full") == 1);
+  CHECK(int_field(q, "abandoned") == 0);
+
+  // /metrics: the queue's gauges and counters (cached 1 s).
+  auto has_metrics = [&] {
+    auto m = http_request("127.0.0.1", port, "GET", "/metrics");
+    return m.body.find("pushonce_queue_closed{queue=\"default\"} 1") != std::string::npos &&
+           m.body.find(
+               "pushonce_queue_joins_refused_total{queue=\"default\",reason=\"closed\"} 2") !=
+               std::string::npos &&
+           m.body.find("pushonce_queue_waiting{queue=\"default\"} 1") != std::string::npos;
+  };
+  CHECK(wait_until(has_metrics, 5s, 200ms));
+
+  auto reopened = d.admin_json({"open"});
+  CHECK(str_field(reopened, "state") == "open");
+  auto paused = d.admin_json({"pause"});
+  CHECK(paused.at("paused").as_bool());
+  // Paused: a resource added is not assigned; resume assigns it at once.
+  REQUIRE(d.admin({"resource", "add", "r1"}).code() == 0);
+  std::this_thread::sleep_for(300ms);
+  CHECK(d.redis().integer({"HLEN", d.k().queue("default", "assigned")}) == 0);
+  CHECK_FALSE(d.admin_json({"resume"}).at("paused").as_bool());
+  CHECK(wait_until(
+      [&] {
+        return d.redis().integer({"HLEN", d.k().queue("default", "assigned")}) == 1;
+      },
+      5s));
+  auto assignment = next_of(a, "message");
+  CHECK(str_field(assignment, "kind") == "assignment");
+  // The queue's accept timeout (5 s) replaced the leader's (30 s).
+  auto accept_by = assignment.at("data").as_object().at("accept_by").as_int64();
+  CHECK(accept_by <= e2e_now_ms() + 6000);
 }
 
 }  // namespace test_waiting_room_opening_e2e
