@@ -59,6 +59,17 @@ std::string render(const json::object& s, const std::string& queue) {
           "resources: " + plain(r.at("free")) + " free, " + plain(r.at("assigned")) +
           " assigned\n" + member_lines(s.at("workers").as_array(), "workers") +
           member_lines(s.at("gateways").as_array(), "gateways") + shard_warning(s);
+  if (auto* queues = s.if_contains("queues"))
+    for (const auto& [name, v] : queues->as_object()) {
+      const auto& q = v.as_object();
+      text += "queue " + std::string(name) + ": " + plain(q.at("state")) +
+              (q.at("paused").as_bool() ? ", paused" : "") + ", " + plain(q.at("length")) +
+              " waiting, " + plain(q.at("prequeue_length")) + " pre-queued" +
+              (q.at("opens_at").is_null() ? "" : ", opens at " + plain(q.at("opens_at"))) + ", " +
+              plain(q.at("assignment_rate_per_min")) + " assignments/min, refused " +
+              plain(q.at("refused_closed")) + " closed / " + plain(q.at("refused_full")) +
+              " full, " + plain(q.at("abandoned")) + " abandoned\n";
+    }
   if (auto* unserved = s.if_contains("slots_without_master"))
     text += "redis cluster: " +
             (unserved->as_string().empty()
