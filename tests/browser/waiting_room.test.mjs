@@ -530,7 +530,15 @@ describe('waiting room in a browser', { skip: skipReason ?? false }, () => {
       assert.deepEqual(workerIds, ['browser-w1', 'browser-w2']);
       await admin.page.waitForFunction(() => document.querySelectorAll('#gateways tbody tr').length >= 1, null, { timeout: 5000 });
       assert.notEqual(await admin.page.textContent('#leader'), 'none');
+      // The queue's row and its buttons (POST /api/queue-control with the token).
+      await admin.page.waitForSelector('#queues tbody tr[data-queue="default"]', { timeout: 5000 });
+      await admin.page.click('#queues tr[data-queue="default"] button[data-action="pause"]');
+      await admin.page.waitForFunction(() => document.querySelector('#queues tr[data-queue="default"] td:nth-child(2)')?.textContent === 'open, paused', null, { timeout: 5000 });
+      assert.equal((await leader(['settings', '--json'])).paused, true);
       await shot(admin.page, 'admin');
+      await admin.page.click('#queues tr[data-queue="default"] button[data-action="resume"]');
+      await admin.page.waitForFunction(() => document.querySelector('#queues tr[data-queue="default"] td:nth-child(2)')?.textContent === 'open', null, { timeout: 5000 });
+      assert.equal((await leader(['settings', '--json'])).paused, false);
 
       const wrong = await openPage('admin-wrong', base, '/admin');
       await wrong.page.fill('#admin-token', 'not-the-admin-token');
