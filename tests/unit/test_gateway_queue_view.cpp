@@ -126,6 +126,42 @@ TEST_CASE("queue view: a gap asks for one re-read; events during it are replayed
   CHECK_FALSE(v.needs_resync());
 }
 
+TEST_CASE("queue view: an event number heard again (the counter went back) asks for a re-read") {
+  queue_view v;
+  v.watch(10, 5, 1);
+  removed(v, 2, {1});
+  removed(v, 3, {2});
+  CHECK(pos(v, 10) == 3);
+  // A failover lost increment 3 of the counter: the next leave is numbered 3 again. Each
+  // number is heard once per subscription, so hearing 3 twice means the numbers went back.
+  removed(v, 3, {4});
+  CHECK(v.needs_resync());
+  auto asked = v.begin_resync();
+  CHECK(asked == std::vector<long long>{10});
+  std::vector<queue_view::resync_item> items{{10, 2}};
+  v.resynced(3, asked, items);
+  CHECK(pos(v, 10) == 2);
+  removed(v, 4, {5});  // numbered on from the counter as it is now: applied
+  CHECK(pos(v, 10) == 1);
+  CHECK_FALSE(v.needs_resync());
+}
+
+TEST_CASE("queue view: events older than a re-read, heard after it, are not a counter going back") {
+  queue_view v;
+  v.watch(10, 5, 1);
+  removed(v, 2, {1});
+  v.lost_events();
+  auto asked = v.begin_resync();
+  std::vector<queue_view::resync_item> items{{10, 2}};
+  v.resynced(4, asked, items);  // true after event 4; events 3 and 4 are heard only now
+  removed(v, 3, {2});
+  removed(v, 4, {3});
+  CHECK_FALSE(v.needs_resync());
+  CHECK(pos(v, 10) == 2);
+  removed(v, 4, {6});  // 4 again: the counter went back
+  CHECK(v.needs_resync());
+}
+
 TEST_CASE("queue view: a re-read drops tickets its users no longer wait with") {
   queue_view v;
   v.watch(10, 5, 1);

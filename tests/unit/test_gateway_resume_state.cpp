@@ -116,15 +116,37 @@ TEST_CASE("resume: a gap in the live stream starts a catch-up") {
   CHECK(r.last_sent() == 5);
 }
 
-TEST_CASE("resume: a gap the inbox cannot fill (trimmed) still moves on") {
+TEST_CASE("resume: a live gap whose inbox read failed sends nothing past the gap") {
   resume_state r;
   r.begin(0);
   r.finish_catch_up();
-  CHECK(r.on_live(msg(10)) == live::gap);
-  // the inbox no longer holds 1..9 and 10 was not read back either (read failed)
-  auto rest = r.finish_catch_up();
-  CHECK(offsets(rest) == std::vector<long long>{10});
-  CHECK(r.on_live(msg(11)) == live::send);
+  CHECK(r.on_live(msg(1)) == live::send);
+  CHECK(r.on_live(msg(10)) == live::gap);  // 2..9 were lost by Pub/Sub
+  r.begin_catch_up();                      // the inbox read starts ... and fails
+  CHECK(r.finish_catch_up().empty());      // 10 is not sent before 2..9
+  CHECK(r.last_sent() == 1);
+}
+
+TEST_CASE("resume: a catch-up replay that starts past the next offset (trimmed) sends nothing") {
+  resume_state r;
+  r.begin(0);
+  r.finish_catch_up();
+  CHECK(r.on_live(msg(1)) == live::send);
+  CHECK(r.on_live(msg(21)) == live::gap);
+  r.begin_catch_up();
+  CHECK_FALSE(r.on_replay(16));  // the inbox holds 16..21 only: 2..15 were trimmed
+  CHECK_FALSE(r.on_replay(17));
+  CHECK(r.finish_catch_up().empty());
+  CHECK(r.last_sent() == 1);
+}
+
+TEST_CASE("resume: live frames out of order during a catch-up are sent in offset order") {
+  resume_state r;
+  r.begin(10);
+  CHECK(r.on_live(msg(12)) == live::buffered);
+  CHECK(r.on_live(msg(11)) == live::buffered);
+  CHECK(offsets(r.finish_catch_up()) == std::vector<long long>{11, 12});
+  CHECK(r.last_sent() == 12);
 }
 
 TEST_CASE("resume: frames without an offset always pass, in order") {
