@@ -751,6 +751,7 @@ TEST_CASE("gateway: a SUBSCRIBE Redis refuses is retried; the session then gets 
   CHECK(offsets_until(live, 23, 5s) == std::vector<long long>{23});
   CHECK(!live.closed());
   CHECK(connections_named(r, name, true).size() == 1);
+  CHECK_MESSAGE(gw.d.logs().find("refused to subscribe") != std::string::npos, gw.d.logs());
 }
 
 }  // namespace test_gateway_e2e

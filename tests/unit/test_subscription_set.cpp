@@ -390,3 +390,41 @@ TEST_CASE("subscription_set: a refused SUBSCRIBE fails its waiters at once") {
 }
 
 }  // namespace test_subscription_set_unit
+
+namespace test_subscription_set_unit {
+
+TEST_CASE("subscription_set: an unsubscribed refused channel is not retried") {
+  subscription_set s(false, {});
+  std::optional<std::error_code> w;
+  s.subscribe("a", into(w), far);
+  s.subscribe("b", into(w), far);
+  s.on_connected();
+  CHECK(s.take_commands() == std::vector<command>{{"SUBSCRIBE", "a", "b"}});
+  auto refused = error_reply("NOPERM no permissions");
+  s.on_reply(refused);
+  CHECK(s.refused("a"));
+  CHECK(s.refused_count() == 2);
+  auto r = s.take_refusals();
+  REQUIRE(r.size() == 1);
+  CHECK(r[0].channels == std::vector<std::string>{"a", "b"});
+  CHECK(r[0].error == "NOPERM no permissions");
+  CHECK(r[0].retry_in == subscription_set::retry_initial);
+  s.unsubscribe("a");
+  s.take_commands();
+  s.expire(clock_type::now() + std::chrono::minutes(1));
+  CHECK(s.take_commands() == std::vector<command>{{"SUBSCRIBE", "b"}});
+  // A SUBSCRIBE answered before the refused one lines up: only the refused one's channels.
+  std::optional<std::error_code> wc;
+  s.subscribe("c", into(wc), far);
+  CHECK(s.take_commands() == std::vector<command>{{"SUBSCRIBE", "c"}});
+  auto cb = confirm("subscribe", "b");
+  s.on_reply(cb);
+  CHECK(s.take_recovered() == std::vector<std::string>{"b"});
+  s.on_reply(refused);  // answers "c"
+  REQUIRE(wc);
+  CHECK(*wc == make_error_code(error::refused));
+  CHECK(s.refused("c"));
+  CHECK_FALSE(s.refused("b"));
+}
+
+}  // namespace test_subscription_set_unit
