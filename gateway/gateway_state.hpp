@@ -77,7 +77,7 @@ struct gateway_metrics {
       slow_consumer_closes{0}, http_requests{0}, api_messages{0}, connections_refused{0},
       sessions_refused{0}, rate_limited_frames{0}, rate_limit_closes{0}, api_rate_limited{0},
       close_deadline_drops{0}, epoch_rotations{0}, offset_regression_closes{0}, bearer_failures{0},
-      bearer_blocked{0};
+      bearer_blocked{0}, catch_up_gap_closes{0};
 };
 
 struct gateway_state {

@@ -276,6 +276,10 @@ asio::awaitable<http_response> metrics(http_request& req, gateway_state& st) {
   metric("pushonce_gateway_offset_regression_closes_total", "counter",
          "Sessions closed 1013 because the user's offsets went back (failover).",
          m.offset_regression_closes.load());
+  metric("pushonce_gateway_catch_up_gap_closes_total", "counter",
+         "Sessions closed 1013 because the next offset could not be sent (trimmed from the "
+         "inbox, or the inbox unreadable during a catch-up): they resume.",
+         m.catch_up_gap_closes.load());
   metric("pushonce_gateway_http_requests_total", "counter", "HTTP requests served.",
          m.http_requests.load());
   metric("pushonce_gateway_api_messages_total", "counter", "Messages received on /api/publish.",

@@ -18,8 +18,9 @@ using clock = position_schedule::clock;
 
 position_notifier::position_notifier(asio::any_io_executor ex,
                                      std::shared_ptr<redis::connection> conn, keys k,
-                                     std::chrono::milliseconds interval)
-    : strand_(asio::make_strand(ex)),
+                                     std::chrono::milliseconds interval, std::size_t reread_chunk)
+    : reread_chunk_(std::max<std::size_t>(reread_chunk, 1)),
+      strand_(asio::make_strand(ex)),
       api_(std::move(conn), std::move(k)),
       timer_(strand_),
       schedule_(interval) {}
@@ -120,7 +121,13 @@ void position_notifier::on_wake(std::string payload) {
     auto e = parse_queue_event(p);
     if (!e) return;  // a bare queue name (resources changed): no position moved
     auto& q = self->queues_[e->queue];
+    const auto regressions = q.view.counter_regressions();
     const bool moved = q.view.on_event(e->seq, e->removal, e->tickets);
+    if (q.view.counter_regressions() != regressions)
+      log::warn(
+          "positions of queue {}: event {} heard again: the event counter went back "
+          "(failover); re-reading",
+          e->queue, e->seq);
     if (e->moved && !q.prequeued.empty()) {
       self->moved(q, e->seq, *e->moved);
       self->changed(e->queue);
@@ -208,8 +215,8 @@ void position_notifier::maybe_resync(const std::string& queue) {
   asio::co_spawn(strand_, resync(queue), exit_on_exception("position resync"));
 }
 
-// One call for the whole queue: every watched user's position and ticket, and the event
-// they are true at.
+// Every watched user's position and ticket, in calls of at most reread_chunk users, each
+// with the event it is true at (queue_view::resynced puts them together).
 asio::awaitable<void> position_notifier::resync(std::string queue) {
   auto self = shared_from_this();
   auto& st = queues_[queue];
@@ -218,29 +225,52 @@ asio::awaitable<void> position_notifier::resync(std::string queue) {
   std::vector<std::string> users;
   for (auto& [_, w] : st.sessions)
     if (index.emplace(w.user, users.size()).second) users.push_back(w.user);
-  std::string q = queue;
-  auto r = co_await api_.positions(std::move(q), users);
+  std::vector<queue_view::resync_part> parts;
+  std::vector<queue_positions::entry> found(users.size());  // by index, for the re-mapping
+  std::optional<failure> failed;
+  for (auto [b, e] : reread_chunks(users.size(), reread_chunk_)) {
+    std::string q = queue;
+    std::vector<std::string> some(users.begin() + static_cast<std::ptrdiff_t>(b),
+                                  users.begin() + static_cast<std::ptrdiff_t>(e));
+    auto call = api_.positions(std::move(q), std::move(some));  // named: GCC 12 and co_await
+    auto r = co_await std::move(call);
+    if (!r) {
+      failed = r.error();
+      break;
+    }
+    if (r.value().users.size() != e - b) {
+      failed = failure{errc::internal, "positions: wrong number of users in the reply"};
+      break;
+    }
+    queue_view::resync_part part;
+    part.seq = r.value().seq;
+    for (std::size_t i = 0; i < e - b; ++i) {
+      const auto& u = r.value().users[i];
+      found[b + i] = u;
+      if (u.position > 0) part.items.push_back({u.ticket, u.position});
+    }
+    parts.push_back(std::move(part));
+  }
   auto it = queues_.find(queue);
   if (it == queues_.end()) co_return;
   auto& now = it->second;
-  if (!r) {
-    log::warn("positions of queue {}: re-read failed: {} {}", queue, r.error().code,
-              r.error().message);
+  if (failed) {
+    auto delay = reread_backoff_.next();
+    log::warn("positions of queue {}: re-read failed: {} {}; again in {} ms", queue, failed->code,
+              failed->message, delay.count());
     now.view.resync_failed();
-    asio::steady_timer wait(strand_, std::chrono::seconds(1));
+    asio::steady_timer wait(strand_, delay);
     co_await wait.async_wait(asio::as_tuple(asio::use_awaitable));
     maybe_resync(queue);
     co_return;
   }
-  std::vector<queue_view::resync_item> items;
-  for (auto& e : r.value().users)
-    if (e.position > 0) items.push_back({e.ticket, e.position});
+  reread_backoff_.reset();
   // A session whose user waits with another ticket now (left and joined again elsewhere)
   // follows it.
   for (auto& [key, w] : now.sessions) {
     auto i = index.find(w.user);
     if (i == index.end()) continue;
-    const auto& e = r.value().users[i->second];
+    const auto& e = found[i->second];
     if (e.position > 0 && e.ticket != w.ticket) {
       if (w.ticket == 0) {  // pre-queued until now: moved at an opening
         auto [b, end] = now.prequeued.equal_range(w.user);
@@ -258,9 +288,10 @@ asio::awaitable<void> position_notifier::resync(std::string queue) {
       add_ticket(now, w.ticket);
     }
   }
-  now.view.resynced(r.value().seq, asked, items);
-  log::info("positions of queue {}: re-read {} users at event {} ({} watched)", queue, users.size(),
-            r.value().seq, now.view.watched());
+  now.view.resynced(asked, parts);
+  log::info("positions of queue {}: re-read {} users in {} calls at events {}..{} ({} watched)",
+            queue, users.size(), parts.size(), parts.empty() ? 0 : parts.front().seq,
+            parts.empty() ? 0 : parts.back().seq, now.view.watched());
   changed(queue);
   maybe_resync(queue);
 }

@@ -2,8 +2,9 @@
 // Live queue positions (docs/protocol.md position frames) at a cost that does not grow with
 // the queue: every script that changes a queue's waiting list publishes a queue event on
 // NS:leader:wake (gateway/queue_event); this gateway keeps the positions of the tickets its
-// sessions wait with from those events (gateway/queue_view), re-reading a queue in one
-// call only when it missed an event, and pushes each waiting session its latest position
+// sessions wait with from those events (gateway/queue_view), re-reading a queue (in calls
+// of at most reread_chunk users) only when it missed an event or the event counter went
+// back, and pushes each waiting session its latest position
 // at most once per interval (gateway/position_schedule). A user no longer waiting
 // (assigned, left) stops being watched. A pre-queued session is watched by its user until
 // an opening moves the user (a queue event naming it, or a re-read finding it waiting).
@@ -19,6 +20,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "core/backoff.hpp"
 #include "core/keys.hpp"
 #include "core/queue_api.hpp"
 #include "core/redis/connection.hpp"
@@ -33,8 +35,12 @@ using queue_event_moved = queue_event::moved_users;
 
 class position_notifier : public std::enable_shared_from_this<position_notifier> {
  public:
+  /// Users per positions.lua call of a re-read: bounded, whatever the number watched.
+  static constexpr std::size_t default_reread_chunk = 5000;
+
   position_notifier(boost::asio::any_io_executor ex, std::shared_ptr<redis::connection> conn,
-                    keys k, std::chrono::milliseconds interval = std::chrono::seconds(1));
+                    keys k, std::chrono::milliseconds interval = std::chrono::seconds(1),
+                    std::size_t reread_chunk = default_reread_chunk);
 
   /// Thread-safe. The session's user waits with `ticket` at `position` just after the
   /// queue's event `seq` (what its join or position reply said).
@@ -78,6 +84,9 @@ class position_notifier : public std::enable_shared_from_this<position_notifier>
   void maybe_resync(const std::string& queue);
   boost::asio::awaitable<void> resync(std::string queue);
 
+  std::size_t reread_chunk_;
+  backoff reread_backoff_{std::chrono::milliseconds(500), std::chrono::seconds(10),
+                          std::chrono::milliseconds(200)};
   boost::asio::strand<boost::asio::any_io_executor> strand_;
   queue_api api_;
   boost::asio::steady_timer timer_;

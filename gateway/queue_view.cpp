@@ -1,12 +1,23 @@
 #include "gateway/queue_view.hpp"
 
+#include <algorithm>
+
 namespace pushonce::gateway {
 
 queue_view::queue_view(std::size_t ring_events, std::size_t max_held)
     : ring_events_(ring_events), max_held_(max_held) {}
 
 bool queue_view::on_event(long long seq, bool removal, std::span<const long long> tickets) {
-  if (applied_ != 0 && seq <= applied_) return false;  // seen already
+  // Each number is heard once per subscription, in increasing order: one heard again means
+  // the counter went back (a failover lost its last increments). What the view holds under
+  // the old numbers cannot be placed among the new ones: re-read.
+  if (heard_ != 0 && seq <= heard_) {
+    heard_ = seq;
+    counter_went_back();
+    return false;
+  }
+  heard_ = seq;
+  if (applied_ != 0 && seq <= applied_) return false;  // counted by a reply already
   const bool gap = applied_ != 0 && seq > applied_ + 1;
   if (gap || resyncing_) {
     if (gap && !resyncing_) needs_resync_ = true;  // a re-read out settles it anyway
@@ -140,19 +151,53 @@ std::vector<long long> queue_view::begin_resync() {
 
 void queue_view::resynced(long long seq, std::span<const long long> asked,
                           std::span<const resync_item> items) {
+  resync_part one{seq, {items.begin(), items.end()}};
+  resynced(asked, std::span<const resync_part>(&one, 1));
+}
+
+void queue_view::resynced(std::span<const long long> asked, std::span<const resync_part> parts) {
+  long long base = applied_;
+  if (!parts.empty()) {
+    base = parts.front().seq;
+    for (const auto& p : parts) base = std::min(base, p.seq);
+  }
   resyncing_ = false;
   removed_.clear();
   active_.clear();
   ring_.clear();
-  ring_tickets_ = 0;  // events before `seq` may be missing: nothing older is brought forward
-  applied_ = seq;
+  ring_tickets_ = 0;  // events before `base` may be missing: nothing older is brought forward
+  applied_ = base;
   for (auto t : asked) pending_.erase(t);
-  for (const auto& i : items) {
-    pending_.erase(i.ticket);
-    if (i.position > 0) active_[i.ticket] = i.position;
+  for (const auto& p : parts) {
+    for (const auto& i : p.items) {
+      pending_.erase(i.ticket);
+      if (i.position <= 0) continue;
+      if (p.seq == base)
+        active_[i.ticket] = i.position;
+      else
+        pending_[i.ticket] = {i.position, p.seq};  // the events up to p.seq settle it
+    }
   }
   activate_pending();  // watched while the re-read was out
   drain_held();
+}
+
+std::vector<std::pair<std::size_t, std::size_t>> reread_chunks(std::size_t n, std::size_t max) {
+  if (max == 0) max = 1;
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  out.reserve((n + max - 1) / max);
+  for (std::size_t b = 0; b < n; b += max) out.emplace_back(b, std::min(n, b + max));
+  return out;
+}
+
+void queue_view::counter_went_back() {
+  ++regressions_;
+  needs_resync_ = true;
+  held_.clear();  // numbered before the counter went back
+  ring_.clear();
+  ring_tickets_ = 0;
+  // Until the re-read answers, every event is held (its number may be below applied_).
+  applied_ = 0;
 }
 
 void queue_view::resync_failed() {

@@ -13,9 +13,13 @@
 // events (a ring of them); newer, it waits until the view has caught up with that event.
 //
 // Invariants: events apply in sequence order, each once; a gap (an event lost while the
-// subscriber was away) asks for a re-read of every watched ticket in one call (`resync`),
+// subscriber was away) asks for a re-read of every watched ticket (`resync`, in bounded
+// calls, each true at its own event: see resynced()),
 // during which events are held back and replayed after it; a watched ticket removed by an
-// event is gone (the user left or was assigned).
+// event is gone (the user left or was assigned). Each event number is heard once per
+// subscription, in increasing order (one Redis publishes them on one channel): a number
+// heard again (not above the last one heard) means the queue's counter went back (a
+// failover lost its last increments), and the view re-reads, as after a gap.
 
 #include <cstddef>
 #include <deque>
@@ -25,9 +29,14 @@
 #include <map>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace pushonce::gateway {
+
+/// A re-read of `n` watched users in calls of at most `max` users each: the [begin, end)
+/// ranges, in order (none for n == 0; max 0 counts as 1).
+std::vector<std::pair<std::size_t, std::size_t>> reread_chunks(std::size_t n, std::size_t max);
 
 class queue_view {
  public:
@@ -61,12 +70,23 @@ class queue_view {
   /// another ticket or left).
   void resynced(long long seq, std::span<const long long> asked,
                 std::span<const resync_item> items);
+  /// One bounded call of a re-read: positions true just after event `seq`.
+  struct resync_part {
+    long long seq = 0;
+    std::vector<resync_item> items;
+  };
+  /// The re-read answered in parts (one per bounded call, each true at its own event): the
+  /// view restarts at the oldest part's event; the tickets of later parts wait, as replies
+  /// newer than the view do, until the events up to their part's are applied.
+  void resynced(std::span<const long long> asked, std::span<const resync_part> parts);
   /// The re-read failed: it is needed again.
   void resync_failed();
   /// Events may have been missed (the subscriber reconnected): a re-read is needed.
   void lost_events() { needs_resync_ = true; }
 
   long long seq() const { return applied_; }
+  /// How many times an event number was heard again (the counter went back).
+  std::size_t counter_regressions() const { return regressions_; }
   std::size_t pending_count() const { return pending_.size(); }
   std::size_t held_count() const { return held_.size(); }
   bool resyncing() const { return resyncing_; }
@@ -95,9 +115,12 @@ class queue_view {
   std::optional<long long> forward(long long ticket, long long position, long long seq) const;
   void activate_pending();
   void rebase();
+  void counter_went_back();
 
   std::size_t ring_events_, max_held_;
   long long applied_ = 0;  // the last event applied (0: none seen yet)
+  long long heard_ = 0;    // the last event number heard (0: none yet)
+  std::size_t regressions_ = 0;
   bool needs_resync_ = false, resyncing_ = false;
   ordered_set removed_;                    // tickets removed since the last rebase
   std::map<long long, long long> active_;  // ticket -> base

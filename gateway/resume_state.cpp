@@ -24,6 +24,16 @@ resume_plan plan_resume(const std::optional<std::pair<std::string, long long>>& 
   return p;
 }
 
+welcome_plan plan_welcome(const resume_plan& plan, long long latest,
+                          std::optional<long long> first) {
+  welcome_plan w{plan.recovered, plan.start};
+  if (first ? *first > plan.start + 1 : latest > plan.start) {
+    w.recovered = false;  // trimmed (or expired): what is left starts later
+    w.skip_to = first ? *first - 1 : latest;
+  }
+  return w;
+}
+
 std::optional<long long> frame_offset(std::string_view frame) {
   // Frames are rendered by the worker; "offset" comes right after the id, whose value is
   // digits, so the first occurrence of the key within the head is the message's offset.
@@ -81,11 +91,23 @@ void resume_state::note_sent(long long off, std::string_view id) {
 
 void resume_state::begin(long long start) {
   last_sent_ = start;
+  known_ = 0;
   regressed_ = false;
+  lost_ = false;
   sent_ids_.reset();
   catching_up_ = true;
   buffer_.clear();
   buffer_bytes_ = 0;
+}
+
+void resume_state::skip_to(long long offset) {
+  last_sent_ = std::max(last_sent_, offset);
+}
+
+void resume_state::begin_catch_up() {
+  catching_up_ = true;
+  for (const auto& f : buffer_)
+    if (auto off = frame_offset(*f)) known_ = std::max(known_, *off);
 }
 
 resume_state::live_result resume_state::on_live(const frame_ptr& f) {
@@ -115,8 +137,13 @@ resume_state::live_result resume_state::on_live(const frame_ptr& f) {
 }
 
 bool resume_state::on_replay(long long offset, std::string_view id) {
+  if (lost_) return false;
   if (offset <= last_sent_) {
     went_back(offset, id);
+    return false;
+  }
+  if (offset != last_sent_ + 1) {
+    lost_ = true;  // the inbox no longer holds last_sent_ + 1 (trimmed)
     return false;
   }
   last_sent_ = offset;
@@ -126,22 +153,50 @@ bool resume_state::on_replay(long long offset, std::string_view id) {
 
 std::vector<resume_state::frame_ptr> resume_state::finish_catch_up() {
   std::vector<frame_ptr> out;
+  if (lost_) return out;
+  // Message frames in offset order, each in one of the places the message frames held
+  // (state frames keep theirs): live frames may arrive out of order.
+  std::vector<std::pair<long long, std::size_t>> messages;  // (offset, index in buffer_)
+  for (std::size_t i = 0; i < buffer_.size(); ++i)
+    if (auto off = frame_offset(*buffer_[i])) messages.emplace_back(*off, i);
+  if (!std::is_sorted(messages.begin(), messages.end())) {
+    std::vector<frame_ptr> by_offset;
+    auto order = messages;
+    std::stable_sort(order.begin(), order.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [_, i] : order) by_offset.push_back(buffer_[i]);
+    for (std::size_t j = 0; j < messages.size(); ++j) buffer_[messages[j].second] = by_offset[j];
+  }
   out.reserve(buffer_.size());
+  std::vector<frame_ptr> held;
   for (auto& f : buffer_) {
     auto off = frame_offset(*f);
     if (!off) {
       out.push_back(std::move(f));
-    } else if (*off > last_sent_) {
+    } else if (!held.empty()) {
+      held.push_back(std::move(f));
+    } else if (*off <= last_sent_) {
+      went_back(*off, frame_id(*f));
+    } else if (*off == last_sent_ + 1) {
       last_sent_ = *off;
       note_sent(*off, frame_id(*f));
       out.push_back(std::move(f));
+    } else if (*off <= known_) {
+      lost_ = true;  // in the inbox when the read began, yet the read did not reach it
+      break;
     } else {
-      went_back(*off, frame_id(*f));
+      held.push_back(std::move(f));  // heard after the read began: one more pass
     }
   }
-  buffer_.clear();
+  buffer_ = std::move(held);
   buffer_bytes_ = 0;
-  catching_up_ = false;
+  for (const auto& f : buffer_) buffer_bytes_ += f->size();
+  known_ = 0;
+  catching_up_ = lost_ || !buffer_.empty();
+  if (lost_) {
+    buffer_.clear();
+    buffer_bytes_ = 0;
+  }
   return out;
 }
 

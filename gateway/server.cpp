@@ -112,6 +112,14 @@ int server::run() {
     registry->on_subscriber_connect();
     positions->resync_all();  // queue events may have been missed meanwhile
   });
+  // A channel Redis refused (ACL) and confirmed on a retry: its sessions catch up on what
+  // they missed; the wake channel's queue events are re-read.
+  state->sub->on_resubscribed([registry, positions, wake](const std::string& ch) {
+    if (ch == wake)
+      positions->resync_all();
+    else
+      registry->on_channel_resubscribed(ch);
+  });
   registry->set_subscriber(state->sub);
   if (!copts.cluster.empty()) {
     // Redis Cluster: user channels are SPUBLISHed by claim.lua; they are SSUBSCRIBEd on the

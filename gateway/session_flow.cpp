@@ -144,8 +144,11 @@ asio::awaitable<void> session_flow::on_hello(hello_op h) {
     io_.close(close_try_again, "redis unavailable");
     co_return;
   }
-  bool trimmed = page->empty() ? latest > plan.start : page->front().offset > plan.start + 1;
-  bool recovered = plan.recovered && !trimmed;
+  std::optional<long long> first;
+  if (!page->empty()) first = page->front().offset;
+  const auto welcome = plan_welcome(plan, latest, first);
+  const bool recovered = welcome.recovered;
+  resume_.skip_to(welcome.skip_to);  // the welcome owns up to what is gone
   io_.send_text(render_welcome(user_, session_id_, epoch_, latest, recovered));
   ++st_.metrics.sessions_opened;
   if (log::current_level() <= log::level::debug)
@@ -156,8 +159,12 @@ asio::awaitable<void> session_flow::on_hello(hello_op h) {
                "ws: {} session {} epoch {} start {} recovered {}", user_, session_id_, epoch_,
                plan.start, recovered);
   // (3) Replay, then the buffered live frames, then any catch-up requested meanwhile.
-  co_await replay(std::move(*page));
+  const bool read = co_await replay(std::move(*page));
   if (machine_.closing()) co_return;
+  if (!read) {
+    on_catch_up_failed("the inbox read failed");
+    co_return;
+  }
   flush_buffered();
   while (machine_.finish_catch_up()) co_await catch_up_passes();
 }
@@ -169,6 +176,8 @@ asio::awaitable<bool> session_flow::replay(inbox_page page) {
       if (machine_.closing()) co_return false;
       if (resume_.on_replay(e.offset, frame_id(e.frame)))
         io_.send(std::make_shared<const std::string>(std::move(e.frame)));
+      else if (resume_.lost())
+        co_return true;  // flush_buffered() closes the session
     }
     if (page.size() < st_.inboxes->page_size()) co_return true;
     auto after = page.back().offset;
@@ -191,14 +200,36 @@ asio::awaitable<void> session_flow::catch_up_passes() {
   }
   auto page = co_await st_.inboxes->read_page(user_, resume_.last_sent());
   if (machine_.closing()) co_return;
-  if (page) co_await replay(std::move(*page));
+  bool read = false;
+  if (page) read = co_await replay(std::move(*page));
   if (machine_.closing()) co_return;
+  if (!read) {
+    on_catch_up_failed("the inbox read failed");
+    co_return;
+  }
   flush_buffered();
 }
 
 void session_flow::flush_buffered() {
   for (auto& f : resume_.finish_catch_up()) io_.send(f);
-  if (resume_.regressed()) on_offsets_went_back("an offset came again with another id");
+  if (resume_.regressed()) {
+    on_offsets_went_back("an offset came again with another id");
+  } else if (resume_.lost()) {
+    on_catch_up_failed("offsets after it are no longer in the inbox");
+  } else if (resume_.catching_up()) {
+    machine_.request_catch_up();  // a hole a frame heard after the read began: one more pass
+  }
+}
+
+// The session cannot send the next offset (trimmed away, or the inbox unreadable): it ends
+// with 1013 rather than skip; the client resumes and its welcome tells what was lost.
+void session_flow::on_catch_up_failed(const char* why) {
+  if (machine_.closing()) return;
+  ++st_.metrics.catch_up_gap_closes;
+  log::warn(log::fields{{"user", user_}, {"epoch", epoch_}},
+            "ws: {}: cannot send the offset after {} ({}): closing 1013", user_,
+            resume_.last_sent(), why);
+  io_.close(close_try_again, "missed messages; resume again");
 }
 
 void session_flow::on_offsets_went_back(const char* why) {

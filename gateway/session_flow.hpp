@@ -47,7 +47,12 @@ class session_flow {
   boost::asio::awaitable<bool> replay(inbox_page page);
   /// Catch-up passes while one is requested (session_machine::finish_catch_up).
   boost::asio::awaitable<void> catch_up_passes();
+  /// Sends what the catch-up pass freed; closes on a gap it cannot fill, asks for one more
+  /// pass on a hole that may yet fill.
   void flush_buffered();
+  /// The next offset cannot be sent (trimmed from the inbox, or the inbox unreadable):
+  /// close 1013; the client resumes and its welcome says recovered:false when it lost any.
+  void on_catch_up_failed(const char* why);
   /// The user's offsets went back (resume_state regressed, or the offset counter is behind
   /// what was sent): rotate the epoch (session.lua), then close 1013 so the client comes
   /// back through hello and gets recovered:false. Once per session.

@@ -56,7 +56,8 @@ class session_registry {
   /// The subscriber's callbacks.
   void on_message(const std::string& channel, std::string payload);
   void on_subscriber_connect();
-  /// The sharded subscriber's: `channel` was subscribed again (moved or reconnected).
+  /// `channel` was subscribed again (sharded: its slot moved or the node reconnected; classic:
+  /// Redis refused it, then confirmed it on a retry): its sessions catch up.
   void on_channel_resubscribed(const std::string& channel);
 
   /// Closes every session (shutdown: 1001 "going away").

@@ -54,10 +54,20 @@ bus_worker::bus_worker(asio::any_io_executor ex, redis::connection_options redis
   });
   bus_->on_connect([this] {
     asio::post(ex_, [this, now = clock_type::now()] {
+      bus_connected_at_ = now;
       if (!bus_deaf_since_ || stopping_) return;
       auto since = *bus_deaf_since_;
       bus_deaf_since_.reset();
       asio::co_spawn(ex_, sweeper_.catch_up_bus(since, now), exit_on_exception("bus catch-up"));
+    });
+  });
+  // A channel Redis refused to subscribe (ACL) and confirmed on a retry was not heard since
+  // the connect: catch up on that time too.
+  bus_->on_resubscribed([this](const std::string&) {
+    asio::post(ex_, [this, now = clock_type::now()] {
+      if (stopping_) return;
+      asio::co_spawn(ex_, sweeper_.catch_up_bus(bus_connected_at_, now),
+                     exit_on_exception("bus catch-up"));
     });
   });
   if (!redis.cluster.empty()) {

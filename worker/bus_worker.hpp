@@ -106,6 +106,7 @@ class bus_worker {
   std::uint64_t owner_seq_ = 0;
   bool stopping_ = false;
   std::optional<clock_type::time_point> bus_deaf_since_;  // NS:bus's connection was lost
+  clock_type::time_point bus_connected_at_{};  // its last (re)connect (every channel asked)
   worker_counters counters_;
   worker_counters flushed_;  // what flush_stats() has already added to NS:stats
 };

@@ -37,6 +37,7 @@ struct subscriber::state : link::client {
   subscription_set subs;
   message_fn on_message;
   std::function<void(const std::string&)> on_dropped;
+  std::function<void(const std::string&)> on_resubscribed;
   std::function<void(clock_type::time_point)> on_lost;
   clock_type::time_point last_read, last_ping;
   bool ping_due = false;
@@ -60,8 +61,21 @@ struct subscriber::state : link::client {
     if (auto m = subs.on_reply(r)) on_message(m->channel, std::move(m->payload));
     for (const auto& ch : subs.take_dropped())
       if (on_dropped) on_dropped(ch);
+    if (subs.has_reports()) report_refusals();
     changed();
     return true;
+  }
+  void report_refusals() {
+    for (const auto& r : subs.take_refusals())
+      log::warn(
+          "redis subscriber: {} refused to subscribe {} channel(s) (first {}): {}; "
+          "retrying in {} ms",
+          io.options().where.display(), r.channels.size(), r.channels.front(), r.error,
+          r.retry_in.count());
+    for (const auto& ch : subs.take_recovered()) {
+      log::info("redis subscriber: channel {} subscribed after a refusal", ch);
+      if (on_resubscribed) on_resubscribed(ch);
+    }
   }
   void fill(std::string& out, std::size_t) override {
     for (const auto& cmd : subs.take_commands()) resp_stream::encode(cmd, out);
@@ -75,6 +89,7 @@ struct subscriber::state : link::client {
   bool on_tick(clock_type::time_point now) override {
     subs.expire(now);
     if (!io.connected()) return false;
+    if (subs.has_commands()) io.wake();  // refused channels due for a retry
     auto period = io.options().command_timeout / 3;
     if (now - last_read > io.options().command_timeout) {
       log::warn("redis: subscriber link to {} silent; reconnecting", io.options().where.display());
@@ -119,6 +134,11 @@ asio::awaitable<std::error_code> subscriber::subscribe(std::string channel) {
 void subscriber::on_dropped(std::function<void(const std::string&)> fn) {
   asio::post(state_->io.strand(),
              [st = state_, fn = std::move(fn)]() mutable { st->on_dropped = std::move(fn); });
+}
+
+void subscriber::on_resubscribed(std::function<void(const std::string&)> fn) {
+  asio::post(state_->io.strand(),
+             [st = state_, fn = std::move(fn)]() mutable { st->on_resubscribed = std::move(fn); });
 }
 
 void subscriber::on_lost(std::function<void(clock_type::time_point)> fn) {

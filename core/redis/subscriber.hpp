@@ -39,6 +39,11 @@ class subscriber : public link_handle, public std::enable_shared_from_this<subsc
   /// another node: a `sunsubscribe` push, or MOVED to an SSUBSCRIBE). The channel is no
   /// longer subscribed here. Thread-safe; set it before start() to miss nothing.
   void on_dropped(std::function<void(const std::string& channel)> fn);
+  /// Runs on the strand for each channel Redis refused to subscribe (an ACL without the
+  /// channel: NOPERM) and has now confirmed on a retry: messages published in between were
+  /// not received. Refused channels are retried with a backoff and logged. Thread-safe; set
+  /// it before start() to miss nothing.
+  void on_resubscribed(std::function<void(const std::string& channel)> fn);
   /// Runs on the strand when the connection is lost, with the last time anything was read
   /// from it: messages published since then may be lost (until on_connect runs again).
   /// Thread-safe; set it before start() to miss nothing.

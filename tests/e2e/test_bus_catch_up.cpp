@@ -72,3 +72,37 @@ TEST_CASE("recovery: a worker whose bus subscriber reconnects catches up on the 
 }
 
 }  // namespace test_bus_catch_up_e2e
+
+namespace test_bus_catch_up_e2e {
+
+TEST_CASE("recovery: a worker whose bus SUBSCRIBE Redis refused catches up once it is accepted") {
+  pushonce::test::deployment d("e2e", "catch-up-acl", {{"PUSHONCE_DEDUP_WINDOW_MS", "600000"}});
+  // The worker alone logs in as an ACL user whose right to subscribe the test toggles.
+  d.redis().cmd({"ACL", "SETUSER", "e2e-worker", "on", ">e2e-worker-pass", "~*", "&*", "+@all"});
+  auto url = d.url();
+  REQUIRE(url.rfind("redis://", 0) == 0);
+  url.insert(8, "e2e-worker:e2e-worker-pass@");
+  auto& worker = d.start_worker({"--id", "wa", "--lease-ms", "60000", "--redis", url});
+  REQUIRE_MESSAGE(d.wait_ready(), d.ready_failure());
+  d.publish("alice", "{\"n\":1}");
+  const auto inbox = d.k().user("alice", "inbox");
+  REQUIRE_MESSAGE(wait_until([&] { return d.redis().inbox(inbox).size() == 1; }, 10s), d.logs());
+
+  // The worker's Pub/Sub link is cut while it may not subscribe: it logs the refusal ...
+  const auto id = subscriber_id(d.redis(), "pushonce-worker:wa");
+  REQUIRE(!id.empty());
+  d.redis().cmd({"ACL", "SETUSER", "e2e-worker", "-subscribe"});
+  CHECK(d.redis().integer({"CLIENT", "KILL", "ID", id}) == 1);
+  REQUIRE_MESSAGE(
+      wait_until([&] { return d.logs().find("refused to subscribe") != std::string::npos; }, 10s),
+      d.logs());
+  // ... a message is published on the bus it does not hear ...
+  d.publish("alice", "{\"n\":2}");
+  d.redis().cmd({"ACL", "SETUSER", "e2e-worker", "+subscribe"});
+  // ... and once subscribed again it catches up on the outbox at once (the regular sweep
+  // would wait for the lease, 60 s).
+  CHECK_MESSAGE(wait_until([&] { return d.redis().inbox(inbox).size() == 2; }, 20s), d.logs());
+  CHECK(worker.running());
+}
+
+}  // namespace test_bus_catch_up_e2e

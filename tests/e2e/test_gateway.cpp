@@ -44,8 +44,20 @@ long long now_ms() {
 
 // A worker's delivery of message `id` to `user`: one claim.lua call built by
 // lua::claim_command (SCRIPT LOAD first: the command is an EVALSHA). The offset.
+long long deliver_with(std::uint16_t redis_port, const std::string& user, const std::string& id,
+                       const std::string& data_json, lua::publish_mode mode,
+                       long long inbox_maxlen = 1000);
+
 long long deliver(std::uint16_t redis_port, const std::string& user, const std::string& id,
                   const std::string& data_json) {
+  return deliver_with(redis_port, user, id, data_json, lua::publish_mode::classic);
+}
+
+// The same with claim.lua's publish mode (none: in the inbox only, as if Pub/Sub lost it)
+// and inbox length (--inbox-maxlen).
+long long deliver_with(std::uint16_t redis_port, const std::string& user, const std::string& id,
+                       const std::string& data_json, lua::publish_mode mode,
+                       long long inbox_maxlen) {
   keys k(ns);
   sync_redis r(redis_port);
   auto m = parse_bus_message(R"({"id":")" + id + R"(","user":")" + user +
@@ -55,6 +67,8 @@ long long deliver(std::uint16_t redis_port, const std::string& user, const std::
   lua::claim_settings s;
   s.owner = "test-worker";
   s.epoch = "epoch-w";
+  s.publish = mode;
+  s.inbox_maxlen = inbox_maxlen;
   std::vector<bus_message> batch{*m};
   REQUIRE(r.cmd({"SCRIPT", "LOAD", redis::get_script("claim").text})->type == REDIS_REPLY_STRING);
   auto c = r.cmd(lua::claim_command(k, s, batch));
@@ -90,7 +104,11 @@ long long num(const json::object& o, const char* k) {
 // One gateway (--threads 2) in namespace `ns` on `redis`, healthy when constructed.
 struct gateway_proc {
   gateway_proc(const redis_server& redis, std::vector<std::string> extra_args, environment env)
-      : d(deployment_options{redis.url(), redis.port(), ns, std::move(env), {}, "warn"}) {
+      : gateway_proc(redis.url(), redis, std::move(extra_args), std::move(env)) {}
+  // Connecting with `url` (e.g. as an ACL user of `redis`).
+  gateway_proc(const std::string& url, const redis_server& redis,
+               std::vector<std::string> extra_args, environment env)
+      : d(deployment_options{url, redis.port(), ns, std::move(env), {}, "warn"}) {
     extra_args.insert(extra_args.end(), {"--threads", "2"});
     proc = &d.start_gateway(std::move(extra_args));
     port = d.port_of(*proc);
@@ -589,6 +607,151 @@ TEST_CASE("gateway: offsets that go back (failover) give a new epoch and recover
   auto w5 = hello(cur, gw.port, "alice", R"({"epoch":")" + epoch3 + R"(","offset":6})");
   CHECK(w5.at("recovered") == true);
   CHECK(offsets_of(cur.drain()) == std::vector<long long>{7});
+}
+
+namespace {
+
+// The gateway's own Redis user, whose rights a test takes away and gives back.
+std::string gateway_acl_user(const redis_server& redis) {
+  sync_redis r(redis.port());
+  r.cmd({"ACL", "SETUSER", "gw", "on", ">gw-pass", "~*", "&*", "+@all"});
+  return "redis://gw:gw-pass@127.0.0.1:" + std::to_string(redis.port());
+}
+
+// The ids of the connections named `name`; with `subscribed`, only those holding a
+// subscription.
+std::vector<std::string> connections_named(sync_redis& r, const std::string& name,
+                                           bool subscribed) {
+  std::vector<std::string> out;
+  auto list = r.text({"CLIENT", "LIST"});
+  for (std::size_t pos = 0; pos < list.size();) {
+    auto eol = list.find('\n', pos);
+    auto line = list.substr(pos, eol == std::string::npos ? std::string::npos : eol - pos);
+    pos = eol == std::string::npos ? list.size() : eol + 1;
+    auto sub = line.find(" sub=");
+    if (line.find(" name=" + name + " ") == std::string::npos || line.rfind("id=", 0) != 0)
+      continue;
+    if (subscribed && (sub == std::string::npos || std::atoi(line.c_str() + sub + 5) < 1)) continue;
+    out.push_back(line.substr(3, line.find(' ') - 3));
+  }
+  return out;
+}
+
+// Frames until one has offset `last` (or nothing comes for `quiet`).
+std::vector<long long> offsets_until(ws_client& c, long long last,
+                                     std::chrono::milliseconds quiet) {
+  std::vector<long long> out;
+  while (out.empty() || out.back() != last) {
+    auto f = c.receive(quiet);
+    if (!f) break;
+    auto o = json::parse(*f).as_object();
+    if (str(o, "type") == "message") out.push_back(num(o, "offset"));
+  }
+  return out;
+}
+
+std::vector<long long> range(long long from, long long to) {
+  std::vector<long long> out;
+  for (long long i = from; i <= to; ++i) out.push_back(i);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("gateway: a live session whose missed offsets were trimmed is closed 1013, not skipped") {
+  redis_server redis;
+  gateway_proc gw(redis, {"--dev-auth"}, with_key());
+  auto rp = redis.port();
+  sync_redis r(rp);
+  r.cmd({"CONFIG", "SET", "stream-node-max-entries", "2"});  // MAXLEN ~ 5 trims close to 5
+
+  ws_client live;
+  auto w = hello(live, gw.port, "alice");
+  CHECK(deliver(rp, "alice", "4096", "{}") == 1);
+  CHECK(offsets_of(live.drain()) == std::vector<long long>{1});
+  // 20 deliveries the session never hears (not published: as if Pub/Sub lost them) into an
+  // inbox kept at about 5 entries, then one it hears: 22 shows the gap, and what the
+  // catch-up can read starts well after 2.
+  for (long long i = 2; i <= 21; ++i)
+    CHECK(deliver_with(rp, "alice", std::to_string(4096 * i), "{}", lua::publish_mode::none, 5) ==
+          i);
+  CHECK(deliver_with(rp, "alice", std::to_string(4096 * 22), "{}", lua::publish_mode::classic, 5) ==
+        22);
+  auto got = live.drain();
+  CHECK_MESSAGE(got.empty(), "sent past the gap: " << got.size() << " frames, first "
+                                                   << (got.empty() ? "" : got.front()));
+  REQUIRE(live.wait_closed(5s));
+  CHECK(live.close_code() == 1013);
+  CHECK(metric_of(gw.port, "pushonce_gateway_catch_up_gap_closes_total") == "1");
+
+  // The client resumes after 1: told it lost messages, then given what is left, in order.
+  ws_client back;
+  auto w2 = hello(back, gw.port, "alice", R"({"epoch":")" + str(w, "epoch") + R"(","offset":1})");
+  CHECK(w2.at("recovered") == false);
+  auto offs = offsets_of(back.drain());
+  REQUIRE(!offs.empty());
+  CHECK(offs.front() > 2);
+  CHECK(offs == range(offs.front(), 22));
+}
+
+TEST_CASE("gateway: a catch-up whose inbox read fails closes 1013 and sends nothing past the gap") {
+  redis_server redis;
+  const auto url = gateway_acl_user(redis);
+  gateway_proc gw(url, redis, {"--dev-auth"}, with_key());
+  auto rp = redis.port();
+  sync_redis r(rp);
+
+  ws_client live;
+  auto w = hello(live, gw.port, "alice");
+  CHECK(deliver(rp, "alice", "4096", "{}") == 1);
+  CHECK(offsets_of(live.drain()) == std::vector<long long>{1});
+  r.cmd({"ACL", "SETUSER", "gw", "-xrange"});  // the gateway can no longer read inboxes
+  CHECK(deliver_with(rp, "alice", "8192", "{}", lua::publish_mode::none) == 2);  // unheard
+  CHECK(deliver(rp, "alice", "12288", "{}") == 3);  // heard: a gap the catch-up cannot read
+  auto got = live.drain();
+  CHECK_MESSAGE(got.empty(), "sent past the gap: " << (got.empty() ? "" : got.front()));
+  REQUIRE(live.wait_closed(5s));
+  CHECK(live.close_code() == 1013);
+
+  // Once Redis lets the gateway read again, the client resumes with nothing lost.
+  r.cmd({"ACL", "SETUSER", "gw", "+xrange"});
+  ws_client back;
+  auto w2 = hello(back, gw.port, "alice", R"({"epoch":")" + str(w, "epoch") + R"(","offset":1})");
+  CHECK(w2.at("recovered") == true);
+  CHECK(offsets_of(back.drain()) == std::vector<long long>{2, 3});
+}
+
+TEST_CASE("gateway: a SUBSCRIBE Redis refuses is retried; the session then gets what it missed") {
+  redis_server redis;
+  const auto url = gateway_acl_user(redis);
+  gateway_proc gw(url, redis, {"--dev-auth"}, with_key());
+  auto rp = redis.port();
+  sync_redis r(rp);
+  const auto name = "pushonce-gateway:" + gw.d.id_of(*gw.proc);
+
+  ws_client live;
+  hello(live, gw.port, "alice");
+  CHECK(deliver(rp, "alice", "4096", "{}") == 1);
+  CHECK(offsets_of(live.drain()) == std::vector<long long>{1});
+
+  // The gateway's Pub/Sub link is cut while its Redis user may not subscribe.
+  const auto all = connections_named(r, name, false).size();
+  const auto sub = connections_named(r, name, true);
+  REQUIRE(sub.size() == 1);
+  r.cmd({"ACL", "SETUSER", "gw", "-subscribe"});
+  CHECK(r.integer({"CLIENT", "KILL", "ID", sub.front()}) == 1);
+  REQUIRE(wait_until([&] { return connections_named(r, name, false).size() == all; }, 10s));
+  for (long long i = 2; i <= 22; ++i)
+    CHECK(deliver(rp, "alice", std::to_string(4096 * i), "{}") == i);
+
+  // Subscribing is allowed again: the session gets every message, in order, and stays open.
+  r.cmd({"ACL", "SETUSER", "gw", "+subscribe"});
+  CHECK_MESSAGE(offsets_until(live, 22, 15s) == range(2, 22), gw.d.digest());
+  CHECK(deliver(rp, "alice", std::to_string(4096 * 23), "{}") == 23);
+  CHECK(offsets_until(live, 23, 5s) == std::vector<long long>{23});
+  CHECK(!live.closed());
+  CHECK(connections_named(r, name, true).size() == 1);
+  CHECK_MESSAGE(gw.d.logs().find("refused to subscribe") != std::string::npos, gw.d.logs());
 }
 
 }  // namespace test_gateway_e2e

@@ -172,3 +172,35 @@ TEST_CASE("position churn: Redis calls per queue change do not grow with the que
 }
 
 }  // namespace test_position_churn_e2e
+
+namespace test_position_churn_e2e {
+
+TEST_CASE("position churn: a queue event counter that went back still moves the sessions behind") {
+  deployment d("poschurn", "counterback");
+  d.start_leader();
+  auto gw = d.port_of(
+      d.start_gateway({"--dev-auth", "--position-interval-ms", std::to_string(interval.count())}));
+  REQUIRE_MESSAGE(d.wait_ready(), d.ready_failure());
+  std::vector<waiter> ws;
+  add_waiters(ws, gw, 3);
+  REQUIRE(ws[2].last == 3);
+  // A failover lost the counter's last increment: the next event reuses a number this
+  // gateway has applied already.
+  const auto events = d.k().queue("default", "events");
+  const auto before = std::stoll(d.redis().text({"GET", events}));
+  d.redis().integer({"DECRBY", events, "1"});
+  REQUIRE(ws[0].ws->send(R"({"op":"leave"})"));
+  REQUIRE(next_of(*ws[0].ws, "left"));
+  CHECK(std::stoll(d.redis().text({"GET", events})) == before);
+  // The sessions behind the one who left are told they moved up.
+  CHECK_MESSAGE(wait_until(
+                    [&] {
+                      pump(ws);
+                      return ws[1].last == 1 && ws[2].last == 2;
+                    },
+                    10s),
+                "w1 at " << ws[1].last << ", w2 at " << ws[2].last << "\n"
+                         << d.digest());
+}
+
+}  // namespace test_position_churn_e2e

@@ -143,6 +143,42 @@ TEST_CASE("queue view: a gap asks for one re-read; events during it are replayed
   CHECK_FALSE(v.needs_resync());
 }
 
+TEST_CASE("queue view: an event number heard again (the counter went back) asks for a re-read") {
+  queue_view v;
+  v.watch(10, 5, 1);
+  removed(v, 2, {1});
+  removed(v, 3, {2});
+  CHECK(pos(v, 10) == 3);
+  // A failover lost increment 3 of the counter: the next leave is numbered 3 again. Each
+  // number is heard once per subscription, so hearing 3 twice means the numbers went back.
+  removed(v, 3, {4});
+  CHECK(v.needs_resync());
+  auto asked = v.begin_resync();
+  CHECK(asked == std::vector<long long>{10});
+  std::vector<queue_view::resync_item> items{{10, 2}};
+  v.resynced(3, asked, items);
+  CHECK(pos(v, 10) == 2);
+  removed(v, 4, {5});  // numbered on from the counter as it is now: applied
+  CHECK(pos(v, 10) == 1);
+  CHECK_FALSE(v.needs_resync());
+}
+
+TEST_CASE("queue view: events older than a re-read, heard after it, are not a counter going back") {
+  queue_view v;
+  v.watch(10, 5, 1);
+  removed(v, 2, {1});
+  v.lost_events();
+  auto asked = v.begin_resync();
+  std::vector<queue_view::resync_item> items{{10, 2}};
+  v.resynced(4, asked, items);  // true after event 4; events 3 and 4 are heard only now
+  removed(v, 3, {2});
+  removed(v, 4, {3});
+  CHECK_FALSE(v.needs_resync());
+  CHECK(pos(v, 10) == 2);
+  removed(v, 4, {6});  // 4 again: the counter went back
+  CHECK(v.needs_resync());
+}
+
 TEST_CASE("queue view: a re-read drops tickets its users no longer wait with") {
   queue_view v;
   v.watch(10, 5, 1);
@@ -255,6 +291,63 @@ TEST_CASE("queue view: random joins, leaves, batched assignments and late replie
       }
     }
   }
+}
+
+}  // namespace test_gateway_queue_view_unit
+
+namespace test_gateway_queue_view_unit {
+
+TEST_CASE("queue view: reread_chunks bounds every call of a re-read") {
+  using pushonce::gateway::reread_chunks;
+  using ranges = std::vector<std::pair<std::size_t, std::size_t>>;
+  CHECK(reread_chunks(0, 5000).empty());
+  CHECK(reread_chunks(1, 5000) == ranges{{0, 1}});
+  CHECK(reread_chunks(5000, 5000) == ranges{{0, 5000}});
+  CHECK(reread_chunks(12001, 5000) == ranges{{0, 5000}, {5000, 10000}, {10000, 12001}});
+  CHECK(reread_chunks(3, 0) == ranges{{0, 1}, {1, 2}, {2, 3}});
+  auto many = reread_chunks(100001, 5000);
+  CHECK(many.size() == 21);
+  CHECK(many.back() == std::pair<std::size_t, std::size_t>{100000, 100001});
+}
+
+TEST_CASE("queue view: a re-read in parts true at different events settles every ticket") {
+  queue_view v;
+  v.watch(10, 5, 1);
+  v.watch(20, 9, 1);
+  v.watch(30, 12, 1);
+  v.lost_events();
+  auto asked = v.begin_resync();
+  // Part 1 is read just after event 5, part 2 just after event 7; events 6 and 7 are heard
+  // while the re-read is out (held), event 8 after it.
+  removed(v, 6, {4});
+  removed(v, 7, {15});
+  std::vector<queue_view::resync_part> parts{{5, {{10, 3}, {20, 7}}}, {7, {{30, 8}}}};
+  v.resynced(asked, parts);
+  CHECK(v.seq() == 7);
+  CHECK(pos(v, 10) == 2);  // 4 left at 6
+  CHECK(pos(v, 20) == 5);  // 4 at 6 and 15 at 7
+  CHECK(pos(v, 30) == 8);  // as read after 7
+  removed(v, 8, {10});
+  CHECK(v.at(10).state == kind::gone);
+  CHECK(pos(v, 20) == 4);
+  CHECK(pos(v, 30) == 7);
+  CHECK_FALSE(v.needs_resync());
+}
+
+TEST_CASE("queue view: a later part's tickets wait for the events not heard yet") {
+  queue_view v;
+  v.watch(10, 5, 1);
+  v.watch(30, 12, 1);
+  v.lost_events();
+  auto asked = v.begin_resync();
+  std::vector<queue_view::resync_part> parts{{5, {{10, 3}}}, {6, {{30, 9}, {31, 0}}}};
+  v.resynced(asked, parts);  // event 6 is still on its way
+  CHECK(pos(v, 10) == 3);
+  CHECK(v.at(30).state == kind::unknown);
+  removed(v, 6, {2});
+  CHECK(pos(v, 10) == 2);
+  CHECK(pos(v, 30) == 9);  // true just after 6: not moved again
+  CHECK_FALSE(v.needs_resync());
 }
 
 }  // namespace test_gateway_queue_view_unit

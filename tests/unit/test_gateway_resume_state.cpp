@@ -116,15 +116,37 @@ TEST_CASE("resume: a gap in the live stream starts a catch-up") {
   CHECK(r.last_sent() == 5);
 }
 
-TEST_CASE("resume: a gap the inbox cannot fill (trimmed) still moves on") {
+TEST_CASE("resume: a live gap whose inbox read failed sends nothing past the gap") {
   resume_state r;
   r.begin(0);
   r.finish_catch_up();
-  CHECK(r.on_live(msg(10)) == live::gap);
-  // the inbox no longer holds 1..9 and 10 was not read back either (read failed)
-  auto rest = r.finish_catch_up();
-  CHECK(offsets(rest) == std::vector<long long>{10});
-  CHECK(r.on_live(msg(11)) == live::send);
+  CHECK(r.on_live(msg(1)) == live::send);
+  CHECK(r.on_live(msg(10)) == live::gap);  // 2..9 were lost by Pub/Sub
+  r.begin_catch_up();                      // the inbox read starts ... and fails
+  CHECK(r.finish_catch_up().empty());      // 10 is not sent before 2..9
+  CHECK(r.last_sent() == 1);
+}
+
+TEST_CASE("resume: a catch-up replay that starts past the next offset (trimmed) sends nothing") {
+  resume_state r;
+  r.begin(0);
+  r.finish_catch_up();
+  CHECK(r.on_live(msg(1)) == live::send);
+  CHECK(r.on_live(msg(21)) == live::gap);
+  r.begin_catch_up();
+  CHECK_FALSE(r.on_replay(16));  // the inbox holds 16..21 only: 2..15 were trimmed
+  CHECK_FALSE(r.on_replay(17));
+  CHECK(r.finish_catch_up().empty());
+  CHECK(r.last_sent() == 1);
+}
+
+TEST_CASE("resume: live frames out of order during a catch-up are sent in offset order") {
+  resume_state r;
+  r.begin(10);
+  CHECK(r.on_live(msg(12)) == live::buffered);
+  CHECK(r.on_live(msg(11)) == live::buffered);
+  CHECK(offsets(r.finish_catch_up()) == std::vector<long long>{11, 12});
+  CHECK(r.last_sent() == 12);
 }
 
 TEST_CASE("resume: frames without an offset always pass, in order") {
@@ -228,6 +250,91 @@ TEST_CASE("resume: offsets older than the remembered ids are plain duplicates") 
   CHECK(r.on_live(msg(190, 7)) == live::regressed);
   r.begin(0);  // a new session forgets it all
   CHECK_FALSE(r.regressed());
+}
+
+}  // namespace test_gateway_resume_state_unit
+
+namespace test_gateway_resume_state_unit {
+
+TEST_CASE("resume: a hole before a frame heard during the read waits for another pass") {
+  resume_state r;
+  r.begin(0);
+  r.finish_catch_up();
+  CHECK(r.on_live(msg(1)) == live::send);
+  CHECK(r.on_live(msg(3)) == live::gap);
+  r.begin_catch_up();
+  CHECK(r.on_replay(2));
+  CHECK(r.on_replay(3));
+  CHECK(r.on_live(msg(5)) == live::buffered);  // heard while the read was out; 4 missing
+  CHECK(r.finish_catch_up().empty());
+  CHECK(r.catching_up());  // one more pass
+  CHECK_FALSE(r.lost());
+  CHECK(r.on_live(msg(6)) == live::buffered);
+  r.begin_catch_up();
+  CHECK(r.on_replay(4));
+  CHECK(offsets(r.finish_catch_up()) == std::vector<long long>{5, 6});
+  CHECK_FALSE(r.catching_up());
+  CHECK(r.on_live(msg(7)) == live::send);
+
+  // The same hole, and the next pass's read does not reach it: lost.
+  resume_state q;
+  q.begin(0);
+  q.finish_catch_up();
+  CHECK(q.on_live(msg(1)) == live::send);
+  CHECK(q.on_live(msg(3)) == live::gap);
+  q.begin_catch_up();
+  CHECK(q.on_replay(2));
+  CHECK(q.on_replay(3));
+  CHECK(q.on_live(msg(5)) == live::buffered);
+  CHECK(q.finish_catch_up().empty());
+  q.begin_catch_up();
+  CHECK(q.finish_catch_up().empty());  // the inbox ended at 3 (4 trimmed away)
+  CHECK(q.lost());
+  CHECK(q.last_sent() == 3);
+}
+
+TEST_CASE("resume: once lost nothing more is sent, live or replayed") {
+  resume_state r;
+  r.begin(0);
+  r.finish_catch_up();
+  CHECK(r.on_live(msg(1)) == live::send);
+  CHECK(r.on_live(msg(5)) == live::gap);
+  r.begin_catch_up();
+  CHECK_FALSE(r.on_replay(4));  // 2 and 3 trimmed
+  CHECK(r.lost());
+  CHECK_FALSE(r.on_replay(5));
+  CHECK(r.finish_catch_up().empty());
+  CHECK(r.catching_up());
+  CHECK(r.on_live(msg(6)) != live::send);
+  CHECK(r.last_sent() == 1);
+  r.begin(7);  // a new session start clears it
+  CHECK_FALSE(r.lost());
+}
+
+TEST_CASE("resume: plan_welcome owns up to what the first page shows is gone") {
+  resume_plan p{3, true};
+  auto w = plan_welcome(p, 10, 4);  // the inbox holds 4..: nothing lost
+  CHECK(w.recovered);
+  CHECK(w.skip_to == 3);
+  w = plan_welcome(p, 10, 7);  // 4..6 trimmed
+  CHECK_FALSE(w.recovered);
+  CHECK(w.skip_to == 6);
+  w = plan_welcome(p, 3, std::nullopt);  // nothing after the start, nothing delivered since
+  CHECK(w.recovered);
+  CHECK(w.skip_to == 3);
+  w = plan_welcome(p, 10, std::nullopt);  // 4..10 delivered and gone (expired, trimmed)
+  CHECK_FALSE(w.recovered);
+  CHECK(w.skip_to == 10);
+  w = plan_welcome(resume_plan{3, false}, 10, 4);  // another epoch: recovered false anyway
+  CHECK_FALSE(w.recovered);
+  CHECK(w.skip_to == 3);
+
+  // The session then replays from the first entry there is, without a gap.
+  resume_state r;
+  r.begin(3);
+  r.skip_to(plan_welcome(p, 10, 7).skip_to);
+  CHECK(r.on_replay(7));
+  CHECK_FALSE(r.lost());
 }
 
 }  // namespace test_gateway_resume_state_unit

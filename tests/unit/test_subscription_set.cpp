@@ -320,3 +320,111 @@ TEST_CASE("subscription_set: MOVED to an SSUBSCRIBE drops the slot's pending cha
 }
 
 }  // namespace test_subscription_set_unit
+
+namespace test_subscription_set_unit {
+
+namespace {
+reply error_reply(std::string text) {
+  reply r;
+  r.kind = reply::type::error;
+  r.str = std::move(text);
+  return r;
+}
+}  // namespace
+
+TEST_CASE("subscription_set: a refused SUBSCRIBE after a reconnect is retried until confirmed") {
+  subscription_set s(false, {});
+  std::optional<std::error_code> a, b;
+  s.subscribe("a", into(a), far);
+  s.subscribe("b", into(b), far);
+  s.on_connected();
+  CHECK(s.take_commands() == std::vector<command>{{"SUBSCRIBE", "a", "b"}});
+  auto ca = confirm("subscribe", "a");
+  s.on_reply(ca);
+  s.on_disconnected();  // the link is cut while the Redis user may not subscribe
+  s.on_connected();
+  CHECK(s.take_commands() == std::vector<command>{{"SUBSCRIBE", "a", "b"}});
+  auto refused = error_reply(
+      "NOPERM this user has no permissions to access one of the channels used as arguments");
+  CHECK(!s.on_reply(refused));
+  // The round of the reconnect is over (on_connect runs: the catch-ups of the others) ...
+  CHECK(s.take_ready());
+  CHECK(!s.pending("a"));
+  CHECK(s.wants("a"));
+  // ... and the refused channels are sent again after a backoff, until Redis confirms.
+  CHECK(!s.has_commands());
+  s.expire(clock_type::now() + std::chrono::minutes(1));
+  CHECK(s.take_commands() == std::vector<command>{{"SUBSCRIBE", "a", "b"}});
+  CHECK(!s.on_reply(refused));
+  CHECK(!s.has_commands());
+  s.expire(clock_type::now() + std::chrono::minutes(1));
+  CHECK(s.take_commands() == std::vector<command>{{"SUBSCRIBE", "a", "b"}});
+  auto ca2 = confirm("subscribe", "a");
+  auto cb2 = confirm("subscribe", "b");
+  s.on_reply(ca2);
+  s.on_reply(cb2);
+  auto m = push({"message", "a", "x"});
+  CHECK(s.on_reply(m));
+  s.expire(clock_type::now() + std::chrono::minutes(1));
+  CHECK(!s.has_commands());  // nothing more to retry
+}
+
+TEST_CASE("subscription_set: a refused SUBSCRIBE fails its waiters at once") {
+  subscription_set s(false, {});
+  s.on_connected();
+  CHECK(s.take_ready());
+  std::optional<std::error_code> w;
+  s.subscribe("news", into(w), far);
+  CHECK(s.take_commands() == std::vector<command>{{"SUBSCRIBE", "news"}});
+  auto refused = error_reply("NOPERM no permissions");
+  s.on_reply(refused);
+  REQUIRE(w);
+  CHECK(*w == make_error_code(error::refused));
+  // A later subscribe while refused and not in flight fails at once too (no SUBSCRIBE per
+  // caller: the retry has its own backoff).
+  std::optional<std::error_code> w2;
+  s.subscribe("news", into(w2), far);
+  REQUIRE(w2);
+  CHECK(*w2 == make_error_code(error::refused));
+  CHECK(!s.has_commands());
+}
+
+}  // namespace test_subscription_set_unit
+
+namespace test_subscription_set_unit {
+
+TEST_CASE("subscription_set: an unsubscribed refused channel is not retried") {
+  subscription_set s(false, {});
+  std::optional<std::error_code> w;
+  s.subscribe("a", into(w), far);
+  s.subscribe("b", into(w), far);
+  s.on_connected();
+  CHECK(s.take_commands() == std::vector<command>{{"SUBSCRIBE", "a", "b"}});
+  auto refused = error_reply("NOPERM no permissions");
+  s.on_reply(refused);
+  CHECK(s.refused("a"));
+  CHECK(s.refused_count() == 2);
+  auto r = s.take_refusals();
+  REQUIRE(r.size() == 1);
+  CHECK(r[0].channels == std::vector<std::string>{"a", "b"});
+  CHECK(r[0].error == "NOPERM no permissions");
+  CHECK(r[0].retry_in == subscription_set::retry_initial);
+  s.unsubscribe("a");
+  s.take_commands();
+  s.expire(clock_type::now() + std::chrono::minutes(1));
+  CHECK(s.take_commands() == std::vector<command>{{"SUBSCRIBE", "b"}});
+  // A SUBSCRIBE answered before the refused one lines up: only the refused one's channels.
+  std::optional<std::error_code> wc;
+  s.subscribe("c", into(wc), far);
+  CHECK(s.take_commands() == std::vector<command>{{"SUBSCRIBE", "c"}});
+  auto cb = confirm("subscribe", "b");
+  s.on_reply(cb);
+  CHECK(s.take_recovered() == std::vector<std::string>{"b"});
+  s.on_reply(refused);  // answers "c"
+  REQUIRE(wc);
+  CHECK(*wc == make_error_code(error::refused));
+  CHECK(s.refused("c"));
+  CHECK_FALSE(s.refused("b"));
+}
+
+}  // namespace test_subscription_set_unit
