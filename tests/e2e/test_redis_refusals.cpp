@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "core/keys.hpp"
 #include "tests/support/deployment.hpp"
 #include "tests/support/redis_server.hpp"
 #include "tests/support/sync_redis.hpp"
@@ -127,6 +128,74 @@ TEST_CASE("Redis that refuses CONFIG (as managed services do): the worker starts
   auto id = d.publish("alice", R"({"n":1})");
   CHECK(wait_until([&] { return d.redis().inbox(d.inbox_key("alice")).size() == 1; }, 10s));
   CHECK(!id.empty());
+}
+
+TEST_CASE("min-replicas-to-write without a replica (NOREPLICAS): publish API 503, CLI exit 1") {
+  // A common Sentinel setting: the master refuses writes while too few replicas follow it.
+  redis_server redis;
+  stack s(redis);
+  REQUIRE(s.publish().status == 200);
+
+  sync_redis r(redis.port());
+  r.cmd({"CONFIG", "SET", "min-replicas-to-write", "1"});
+  expect_unavailable(s, "NOREPLICAS", true);
+
+  r.cmd({"CONFIG", "SET", "min-replicas-to-write", "0"});
+  auto again = s.publish();
+  INFO(again.body);
+  CHECK(again.status == 200);
+}
+
+TEST_CASE("a batch across bus shards, one shard refused: 207 with what was published") {
+  redis_server redis;
+  const auto ns = unique_namespace("e2e", "halfbatch");
+  deployment d(deployment_options{redis.url(),
+                                  redis.port(),
+                                  ns,
+                                  {{"PUSHONCE_API_KEY", api_key}, {"PUSHONCE_BUS_SHARDS", "2"}},
+                                  {},
+                                  "warn"});
+  auto port = d.port_of(d.start_gateway({"--dev-auth"}));
+  d.start_worker();
+  REQUIRE_MESSAGE(d.wait_ready(10s), d.ready_failure());
+
+  const pushonce::keys k(ns, 2);
+  std::string u0, u1;  // a user in each shard
+  for (int i = 0; u0.empty() || u1.empty(); ++i) {
+    auto u = "user" + std::to_string(i);
+    (k.shard_of(u) == 0 ? u0 : u1) = u;
+  }
+  // Shard 1's outbox holds another type: its publish.lua call fails, shard 0's succeeds.
+  sync_redis r(redis.port());
+  r.cmd({"SET", k.bus(1, "outbox"), "broken"});
+
+  headers auth{{"Authorization", std::string("Bearer ") + api_key},
+               {"Content-Type", "application/json"}};
+  auto body = R"({"messages":[{"user":")" + u0 + R"(","data":{"n":0}},{"user":")" + u1 +
+              R"(","data":{"n":1}}]})";
+  auto reply = http_request("127.0.0.1", port, "POST", "/api/publish", body, auth);
+  INFO(reply.status, " ", reply.body);
+  // Part of the batch went out: never a 5xx; the body says which part.
+  CHECK(reply.status == 207);
+  if (reply.status == 207) {
+    auto results = json::parse(reply.body).as_object().at("results").as_array();
+    REQUIRE(results.size() == 2);
+    CHECK(results[0].as_object().contains("id"));
+    CHECK_FALSE(results[0].as_object().contains("error"));
+    CHECK(results[1].as_object().at("error") == "internal");
+    CHECK_FALSE(results[1].as_object().contains("id"));
+  }
+  // What the answer says was published is delivered; the rest is not.
+  CHECK(wait_until([&] { return d.redis().inbox(k.user(u0, "inbox")).size() == 1; }, 10s));
+  CHECK(d.redis().inbox(k.user(u1, "inbox")).empty());
+
+  // Once the shard is repaired, resending the refused message publishes it alone.
+  r.cmd({"DEL", k.bus(1, "outbox")});
+  auto retry = http_request("127.0.0.1", port, "POST", "/api/publish",
+                            R"({"messages":[{"user":")" + u1 + R"(","data":{"n":1}}]})", auth);
+  CHECK(retry.status == 200);
+  CHECK(wait_until([&] { return d.redis().inbox(k.user(u1, "inbox")).size() == 1; }, 10s));
+  CHECK(d.redis().inbox(k.user(u0, "inbox")).size() == 1);
 }
 
 }  // namespace test_redis_refusals_e2e
