@@ -115,9 +115,12 @@ void leader_daemon::apply(lease_action action) {
       sources_.clear();
       break;
     case lease_action::refence:
+      // While this leader holds the lease no other leader acts: the fence is stale (e.g. a
+      // failover lost the counter's last increments).
       log::warn(
-          "{}: a queue's fence ({}) is above our token {}; moving the fencing counter past it",
-          lease_.why(), lease_.refence_above(), lease_.token());
+          "fenced while holding the lease: a queue's fence ({}) is above our token {}; "
+          "moving the fencing counter past it",
+          lease_.refence_above(), lease_.token());
       lease_timer_.cancel();  // the advance call now
       break;
     case lease_action::give_up:
