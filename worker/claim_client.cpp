@@ -72,9 +72,11 @@ asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim_client::claim(
   if (opts_.wait_replicas == 0) co_return r;
   if (r) {
     co_await confirm_and_publish(batch, r.value());
-  } else {
+  } else if (conn_->is_cluster() || r.error().code != errc::redis_unavailable) {
     // A call that failed part-way (a corrupted key of one user; on a cluster, another slot's
     // call) may have delivered the messages before: their records say so, publish them.
+    // (A single Redis that refused or did not answer: nothing was written before a refusal,
+    // and a call that ran but whose reply was lost is the sweeper's, as after a crash.)
     co_await publish_recorded(batch);
   }
   co_return r;
