@@ -12,7 +12,8 @@ namespace pushonce::gateway {
 
 struct http_answer {
   unsigned status = 200;
-  std::string body;  // JSON
+  std::string body;    // JSON
+  bool retry = false;  // a Redis condition: the answer carries Retry-After
 };
 
 /// The status and the body's "error" word of an errc: bad_request 400, unauthorized 401,

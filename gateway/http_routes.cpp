@@ -370,10 +370,12 @@ asio::awaitable<http_response> publish(http_request& req, gateway_state& st) {
   if (checked.limited) co_return rate_limited(req, st, *checked.limited);
   st.metrics.api_messages += received;
   auto answer = render_publish_results(body.value(), checked.results);
-  if (answer.status >= 500) log::warn("http: /api/publish: {} {}", answer.status, answer.body);
+  // 207: a batch across bus shards published in part (a shard's call failed).
+  if (answer.status >= 500 || answer.status == 207)
+    log::warn("http: /api/publish: {} {}", answer.status, answer.body);
   auto res = json_response(answer.status, std::move(answer.body), req.version());
   // Redis unreachable or refusing work (OOM, BUSY, MISCONF, no master): try again shortly.
-  if (answer.status == 503) res.set(http::field::retry_after, "1");
+  if (answer.retry) res.set(http::field::retry_after, "1");
   co_return res;
 }
 

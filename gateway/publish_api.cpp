@@ -64,12 +64,25 @@ outcome<publish_body> parse_publish_body(std::string_view text, std::size_t max_
   return out;
 }
 
+publish_outcome publish_outcome_of(const std::vector<outcome<published>>& results) {
+  std::size_t ok = 0;
+  for (const auto& r : results)
+    if (r) ++ok;
+  if (ok == results.size()) return publish_outcome::all;
+  return ok == 0 ? publish_outcome::none : publish_outcome::part;
+}
+
 http_answer render_publish_results(const publish_body& body,
                                    const std::vector<outcome<published>>& results) {
-  for (const auto& r : results) {
-    if (r) continue;
-    auto f = r.error();
-    return error_answer(f.code, f.message);
+  auto what = publish_outcome_of(results);
+  bool unavailable = false;
+  for (const auto& r : results)
+    if (!r && http_status_of(r.error().code).status == 503) unavailable = true;
+  if (what == publish_outcome::none) {
+    const auto& f = results.front().error();
+    auto a = error_answer(f.code, f.message);
+    a.retry = a.status == 503;
+    return a;
   }
   auto one = [](const published& p) {
     json::object o;
@@ -80,10 +93,20 @@ http_answer render_publish_results(const publish_body& body,
   if (!body.batch && results.size() == 1) return {200, json::serialize(one(results[0].value()))};
   json::array a;
   a.reserve(results.size());
-  for (const auto& r : results) a.push_back(one(r.value()));
+  for (const auto& r : results) {
+    if (r) {
+      a.push_back(one(r.value()));
+      continue;
+    }
+    json::object e;
+    e["error"] = http_status_of(r.error().code).code;
+    e["message"] = r.error().message;
+    a.push_back(std::move(e));
+  }
   json::object o;
   o["results"] = std::move(a);
-  return {200, json::serialize(o)};
+  if (what == publish_outcome::all) return {200, json::serialize(o)};
+  return {207, json::serialize(o), unavailable};
 }
 
 }  // namespace pushonce::gateway

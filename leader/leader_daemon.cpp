@@ -12,6 +12,7 @@
 #include "core/exit_on_exception.hpp"
 #include "core/heartbeat.hpp"
 #include "core/log.hpp"
+#include "core/lua/claim_record.hpp"
 #include "core/lua/opening.hpp"
 #include "core/queue_settings.hpp"
 #include "core/redis/scripts.hpp"
@@ -84,6 +85,8 @@ const char* mode_word(lease_call mode) {
       return "renew";
     case lease_call::release:
       return "release";
+    case lease_call::advance:
+      return "advance";
   }
   return "acquire";
 }
@@ -97,6 +100,7 @@ asio::awaitable<lease_reply> leader_daemon::call_lease(lease_call mode) {
                              heartbeat::hostname(),
                              std::to_string(opts_.lease.count()),
                              keys_.plain("leader:released")};
+  if (mode == lease_call::advance) a.push_back(std::to_string(lease_.refence_above()));
   const auto& s = redis::get_script("leader_lease");
   auto r = co_await redis::eval(*conn_, s, std::move(k), std::move(a));
   co_return lease_reply::from(r);
@@ -115,14 +119,34 @@ void leader_daemon::apply(lease_action action) {
       log::warn("no longer leading: {}", lease_.why());
       sources_.clear();
       break;
+    case lease_action::refence:
+      // While this leader holds the lease no other leader acts: the fence is stale (e.g. a
+      // failover lost the counter's last increments).
+      log::warn(
+          "fenced while holding the lease: a queue's fence ({}) is above our token {}; "
+          "moving the fencing counter past it",
+          lease_.refence_above(), lease_.token());
+      lease_timer_.cancel();  // the advance call now
+      break;
+    case lease_action::give_up:
+      log::warn("no longer leading: {}", lease_.why());
+      sources_.clear();
+      lease_timer_.cancel();  // the release call now
+      break;
     case lease_action::hold:
     case lease_action::standby:
       break;
   }
 }
 
-void leader_daemon::fenced(std::string_view why) {
-  apply(lease_.on_fenced(why));
+// The fence of `queue` is read to tell how far the fencing counter must move (the assign
+// and expire scripts compare it with our token; lease_state decides).
+asio::awaitable<void> leader_daemon::fenced(const std::string& queue, std::string_view why) {
+  redis::command get{"GET", keys_.queue(queue, "fence")};
+  auto r = co_await conn_->exec(std::move(get));
+  std::optional<long long> stored;
+  if (r.ok() && r.value.is_string()) stored = lua::record_number(r.value.str);
+  apply(lease_.on_fenced(why, stored, std::chrono::steady_clock::now()));
 }
 
 // Renews every third of the lease; lease_state decides when to lead and step down.
@@ -134,9 +158,13 @@ asio::awaitable<void> leader_daemon::lease_loop() {
       registered_ = reg.has_value();
       if (!registered_) log::warn("cannot register queues yet: {}", reg.error().message);
     }
-    auto reply = co_await call_lease(lease_.next_call());
+    auto call = lease_.next_call();
+    auto reply = co_await call_lease(call);
     if (stopping_) break;
-    apply(lease_.on_reply(reply, std::chrono::steady_clock::now()));
+    if (call == lease_call::release)
+      lease_.on_released(std::chrono::steady_clock::now());
+    else
+      apply(lease_.on_reply(reply, std::chrono::steady_clock::now()));
     lease_timer_.expires_at(lease_.next_wake());
     co_await lease_timer_.async_wait(use_tuple);
   }
@@ -185,10 +213,16 @@ asio::awaitable<void> leader_daemon::expire_loop() {
     if (!leading()) continue;
     for (const auto& queue : opts_.queues) {
       if (!co_await ensure_source(queue)) continue;
+      // Copied once: a step-down during a call clears sources_ (never operator[] after a
+      // co_await, which would insert source 0 for a re-lead).
+      auto found = sources_.find(queue);
+      if (found == sources_.end()) continue;
+      const auto source = found->second;
       for (int i = 0; i < 100 && leading(); ++i) {
-        auto r = co_await queues_.expire_batch(queue, sources_[queue], lease_.token(), opts_.batch);
+        auto r = co_await queues_.expire_batch(queue, source, lease_.token(), opts_.batch);
         if (!r) {
-          if (r.error().code == errc::fenced) fenced("a newer leader has acted on this queue");
+          if (r.error().code == errc::fenced)
+            co_await fenced(queue, "a newer leader has acted on this queue");
           break;
         }
         if (r.value().empty()) break;
@@ -266,7 +300,7 @@ asio::awaitable<void> leader_daemon::open_queue(const std::string& queue, bool s
     auto& r = rs.at(0);
     if (!r.ok()) {
       if (r.value.is_error() && errc_of_code(r.value.error_code()) == errc::fenced)
-        fenced("a newer leader has acted on this queue");
+        co_await fenced(queue, "a newer leader has acted on this queue");
       else
         log::warn("queue {}: opening step failed: {}", queue,
                   r.value.is_error() ? r.value.str : r.ec.message());
@@ -291,14 +325,17 @@ asio::awaitable<void> leader_daemon::assign_queue(const std::string& queue) {
     dirty_.insert(queue);
     co_return;
   }
-  auto source = sources_[queue];
+  auto found = sources_.find(queue);
+  if (found == sources_.end()) co_return;  // stepped down meanwhile
+  const auto source = found->second;
   // Bounded rounds so one busy queue cannot starve the others or the lease renewal.
   for (int i = 0; i < 100 && leading() && !stopping_; ++i) {
     auto r = co_await queues_.assign_batch(queue, source, lease_.token(),
                                            opts_.accept_timeout.count(), opts_.batch);
     if (!r) {
       if (r.error().code == errc::fenced) {
-        fenced("a newer leader has assigned on this queue");
+        // The queues after this one go on with the same token (their fences are theirs).
+        co_await fenced(queue, "a newer leader has assigned on this queue");
       } else {
         log::warn("queue {}: assign failed: {} {}", queue, r.error().code, r.error().message);
         dirty_.insert(queue);

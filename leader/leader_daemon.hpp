@@ -57,7 +57,7 @@ class leader_daemon {
   /// Publishes the trace events and the published count of one batch (fire and forget).
   void record(const std::string& queue, const std::vector<assignment>& batch, const char* kind);
   void apply(lease_action action);
-  void fenced(std::string_view why);
+  boost::asio::awaitable<void> fenced(const std::string& queue, std::string_view why);
 
   boost::asio::any_io_executor ex_;
   keys keys_;

@@ -29,12 +29,16 @@
 -- bucket fills).
 --
 -- The claim record is a string (its grammar: prelude.lua, delivered_record ... read_record):
--- delivered, leased, released or dead-lettered.
+-- delivered, leased, released or dead-lettered. In mode 'n' a delivery is recorded as
+-- delivered-not-published until the caller's published.lua call: a caller that fails or
+-- dies before it leaves a record any later claim (the sweeper's re-drive) finishes.
 -- A message with no claim record that was published longer than (window - lease) ago is
 -- not delivered: its record may have expired after an earlier delivery (a worker paused
 -- past the window), so delivering could repeat it. It is answered "expired".
 -- Returns a flat array, two items per message:
 --   "delivered", offset | "done", offset (delivered earlier) | "taken", 0 (live lease) |
+--   "unpublished", offset (mode 'n': delivered earlier, its frame not published yet: the
+--   caller publishes it; in modes 'p' and 's' this call publishes it and answers "done") |
 --   "dead", 0 | "won", attempts (lease taken, nothing delivered: empty tail or attempts over
 --   the maximum) | "failed", "<error>" (the inbox write failed; lease kept for a retry) |
 --   "expired", 0 (no record and older than the window allows; nothing written).
@@ -111,7 +115,11 @@ local function deliver(i, ck, id, tail, attempts)
   elseif mode == 's' then
     redis.call('SPUBLISH', prefix .. 'ch', frame)
   end
-  put(i, delivered_record(off, attempts))
+  if mode == 'n' then
+    put(i, unpublished_record(off, attempts))  -- the caller publishes, then published.lua
+  else
+    put(i, delivered_record(off, attempts))
+  end
   -- The idle TTL is renewed when less than 7/8 of it is left (or none: -1, -2), and always
   -- at offset 1 (the inbox may be new): one PTTL per delivery instead of two PEXPIREs. Meta
   -- and inbox are renewed together (here and by the gateways), so the meta's TTL speaks for
@@ -137,11 +145,9 @@ end
 local records, fields = {}, {}
 for i = 1, #KEYS do
   local ck, id = KEYS[i], ARGV[8 + 2 * i]
-  local n = string.match(id, '^%d+$') and tonumber(id)
-  if not n then return redis.error_reply('bad_request ids must be decimal') end
-  local close = string.find(ck, '}', 1, true)
-  if not close then return redis.error_reply('bad_request a claim key has a hash tag') end
-  local b = string.sub(ck, 1, close) .. ':c:' .. string.format('%d:%d', n % 4096, math.floor(n / 524288))
+  if not string.match(id, '^%d+$') then return redis.error_reply('bad_request ids must be decimal') end
+  local b = record_bucket(ck, id)
+  if not b then return redis.error_reply('bad_request a claim key has a hash tag') end
   bucket_of[i] = b
   local f = fields[b]
   if not f then
@@ -164,8 +170,21 @@ local function claim_each()
     local state, value
     local v = records[i]
     local attempts = 1
-    local kind, n, a = read_record(v)
-    if kind == 'delivered' then
+    local kind, n, a, unpublished = read_record(v)
+    if kind == 'delivered' and unpublished then
+      -- Delivered by a caller that did not publish its frame (it failed or died after the
+      -- claim): publish it now (sessions drop an offset they have sent), or hand it back.
+      if mode == 'n' then
+        state, value = 'unpublished', n
+      else
+        local prefix = string.sub(ck, 1, #ck - #id - 2)
+        local off = string.format('%d', n)
+        local frame = '{"type":"message","id":"' .. id .. '","offset":' .. off .. tail
+        redis.call(mode == 's' and 'SPUBLISH' or 'PUBLISH', prefix .. 'ch', frame)
+        put(i, delivered_record(off, a))
+        state, value = 'done', n
+      end
+    elseif kind == 'delivered' then
       state, value = 'done', n
     elseif kind == 'leased' then
       if n > clock() then state, value = 'taken', 0 end

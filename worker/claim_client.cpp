@@ -4,6 +4,9 @@
 #include <random>
 
 #include "core/dead_letter_entry.hpp"
+#include "core/errc_format.hpp"
+#include "core/log.hpp"
+#include "core/lua/claim_record.hpp"
 #include "core/redis/connection.hpp"
 #include "core/redis/failure_of.hpp"
 #include "core/redis/hash_slot.hpp"
@@ -50,21 +53,33 @@ asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim_client::claim(
   s.publish = conn_->is_cluster() ? lua::publish_mode::sharded : lua::publish_mode::classic;
   if (opts_.wait_replicas > 0) s.publish = lua::publish_mode::none;
   const auto& script = redis::get_script("claim");
+  outcome<std::vector<lua::claim_outcome>> r = failure{errc::internal, "no claim"};
   if (conn_->is_cluster()) {
     auto op = claim_per_slot(batch, s);
-    auto r = co_await std::move(op);
-    if (r && opts_.wait_replicas > 0) co_await confirm_and_publish(batch, r.value());
-    co_return r;
+    r = co_await std::move(op);
+  } else {
+    std::vector<redis::command> cmds;
+    cmds.push_back(lua::claim_command(keys_, s, batch));
+    auto rs = co_await redis::eval_all(*conn_, script, std::move(cmds));
+    if (!rs.front().ok()) {
+      r = failure_of(rs.front());
+    } else if (auto parsed = lua::parse_claim_reply(rs.front().value, batch.size())) {
+      r = std::move(*parsed);
+    } else {
+      r = failure{errc::internal, "unexpected reply from claim.lua"};
+    }
   }
-  std::vector<redis::command> cmds;
-  cmds.push_back(lua::claim_command(keys_, s, batch));
-  auto rs = co_await redis::eval_all(*conn_, script, std::move(cmds));
-  auto& r = rs.front();
-  if (!r.ok()) co_return failure_of(r);
-  auto parsed = lua::parse_claim_reply(r.value, batch.size());
-  if (!parsed) co_return failure{errc::internal, "unexpected reply from claim.lua"};
-  if (opts_.wait_replicas > 0) co_await confirm_and_publish(batch, *parsed);
-  co_return std::move(*parsed);
+  if (opts_.wait_replicas == 0) co_return r;
+  if (r) {
+    co_await confirm_and_publish(batch, r.value());
+  } else if (conn_->is_cluster() || r.error().code != errc::redis_unavailable) {
+    // A call that failed part-way (a corrupted key of one user; on a cluster, another slot's
+    // call) may have delivered the messages before: their records say so, publish them.
+    // (A single Redis that refused or did not answer: nothing was written before a refusal,
+    // and a call that ran but whose reply was lost is the sweeper's, as after a crash.)
+    co_await publish_recorded(batch);
+  }
+  co_return r;
 }
 
 // The deliveries are in the inbox (a session that resumes reads them at once); here they
@@ -73,11 +88,16 @@ asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim_client::claim(
 // on it before), pipelined, so a node's second WAIT returns at once. A WAIT short of N
 // replicas still publishes: the message is delivered (the inbox has it) and withholding
 // the frame would only delay it until the next catch-up; it is counted instead.
-asio::awaitable<void> claim_client::confirm_and_publish(
-    std::span<const bus_message> batch, const std::vector<lua::claim_outcome>& out) {
+asio::awaitable<void> claim_client::confirm_and_publish(std::span<const bus_message> batch,
+                                                        std::vector<lua::claim_outcome>& out) {
   std::vector<std::size_t> delivered;
-  for (std::size_t i = 0; i < out.size(); ++i)
-    if (out[i].state == lua::claim_state::delivered) delivered.push_back(i);
+  std::vector<long long> offsets;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (out[i].state != lua::claim_state::delivered && !out[i].frame_pending) continue;
+    out[i].frame_pending = true;  // until published.lua took it
+    delivered.push_back(i);
+    offsets.push_back(out[i].number);
+  }
   if (delivered.empty()) co_return;
   std::vector<std::string> route_keys;
   std::vector<redis::command> waits;
@@ -94,23 +114,79 @@ asio::awaitable<void> claim_client::confirm_and_publish(
   auto acks = co_await conn_->exec_all_at(std::move(route_keys), std::move(waits));
   for (auto& a : acks)
     if (!a.ok() || a.value.as_int().value_or(0) < opts_.wait_replicas) ++wait_timeouts_;
-  std::vector<redis::command> pubs;
-  pubs.reserve(delivered.size());
-  // On a cluster the gateways SSUBSCRIBE user channels: SPUBLISH, routed to the user's slot.
-  const char* publish = conn_->is_cluster() ? "SPUBLISH" : "PUBLISH";
-  for (auto i : delivered)
-    pubs.push_back(
-        {publish, keys_.user_channel(batch[i].user), render_frame(batch[i], out[i].number)});
-  auto rs = co_await conn_->exec_all(std::move(pubs));
-  // A frame not published is like one Pub/Sub lost: sessions read it from the inbox at
-  // their next gap or reconnect.
-  (void)rs;
+  auto sent = co_await publish_frames(batch, delivered, offsets);
+  for (std::size_t j = 0; j < delivered.size(); ++j)
+    if (sent[j]) out[delivered[j]].frame_pending = false;
+}
+
+// published.lua per slot (one call on a single Redis): the frames go out and the records
+// become delivered. A call that fails leaves its records "delivered, not published": the
+// sweeper's re-drive publishes them.
+asio::awaitable<std::vector<bool>> claim_client::publish_frames(
+    std::span<const bus_message> batch, const std::vector<std::size_t>& which,
+    const std::vector<long long>& offsets) {
+  std::vector<bool> sent(which.size(), false);
+  std::vector<std::vector<std::size_t>> groups;  // positions in `which`
+  if (conn_->is_cluster()) {
+    std::vector<bus_message> picked;
+    for (auto i : which) picked.push_back(batch[i]);
+    groups = lua::claim_groups(keys_, picked);
+  } else {
+    groups.emplace_back();
+    for (std::size_t j = 0; j < which.size(); ++j) groups.back().push_back(j);
+  }
+  std::vector<redis::command> cmds;
+  for (const auto& g : groups) {
+    std::vector<std::size_t> idx;
+    std::vector<long long> offs;
+    for (auto j : g) {
+      idx.push_back(which[j]);
+      offs.push_back(offsets[j]);
+    }
+    cmds.push_back(lua::published_command(keys_, conn_->is_cluster(), batch, idx, offs));
+  }
+  auto rs = co_await redis::eval_all(*conn_, redis::get_script("published"), std::move(cmds));
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    if (!rs[g].ok()) {
+      auto f = failure_of(rs[g]);
+      log::warn("publishing {} delivered frame(s) failed: {} {}; the sweeper sends them",
+                groups[g].size(), f.code, f.message);
+      continue;
+    }
+    for (auto j : groups[g]) sent[j] = true;
+  }
+  co_return sent;
+}
+
+asio::awaitable<void> claim_client::publish_recorded(std::span<const bus_message> batch) {
+  std::vector<lua::record_ref> refs;
+  refs.reserve(batch.size());
+  for (const auto& m : batch) refs.push_back(lua::claim_record_ref(keys_, m.user, m.id));
+  auto reads = lua::claim_record_reads(refs, conn_->is_cluster());
+  auto rs = co_await conn_->exec_all(reads);
+  std::vector<std::optional<redis::reply>> replies;
+  replies.reserve(rs.size());
+  for (auto& r : rs) replies.push_back(r.ok() ? std::optional(std::move(r.value)) : std::nullopt);
+  auto values = lua::read_values(reads, replies);
+  std::vector<std::size_t> which;
+  std::vector<long long> offsets;
+  for (std::size_t i = 0; i < batch.size() && i < values.size(); ++i) {
+    if (!values[i]) continue;
+    auto rec = lua::parse_claim_record(*values[i]);
+    if (!rec || rec->state != lua::claim_record::kind::delivered || !rec->unpublished) continue;
+    which.push_back(i);
+    offsets.push_back(rec->offset);
+  }
+  if (which.empty()) co_return;
+  auto sent = co_await publish_frames(batch, which, offsets);
+  (void)sent;
 }
 
 // Redis Cluster: one claim.lua call per slot (users' keys of one call must share a slot),
 // pipelined; the outcomes are put back in batch order. A call that fails makes the whole
 // batch fail as on a single Redis (the messages of the calls that succeeded were delivered
-// and are `done` when the sweeper re-drives them).
+// and are `done` when the sweeper re-drives them; with --wait-replicas their frames are
+// published from their records first, publish_recorded).
 asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim_client::claim_per_slot(
     std::span<const bus_message> batch, const lua::claim_settings& s) {
   auto groups = lua::claim_groups(keys_, batch);

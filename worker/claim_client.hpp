@@ -43,7 +43,8 @@ class claim_client {
   boost::asio::awaitable<outcome<bool>> claim_batch(const std::string& first_id,
                                                     const std::string& owner);
   /// Claims (and, when won, delivers) every message of `batch` in one claim.lua call (on
-  /// Redis Cluster: one call per slot, pipelined).
+  /// Redis Cluster: one call per slot, pipelined). With --wait-replicas the delivered
+  /// frames are published after WAIT, also when the call failed after delivering some.
   boost::asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim(
       std::span<const bus_message> batch, std::string owner);
   /// Hands back a lease the caller holds (shutdown). True when it held it.
@@ -63,9 +64,17 @@ class claim_client {
   boost::asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim_per_slot(
       std::span<const bus_message> batch, const lua::claim_settings& s);
   /// --wait-replicas: WAIT on the node of each slot that took a delivery, then publish
-  /// the delivered frames.
+  /// the delivered frames (and those of earlier deliveries claim.lua found unpublished);
+  /// a frame whose publish failed keeps `frame_pending`.
   boost::asio::awaitable<void> confirm_and_publish(std::span<const bus_message> batch,
-                                                   const std::vector<lua::claim_outcome>& out);
+                                                   std::vector<lua::claim_outcome>& out);
+  /// published.lua for batch[which[j]] at offsets[j]; true for each frame sent.
+  boost::asio::awaitable<std::vector<bool>> publish_frames(std::span<const bus_message> batch,
+                                                           const std::vector<std::size_t>& which,
+                                                           const std::vector<long long>& offsets);
+  /// After a failed claim: the messages of `batch` whose records say delivered but not
+  /// published (the part of the call that ran) are published.
+  boost::asio::awaitable<void> publish_recorded(std::span<const bus_message> batch);
 
   std::shared_ptr<redis::connection> conn_;
   keys keys_;

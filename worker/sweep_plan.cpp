@@ -108,6 +108,10 @@ void sweep_plan::on_records(const std::vector<std::optional<lua::claim_record>>&
     ++j;
     if (!r) {
       it.f = fate::blocked;  // unreadable: look again next time
+    } else if (r->state == kind::delivered && r->unpublished) {
+      // Delivered by a worker that did not publish its frame (--wait-replicas: it failed
+      // or died after the claim): the re-drive publishes it, whatever its age.
+      it.f = fate::redrive;
     } else if (r->state == kind::delivered || r->state == kind::dead) {
       it.f = fate::finished;
     } else if (r->state == kind::leased && r->until_ms >= now_ms_) {
@@ -133,7 +137,8 @@ void sweep_plan::on_redriven(const std::vector<std::optional<lua::claim_outcome>
     if (it.f != fate::redrive) continue;
     const auto& o = j < outcomes.size() ? outcomes[j] : std::nullopt;
     ++j;
-    bool done = o && (o->state == st::delivered || o->state == st::done || o->state == st::dead);
+    bool done = o && !o->frame_pending &&
+                (o->state == st::delivered || o->state == st::done || o->state == st::dead);
     it.f = done ? fate::redriven : fate::blocked;
     if (o && o->state == st::expired)  // claim.lua found it too old
       it.f = deaf_ ? fate::blocked : fate::expired;

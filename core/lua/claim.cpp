@@ -96,6 +96,22 @@ std::vector<std::vector<std::size_t>> claim_groups(const keys& k,
   return groups;
 }
 
+redis::command published_command(const keys& k, bool cluster, std::span<const bus_message> batch,
+                                 std::span<const std::size_t> which,
+                                 std::span<const long long> offsets) {
+  std::vector<std::string> ks;
+  std::vector<std::string> as{cluster ? "s" : "p"};
+  ks.reserve(which.size());
+  as.reserve(1 + 2 * which.size());
+  for (std::size_t j = 0; j < which.size(); ++j) {
+    const auto& m = batch[which[j]];
+    ks.push_back(k.claim(m.user, m.id));
+    as.push_back(m.id);
+    as.push_back(render_frame(m, offsets[j]));
+  }
+  return redis::evalsha_command(redis::get_script("published"), ks, as);
+}
+
 redis::command release_command(const keys& k, const bus_message& m, const std::string& owner) {
   auto ref = claim_record_ref(k, m.user, m.id);
   std::vector<std::string> ks{std::move(ref.key)};
@@ -136,7 +152,10 @@ std::optional<std::vector<claim_outcome>> parse_claim_reply(const redis::reply& 
       o.state = claim_state::delivered;
     else if (word == "done")
       o.state = claim_state::done;
-    else if (word == "taken")
+    else if (word == "unpublished") {
+      o.state = claim_state::done;
+      o.frame_pending = true;
+    } else if (word == "taken")
       o.state = claim_state::taken;
     else if (word == "dead")
       o.state = claim_state::dead;
@@ -245,6 +264,7 @@ redis::command batch_done_command(const keys& k, std::span<const bus_message> ba
 
 bool batch_finished(std::span<const claim_outcome> outcomes) {
   return std::all_of(outcomes.begin(), outcomes.end(), [](const claim_outcome& o) {
+    if (o.frame_pending) return false;
     return o.state == claim_state::delivered || o.state == claim_state::done ||
            o.state == claim_state::dead;
   });

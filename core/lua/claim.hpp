@@ -65,6 +65,11 @@ struct claim_outcome {
   claim_state state = claim_state::taken;
   long long number = 0;
   std::string error;
+  /// delivered or done, but its frame may not be on the user's channel yet: claim.lua in
+  /// mode 'n' (its "unpublished" answer for a delivery that a failed or dead caller did not
+  /// publish is `done` with this set). The caller publishes it (published_command); until
+  /// then the message is not finished (its record says so to the sweeper).
+  bool frame_pending = false;
 };
 
 /// The smallest batch the workers race for (claim_batch.lua) before claim.lua. A one-message
@@ -105,6 +110,14 @@ redis::command claim_command(const keys& k, const claim_settings& s,
 /// caller only splits in cluster mode.
 std::vector<std::vector<std::size_t>> claim_groups(const keys& k,
                                                    std::span<const bus_message> batch);
+
+/// published.lua: the frames of `batch[i]` for i in `which` (each with the offset
+/// `offsets[j]`) go out on their users' channels, and their claim records, written by
+/// claim.lua in mode 'n', become delivered. One call's messages must share a slot (on a
+/// cluster: one call per claim_groups group); `cluster` picks SPUBLISH.
+redis::command published_command(const keys& k, bool cluster, std::span<const bus_message> batch,
+                                 std::span<const std::size_t> which,
+                                 std::span<const long long> offsets);
 
 /// release.lua: `owner` hands back its lease on message `m` (reply 1 when it held it).
 redis::command release_command(const keys& k, const bus_message& m, const std::string& owner);
@@ -158,7 +171,8 @@ redis::command batch_done_command(const keys& k, std::span<const bus_message> ba
 /// same id (a dead letter's replay) is not taken for it.
 std::string batch_digest(std::span<const bus_message> batch);
 std::string batch_digest(std::span<const std::string_view> lines);
-/// Every outcome final: delivered, done or dead (nothing for the sweeper to re-drive).
+/// Every outcome final: delivered, done or dead, its frame published (nothing for the
+/// sweeper to re-drive).
 bool batch_finished(std::span<const claim_outcome> outcomes);
 struct batch_mark {
   std::size_t messages = 0;

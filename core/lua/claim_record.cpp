@@ -31,6 +31,16 @@ std::optional<claim_record> parse_claim_record(const redis::reply& value) {
     r.owner = std::string(rest.substr(0, u));
     r.until_ms = *until;
     r.attempts = *attempts;
+  } else if (v.starts_with("p:")) {  // p:<offset>:<attempts>
+    auto colon = rest.find(':');
+    if (colon == std::string_view::npos) return std::nullopt;
+    auto offset = record_number(rest.substr(0, colon));
+    auto attempts = record_number(rest.substr(colon + 1));
+    if (!offset || !attempts) return std::nullopt;
+    r.state = claim_record::kind::delivered;
+    r.unpublished = true;
+    r.offset = *offset;
+    r.attempts = *attempts;
   } else if (v.starts_with("r:")) {
     auto attempts = record_number(rest);
     if (!attempts) return std::nullopt;
@@ -62,6 +72,7 @@ std::string claim_record_text(const claim_record& r) {
     case kind::none:
       return {};
     case kind::delivered:
+      if (r.unpublished) return "p:" + std::to_string(r.offset) + ":" + std::to_string(r.attempts);
       return r.attempts > 1 ? std::to_string(r.offset) + ":" + std::to_string(r.attempts)
                             : std::to_string(r.offset);
     case kind::leased:

@@ -6,6 +6,7 @@
 //   "l:<owner>:<until ms>:<attempts>"     leased
 //   "r:<attempts>"                        lease handed back ("r:0": replayed)
 //   "x:<attempts>:<reason>"               dead-lettered
+//   "p:<offset>:<attempts>"               delivered, its frame not yet published (mode 'n')
 
 #include <optional>
 #include <string>
@@ -18,11 +19,12 @@ namespace pushonce::lua {
 /// A claim record as claim.lua writes it (read by the sweeper and `trace`, record_read).
 struct claim_record {
   enum class kind { none, delivered, leased, released, dead } state = kind::none;
-  long long offset = 0;    // delivered
-  long long attempts = 0;  // leases taken so far (1 for a first delivery)
-  long long until_ms = 0;  // leased: when the lease ends
-  std::string owner;       // leased
-  std::string reason;      // dead
+  long long offset = 0;      // delivered
+  bool unpublished = false;  // delivered, the frame maybe not out yet (the sweeper sends it)
+  long long attempts = 0;    // leases taken so far (1 for a first delivery)
+  long long until_ms = 0;    // leased: when the lease ends
+  std::string owner;         // leased
+  std::string reason;        // dead
 };
 
 /// Parses a claim record; a nil reply is `none`; std::nullopt when it is not one.

@@ -60,8 +60,9 @@ struct connection::state : link::client {
   void on_stopped() override { queue.close(error::stopped); }
 
   // READONLY/LOADING/MASTERDOWN: the connection is dropped so that the next one finds the
-  // new master. OOM/BUSY/MISCONF: the command fails as redis_unavailable (core/outcome);
-  // the log says which, at most once a second per connection.
+  // new master. OOM/BUSY/MISCONF/NOREPLICAS/NOPERM: the command fails as redis_unavailable
+  // (core/outcome); the log says which, at most once a second per connection (NOPERM as
+  // an error: an operator must fix the ACL).
   void on_refusal(const std::string& code, error_reply_class what) {
     auto now = link::clock_type::now();
     if (what == error_reply_class::failover) {
@@ -74,8 +75,14 @@ struct connection::state : link::client {
     }
     ++refusals;
     if (now - last_refusal_log < std::chrono::seconds(1)) return;
-    log::warn("redis: {} answered {} ({}): {} command(s) refused, answered as unavailable",
-              io.options().where.display(), code, describe_error_code(code), refusals);
+    if (what == error_reply_class::denied)
+      log::error(
+          "redis: {} answered {} ({}): {} command(s) refused, answered as unavailable; "
+          "operator error: fix the Redis user's ACL",
+          io.options().where.display(), code, describe_error_code(code), refusals);
+    else
+      log::warn("redis: {} answered {} ({}): {} command(s) refused, answered as unavailable",
+                io.options().where.display(), code, describe_error_code(code), refusals);
     refusals = 0;
     last_refusal_log = now;
   }

@@ -20,6 +20,12 @@ constexpr known codes[] = {
     {"MISCONF", error_reply_class::unavailable, "Redis refuses writes after failed saves"},
     {"CLUSTERDOWN", error_reply_class::unavailable, "a slot of the cluster has no master"},
     {"TRYAGAIN", error_reply_class::unavailable, "the keys' slot is being migrated"},
+    {"NOREPLICAS", error_reply_class::unavailable,
+     "too few replicas follow the master (min-replicas-to-write)"},
+    {"MOVED", error_reply_class::unavailable, "the keys' slot moved again and again"},
+    {"ASK", error_reply_class::unavailable, "the keys' slot is being migrated (ASK again)"},
+    {"NOPERM", error_reply_class::denied,
+     "the Redis user's ACL refuses a command or key: an operator must grant it"},
 };
 
 }  // namespace

@@ -8,9 +8,14 @@ failure failure_of(const redis::result& r) {
   if (r.ec) return {errc::redis_unavailable, "Redis did not answer: " + r.ec.message()};
   if (!r.value.is_error()) return {errc::internal, "unexpected reply from Redis"};
   std::string code(r.value.error_code());
-  // OOM, BUSY, READONLY, ...: Redis is there but refuses work for now (the connection
-  // logs which, and reconnects after a failover).
-  if (redis::classify_error_code(code) != redis::error_reply_class::ordinary)
+  // OOM, BUSY, READONLY, NOREPLICAS, NOPERM ...: Redis is there but refuses work for now
+  // (the connection logs which, and reconnects after a failover).
+  auto what = redis::classify_error_code(code);
+  if (what == redis::error_reply_class::denied)
+    return {errc::redis_unavailable,
+            "Redis refused (an operator must grant the Redis user this command or key): " +
+                r.value.str};
+  if (what != redis::error_reply_class::ordinary)
     return {errc::redis_unavailable, "Redis refused: " + r.value.str};
   // Scripts answer "<code> <message>" with a code of the contract; Redis's own codes (ERR,
   // NOSCRIPT, WRONGTYPE, ...) are not ours: internal, with the whole reply.

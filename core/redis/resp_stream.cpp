@@ -181,7 +181,8 @@ asio::awaitable<std::error_code> resp_stream::connect(const connection_options& 
       // A wrong password or db is not a transport fault, but retrying will not fix it
       // either; report it as a refused connection so the caller backs off and logs.
       if (r.is_error()) {
-        if (classify_error_code(r.error_code()) != error_reply_class::ordinary)
+        auto what = classify_error_code(r.error_code());
+        if (what == error_reply_class::failover || what == error_reply_class::unavailable)
           co_return error::refused;  // BUSY, LOADING, READONLY ...: try again later
         co_return std::make_error_code(std::errc::permission_denied);
       }

@@ -20,10 +20,28 @@ end
 --                                         that failed: retried after the lease)
 --   "r:<attempts>"                        lease handed back (release.lua; "r:0": replayed)
 --   "x:<attempts>:<reason>"               dead-lettered (dead_letter.lua)
+--   "p:<offset>:<attempts>"               delivered, its frame not yet published (claim.lua
+--                                         in mode 'n'; published.lua makes it delivered once
+--                                         the frame is out)
 -- `offset` stays the caller's string (see claim.lua on formatting numbers).
 local function delivered_record(offset, attempts)
   if attempts > 1 then return offset .. ':' .. attempts end
   return offset
+end
+
+local function unpublished_record(offset, attempts)
+  return 'p:' .. offset .. ':' .. attempts
+end
+
+-- The bucket (a hash, in the claim key's slot) that holds the claim record of message
+-- `id` (decimal) named by claim key `ck`: NS:{bus:N}:c:<source>:<id div 524288>
+-- (core/keys.cpp claim_bucket names the same key). nil for an id that is not decimal or
+-- a key without a hash tag.
+local function record_bucket(ck, id)
+  local n = string.match(id, '^%d+$') and tonumber(id)
+  local close = string.find(ck, '}', 1, true)
+  if not n or not close then return nil end
+  return string.sub(ck, 1, close) .. ':c:' .. string.format('%d:%d', n % 4096, math.floor(n / 524288))
 end
 
 local function lease_record(owner, until_ms, attempts)
@@ -38,14 +56,18 @@ local function dead_record(attempts, reason)
   return 'x:' .. attempts .. ':' .. reason
 end
 
--- What record `v` says: 'delivered' and the offset, 'leased' and the lease's end (ms) and
--- attempts, 'released' (nil, attempts) or 'dead' (nil, attempts); nil when there is none.
--- The second byte tells a delivered record ("<offset>...", no ':' there) from the others.
+-- What record `v` says: 'delivered' and the offset (and, for a frame not yet published,
+-- its attempts and true), 'leased' and the lease's end (ms) and attempts, 'released' (nil,
+-- attempts) or 'dead' (nil, attempts); nil when there is none. The second byte tells a
+-- delivered record ("<offset>...", no ':' there) from the others.
 local function read_record(v)
   if not v then return nil end
   local b1, b2 = string.byte(v, 1, 2)
   if b2 == 58 then
-    if b1 == 108 then  -- l:<owner>:<until>:<attempts>
+    if b1 == 112 then  -- p:<offset>:<attempts>
+      local off, a = string.match(v, '^p:(%d+):(%d+)$')
+      return 'delivered', tonumber(off), tonumber(a), true
+    elseif b1 == 108 then  -- l:<owner>:<until>:<attempts>
       local till, a = string.match(v, ':(%d+):(%d+)$')
       return 'leased', tonumber(till), tonumber(a)
     elseif b1 == 114 then  -- r:<attempts>

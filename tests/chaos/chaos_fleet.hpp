@@ -32,7 +32,13 @@ class fleet {
     auto id = fmt::format("w{}-{}", slot, ++generation_);
     if (workers.size() <= slot) workers.resize(slot + 1);
     kill9(workers[slot]);
-    workers[slot] = &d.start_worker({"--id", id, "--lease-ms", "1000"});
+    std::vector<std::string> args{"--id", id, "--lease-ms", "1000"};
+    // PUSHONCE_CHAOS_WAIT_REPLICAS=N: the workers publish after WAIT N (10 ms; no replica
+    // here, so each WAIT times out): a worker killed between a claim and its publish.
+    if (auto n = env_or("PUSHONCE_CHAOS_WAIT_REPLICAS", 0); n > 0)
+      args.insert(args.end(),
+                  {"--wait-replicas", std::to_string(n), "--wait-replicas-timeout-ms", "10"});
+    workers[slot] = &d.start_worker(std::move(args));
   }
   void start_leader(std::size_t slot) {
     auto id = fmt::format("L{}-{}", slot, ++generation_);

@@ -21,7 +21,9 @@
 //
 // PUSHONCE_CHAOS_SECONDS (default 70) sets how long the load runs (the fault cycle repeats
 // every 70 s in longer soaks); PUSHONCE_CHAOS_RATE (default 300) custom publishes per
-// second. PUSHONCE_KEEP_TEST_DIRS keeps the processes' logs.
+// second. PUSHONCE_CHAOS_WAIT_REPLICAS=1 runs the workers with --wait-replicas 1 (the
+// frames published after the claim: a killed worker leaves deliveries for the sweeper to
+// publish). PUSHONCE_KEEP_TEST_DIRS keeps the processes' logs.
 //
 // The parts, each in its own file: chaos_fleet (the processes, in slots), chaos_session (one
 // user's WebSocket session), chaos_load (publishes and assignments), chaos_faults (the fault

@@ -19,6 +19,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "tests/support/deployment.hpp"
@@ -356,6 +357,41 @@ TEST_CASE("SIGTERM: the leader and the workers exit 0 within 5 s") {
   INFO("status: ", json::serialize(st));
   CHECK(st.at("leader").is_null());
   CHECK(st.at("workers").as_array().empty());
+}
+
+TEST_CASE("pipeline: a queue's fence above the leaders' counter: assignment resumes everywhere") {
+  // A failover that lost the counter's last INCRs leaves a queue fenced above every token
+  // the counter will hand out for a long time. The leader holding the lease is the only
+  // one acting: it must get past the fence (and the other queues must not wait on it).
+  deployment d("fence");
+  const std::vector<std::string> args{"--queue", "default",    "--queue",
+                                      "second",  "--lease-ms", "900"};
+  d.start_leader(args);
+  d.start_leader(args);  // a standby
+  d.start_worker();
+  REQUIRE_MESSAGE(d.wait_ready(), d.logs());
+  d.redis().cmd({"SET", d.k().queue("default", "fence"), "999999"});
+
+  for (const auto& [user, queue, desk] :
+       {std::tuple{"alice", "default", "desk-1"}, std::tuple{"bob", "second", "desk-2"}}) {
+    auto j = d.admin({"join", user, "--queue", queue, "--json"});
+    INFO(j.describe());
+    REQUIRE(j.code() == 0);
+    auto add = d.admin({"resource", "add", desk, "--queue", queue, "--json"});
+    INFO(add.describe());
+    REQUIRE(add.code() == 0);
+  }
+  CHECK_MESSAGE(wait_until([&] { return d.redis().inbox(d.inbox_key("bob")).size() == 1; }, 15s),
+                d.logs());
+  CHECK_MESSAGE(wait_until([&] { return d.redis().inbox(d.inbox_key("alice")).size() == 1; }, 15s),
+                d.logs());
+  // Later assignments go on too (the fence now follows the leader's token).
+  auto j = d.admin({"join", "carol", "--json"});
+  REQUIRE(j.code() == 0);
+  auto add = d.admin({"resource", "add", "desk-3", "--json"});
+  REQUIRE(add.code() == 0);
+  CHECK_MESSAGE(wait_until([&] { return d.redis().inbox(d.inbox_key("carol")).size() == 1; }, 15s),
+                d.logs());
 }
 
 }  // namespace test_pipeline_e2e

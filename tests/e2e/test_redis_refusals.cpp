@@ -7,9 +7,13 @@
 
 #include <boost/json.hpp>
 #include <chrono>
+#include <map>
+#include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
+#include "core/keys.hpp"
 #include "tests/support/deployment.hpp"
 #include "tests/support/redis_server.hpp"
 #include "tests/support/sync_redis.hpp"
@@ -127,6 +131,153 @@ TEST_CASE("Redis that refuses CONFIG (as managed services do): the worker starts
   auto id = d.publish("alice", R"({"n":1})");
   CHECK(wait_until([&] { return d.redis().inbox(d.inbox_key("alice")).size() == 1; }, 10s));
   CHECK(!id.empty());
+}
+
+TEST_CASE("min-replicas-to-write without a replica (NOREPLICAS): publish API 503, CLI exit 1") {
+  // A common Sentinel setting: the master refuses writes while too few replicas follow it.
+  redis_server redis;
+  stack s(redis);
+  REQUIRE(s.publish().status == 200);
+
+  sync_redis r(redis.port());
+  r.cmd({"CONFIG", "SET", "min-replicas-to-write", "1"});
+  expect_unavailable(s, "NOREPLICAS", true);
+
+  r.cmd({"CONFIG", "SET", "min-replicas-to-write", "0"});
+  auto again = s.publish();
+  INFO(again.body);
+  CHECK(again.status == 200);
+}
+
+TEST_CASE("a batch across bus shards, one shard refused: 207 with what was published") {
+  redis_server redis;
+  const auto ns = unique_namespace("e2e", "halfbatch");
+  deployment d(deployment_options{redis.url(),
+                                  redis.port(),
+                                  ns,
+                                  {{"PUSHONCE_API_KEY", api_key}, {"PUSHONCE_BUS_SHARDS", "2"}},
+                                  {},
+                                  "warn"});
+  auto port = d.port_of(d.start_gateway({"--dev-auth"}));
+  d.start_worker();
+  REQUIRE_MESSAGE(d.wait_ready(10s), d.ready_failure());
+
+  const pushonce::keys k(ns, 2);
+  std::string u0, u1;  // a user in each shard
+  for (int i = 0; u0.empty() || u1.empty(); ++i) {
+    auto u = "user" + std::to_string(i);
+    (k.shard_of(u) == 0 ? u0 : u1) = u;
+  }
+  // Shard 1's outbox holds another type: its publish.lua call fails, shard 0's succeeds.
+  sync_redis r(redis.port());
+  r.cmd({"SET", k.bus(1, "outbox"), "broken"});
+
+  headers auth{{"Authorization", std::string("Bearer ") + api_key},
+               {"Content-Type", "application/json"}};
+  auto body = R"({"messages":[{"user":")" + u0 + R"(","data":{"n":0}},{"user":")" + u1 +
+              R"(","data":{"n":1}}]})";
+  auto reply = http_request("127.0.0.1", port, "POST", "/api/publish", body, auth);
+  INFO(reply.status, " ", reply.body);
+  // Part of the batch went out: never a 5xx; the body says which part.
+  CHECK(reply.status == 207);
+  if (reply.status == 207) {
+    auto results = json::parse(reply.body).as_object().at("results").as_array();
+    REQUIRE(results.size() == 2);
+    CHECK(results[0].as_object().contains("id"));
+    CHECK_FALSE(results[0].as_object().contains("error"));
+    CHECK(results[1].as_object().at("error") == "internal");
+    CHECK_FALSE(results[1].as_object().contains("id"));
+  }
+  // What the answer says was published is delivered; the rest is not.
+  CHECK(wait_until([&] { return d.redis().inbox(k.user(u0, "inbox")).size() == 1; }, 10s));
+  CHECK(d.redis().inbox(k.user(u1, "inbox")).empty());
+
+  // Once the shard is repaired, resending the refused message publishes it alone.
+  r.cmd({"DEL", k.bus(1, "outbox")});
+  auto retry = http_request("127.0.0.1", port, "POST", "/api/publish",
+                            R"({"messages":[{"user":")" + u1 + R"(","data":{"n":1}}]})", auth);
+  CHECK(retry.status == 200);
+  CHECK(wait_until([&] { return d.redis().inbox(k.user(u1, "inbox")).size() == 1; }, 10s));
+  CHECK(d.redis().inbox(k.user(u0, "inbox")).size() == 1);
+}
+
+TEST_CASE(
+    "batches across bus shards while a shard breaks and heals: resending what 207 refused "
+    "delivers each message once") {
+  redis_server redis;
+  const auto ns = unique_namespace("e2e", "shardfault");
+  deployment d(deployment_options{redis.url(),
+                                  redis.port(),
+                                  ns,
+                                  {{"PUSHONCE_API_KEY", api_key}, {"PUSHONCE_BUS_SHARDS", "2"}},
+                                  {},
+                                  "warn"});
+  auto port = d.port_of(d.start_gateway({"--dev-auth"}));
+  d.start_worker();
+  d.start_worker();
+  REQUIRE_MESSAGE(d.wait_ready(10s), d.ready_failure());
+  const pushonce::keys k(ns, 2);
+  std::vector<std::string> users;
+  std::set<unsigned> shards;
+  for (int i = 0; i < 8; ++i) {
+    users.push_back("sf" + std::to_string(i));
+    shards.insert(k.shard_of(users.back()));
+  }
+  REQUIRE(shards.size() == 2);
+  headers auth{{"Authorization", std::string("Bearer ") + api_key},
+               {"Content-Type", "application/json"}};
+  sync_redis r(redis.port());
+
+  constexpr int batches = 30;
+  int partial = 0, resent = 0;
+  std::map<std::string, int> sent;                // user -> messages accepted
+  std::vector<std::pair<std::size_t, int>> todo;  // (user, batch) not accepted yet
+  for (int b = 0; b < batches || !todo.empty(); ++b) {
+    REQUIRE(b < batches + 5);
+    if (b == 10) r.cmd({"SET", k.bus(1, "outbox"), "broken"});  // shard 1 breaks
+    if (b == 20) r.cmd({"DEL", k.bus(1, "outbox")});            // and is repaired
+    // One message per user and batch, each with its idempotency key, after the refused
+    // ones of earlier requests.
+    if (b < batches)
+      for (std::size_t i = 0; i < users.size(); ++i) todo.emplace_back(i, b);
+    json::array msgs;
+    for (auto [i, n] : todo)
+      msgs.push_back(json::object{{"user", users[i]},
+                                  {"data", json::object{{"b", n}}},
+                                  {"id", "k" + std::to_string(n) + "-" + users[i]}});
+    auto body = json::serialize(json::object{{"messages", msgs}});
+    auto reply = http_request("127.0.0.1", port, "POST", "/api/publish", body, auth);
+    INFO(reply.status, " ", reply.body);
+    REQUIRE((reply.status == 200 || reply.status == 207 || reply.status == 500));
+    if (reply.status == 500) continue;  // nothing published: all again
+    if (reply.status == 207) ++partial;
+    auto results = json::parse(reply.body).as_object().at("results").as_array();
+    REQUIRE(results.size() == todo.size());
+    std::vector<std::pair<std::size_t, int>> again;
+    for (std::size_t j = 0; j < todo.size(); ++j) {
+      if (results[j].as_object().contains("error")) {
+        again.push_back(todo[j]);
+      } else {
+        CHECK_FALSE(results[j].as_object().at("duplicate").as_bool());
+        ++sent[users[todo[j].first]];
+      }
+    }
+    resent += static_cast<int>(again.size());
+    todo = std::move(again);
+  }
+  CHECK(partial > 0);
+  CHECK(resent > 0);
+  // Every user got each batch's message once: its inbox holds exactly one per batch.
+  for (const auto& u : users) {
+    CHECK(sent[u] == batches);
+    CHECK_MESSAGE(
+        wait_until([&] { return d.redis().inbox(k.user(u, "inbox")).size() == batches; }, 15s), u,
+        ": ", d.redis().inbox(k.user(u, "inbox")).size());
+    std::set<long long> seen;
+    for (const auto& [id, frame] : d.redis().inbox(k.user(u, "inbox")))
+      seen.insert(json::parse(frame).as_object().at("data").as_object().at("b").as_int64());
+    CHECK(seen.size() == static_cast<std::size_t>(batches));
+  }
 }
 
 }  // namespace test_redis_refusals_e2e

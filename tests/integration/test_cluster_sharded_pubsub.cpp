@@ -18,6 +18,7 @@
 #include "tests/integration/cluster_fixture.hpp"
 #include "tests/integration/lua_calls.hpp"
 #include "tests/support/sync_redis.hpp"
+#include "worker/claim_client.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
 namespace test_cluster_sharded_pubsub_integration {
@@ -136,6 +137,46 @@ TEST_CASE("cluster sharded pubsub: SPUBLISH and claim.lua reach the slot owner's
     CHECK(gone);
   });
   CHECK(h.resubscribed.empty());  // nothing moved
+  sub->stop();
+}
+
+TEST_CASE("cluster --wait-replicas: a slot's call fails, the other slot's delivery is published" *
+          doctest::test_suite("cluster")) {
+  heard h;
+  cluster_fixture fx;
+  auto masters = fx.cluster.masters();
+  REQUIRE(masters.size() == 3);
+  auto sub = redis::sharded_subscriber::create(fx.io.get_executor(), fx.options(), fx.conn,
+                                               [&](const std::string& ch, std::string payload) {
+                                                 h.messages[ch].push_back(std::move(payload));
+                                               });
+  sub->start();
+  const auto a = user_on(fx, masters[0]), b = user_on(fx, masters[1]);
+  const auto ch_a = fx.k.user_channel(a);
+  // B's meta key holds another type: B's slot's claim.lua call fails, A's succeeds.
+  pushonce::test::sync_redis(masters[1]).cmd({"SET", fx.k.user(b, "meta"), "broken"});
+  pushonce::worker::claim_options o;
+  o.wait_replicas = 1;
+  o.wait_timeout = 2000ms;
+  pushonce::worker::claim_client claims(fx.conn, fx.k, o);
+  fx.run([&]() -> boost::asio::awaitable<void> {
+    CO_LET(auto ec, sub->subscribe(ch_a));
+    REQUIRE_FALSE(ec);
+    std::vector<pushonce::bus_message> batch{pushonce::test::bus_msg("4096", a),
+                                             pushonce::test::bus_msg("8192", b)};
+    CO_LET(auto r, claims.claim(batch, "w1"));
+    CHECK_FALSE(r);  // B's slot failed
+    CO_LET(bool framed,
+           pushonce::test::wait_until([&] { return h.messages[ch_a].size() == 1; }, 3000ms));
+    CHECK(framed);
+    if (framed) CHECK(h.messages[ch_a][0] == pushonce::render_frame(batch[0], 1));
+    // The record is delivered now: a re-drive publishes nothing more.
+    std::vector<pushonce::bus_message> one{batch[0]};
+    CO_LET(auto again, claims.claim(one, "w2"));
+    REQUIRE(again);
+    CHECK(again.value().front().state == pushonce::lua::claim_state::done);
+    CHECK_FALSE(again.value().front().frame_pending);
+  });
   sub->stop();
 }
 

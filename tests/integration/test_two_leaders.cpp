@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/names.hpp"
+#include "tests/integration/lua_calls.hpp"
 #include "tests/integration/redis_fixture.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
@@ -260,6 +261,45 @@ TEST_CASE("two leaders with fencing tokens racing: A stops at B's first assignme
   for (auto& x : a.got) users.insert(x.user);
   for (auto& x : b.got) users.insert(x.user);
   CHECK(users.size() == n);
+}
+
+TEST_CASE("leader_lease.lua advance: only the holder moves the counter past a queue's fence") {
+  redis_fixture fx;
+  const std::vector<std::string> keys{fx.k.plain("leader"), fx.k.plain("leader:fencing")};
+  auto args = [&](std::string mode, std::string id, std::string above = {}) {
+    std::vector<std::string> a{mode, id, "1", "h", "5000", fx.k.plain("leader:released")};
+    if (!above.empty()) a.push_back(above);
+    return a;
+  };
+  fx.run([&]() -> asio::awaitable<void> {
+    CO_LET(auto l1,
+           pushonce::test::run_script(*fx.conn, "leader_lease", keys, args("acquire", "l1")));
+    CHECK(l1.value.as_int() == 1);
+    // Not the holder: nothing moves.
+    CO_LET(auto other, pushonce::test::run_script(*fx.conn, "leader_lease", keys,
+                                                  args("advance", "l2", "999999")));
+    CHECK(other.value.as_int() == 0);
+    // The holder: a token above the fence, the counter and the lease follow it.
+    CO_LET(auto moved, pushonce::test::run_script(*fx.conn, "leader_lease", keys,
+                                                  args("advance", "l1", "999999")));
+    CHECK(moved.value.as_int() == 1000000);
+    CO_LET(auto renewed,
+           pushonce::test::run_script(*fx.conn, "leader_lease", keys, args("renew", "l1")));
+    CHECK(renewed.value.as_int() == 1000000);
+    auto get = cmd({"GET", fx.k.plain("leader:fencing")});
+    CO_LET(auto counter, fx.conn->exec(get));
+    CHECK(counter.value.str == "1000000");
+    // A fence already below the counter: one more, as an acquire would.
+    CO_LET(auto again,
+           pushonce::test::run_script(*fx.conn, "leader_lease", keys, args("advance", "l1", "5")));
+    CHECK(again.value.as_int() == 1000001);
+    // Without the fence: refused, nothing written.
+    CO_LET(auto bad,
+           pushonce::test::run_script(*fx.conn, "leader_lease", keys, args("advance", "l1")));
+    CHECK(bad.value.is_error());
+    CO_LET(auto after, fx.conn->exec(get));
+    CHECK(after.value.str == "1000001");
+  });
 }
 
 }  // namespace test_two_leaders_integration

@@ -16,6 +16,7 @@
 #include "tests/integration/lua_calls.hpp"
 #include "tests/integration/redis_fixture.hpp"
 #include "tests/support/sync_redis.hpp"
+#include "worker/claim_client.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
 namespace test_wait_replicas_integration {
@@ -44,6 +45,60 @@ long long wait_calls(std::uint16_t port) {
 }
 
 }  // namespace
+
+TEST_CASE("wait replicas: a delivery is published whatever fails after its claim") {
+  redis_fixture fx;
+  received frames;
+  auto sub = fx.subscriber(frames);
+  const auto a = bus_msg("4096", "ava", R"({"n":1})");
+  const auto b = bus_msg("8192", "bob", R"({"n":2})");
+  const auto c = bus_msg("12288", "cid", R"({"n":3})");
+  const std::string ch_a = fx.k.user_channel("ava"), ch_c = fx.k.user_channel("cid");
+  // B's meta key holds another type: the claim of [A, B] fails at B, after A's delivery.
+  sync_redis(fx.server.port()).cmd({"SET", fx.k.user("bob", "meta"), "broken"});
+  pushonce::worker::claim_options o;
+  o.wait_replicas = 1;  // no replica here: each WAIT times out, the frames still go out
+  o.wait_timeout = std::chrono::milliseconds(10);
+  pushonce::worker::claim_client claims(fx.conn, fx.k, o);
+  fx.run([&]() -> asio::awaitable<void> {
+    for (std::string ch : {ch_a, ch_c}) {
+      CO_LET(auto sec, sub->subscribe(std::move(ch)));
+      REQUIRE_FALSE(sec);
+    }
+    std::vector<bus_message> ab{a, b};
+    CO_LET(auto r, claims.claim(ab, "w1"));
+    CHECK_FALSE(r);  // the call failed at B
+    // A is in its inbox: a session connected to A must see it live.
+    auto range = cmd({"XRANGE", fx.k.user("ava", "inbox"), "-", "+"});
+    CO_LET(auto inbox, fx.conn->exec(std::move(range)));
+    CHECK(inbox.value.elements.size() == 1);
+    CO_LET(bool seen, pushonce::test::wait_until([&] { return frames.count(ch_a) > 0; },
+                                                 std::chrono::milliseconds(2000)));
+    CHECK(seen);
+    CHECK(frames.payloads(ch_a) == std::vector<std::string>{pushonce::render_frame(a, 1)});
+
+    // A worker that dies between its claim and its publish: claim.lua 'n' ran, no PUBLISH
+    // followed. The sweeper's re-drive of the message publishes it (once its lease is over
+    // or at once: the record says delivered, not yet published).
+    auto s = claim_opts("w2");
+    s.publish = lua::publish_mode::none;
+    std::vector<bus_message> one{c};
+    CO_LET(auto died, pushonce::test::claim(*fx.conn, fx.k, s, one));
+    CHECK(outcomes_of(died, 1) == std::vector<std::string>{"delivered 1"});
+    CO_LET(auto redriven, claims.claim(one, "w3"));
+    REQUIRE(redriven);
+    CO_LET(bool heard, pushonce::test::wait_until([&] { return frames.count(ch_c) > 0; },
+                                                  std::chrono::milliseconds(2000)));
+    CHECK(heard);
+    CHECK(frames.payloads(ch_c) == std::vector<std::string>{pushonce::render_frame(c, 1)});
+    // Published: a later re-drive finds it done and publishes nothing more.
+    CO_LET(auto again, claims.claim(one, "w4"));
+    REQUIRE(again);
+    CHECK(again.value().front().state == lua::claim_state::done);
+    CO_DO(pushonce::test::sleep_for(std::chrono::milliseconds(100)));
+    CHECK(frames.count(ch_c) == 1);
+  });
+}
 
 TEST_CASE(
     "wait replicas: claim.lua 'n' delivers without publishing; WAIT without replicas times out") {

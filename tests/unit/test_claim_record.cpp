@@ -106,6 +106,23 @@ TEST_CASE("claim record: every form claim.lua, release.lua and dead_letter.lua w
   CHECK(x0->reason.empty());
 }
 
+TEST_CASE("claim record: delivered, its frame not published yet (claim.lua mode 'n')") {
+  auto p = lua::parse_claim_record(str("p:12:3"));
+  REQUIRE(p);
+  CHECK(p->state == kind::delivered);
+  CHECK(p->unpublished);
+  CHECK(p->offset == 12);
+  CHECK(p->attempts == 3);
+  CHECK(lua::claim_record_text(*p) == "p:12:3");
+  auto d = lua::parse_claim_record(str("12:3"));
+  REQUIRE(d);
+  CHECK_FALSE(d->unpublished);
+  CHECK(lua::claim_record_text(*d) == "12:3");
+  CHECK_FALSE(lua::parse_claim_record(str("p:12")));
+  CHECK_FALSE(lua::parse_claim_record(str("p:x:1")));
+  CHECK_FALSE(lua::parse_claim_record(str("p::1")));
+}
+
 TEST_CASE("claim record: garbage is refused") {
   for (const char* bad :
        {"", "abc", "1a", "-1", "1:", ":1", "1:x", "l:", "l:w", "l:w:1", "l::1:1", "l:w:x:1",
@@ -251,6 +268,42 @@ TEST_CASE("parse_claim_reply: two items per message, every state") {
   auto empty = lua::parse_claim_reply(array({}), 0);
   REQUIRE(empty);
   CHECK(empty->empty());
+}
+
+TEST_CASE("parse_claim_reply: unpublished is done with its frame pending; not finished") {
+  auto r = array({str("unpublished"), integer(9), str("delivered"), integer(10)});
+  auto p = lua::parse_claim_reply(r, 2);
+  REQUIRE(p);
+  CHECK((*p)[0].state == lua::claim_state::done);
+  CHECK((*p)[0].number == 9);
+  CHECK((*p)[0].frame_pending);
+  CHECK_FALSE((*p)[1].frame_pending);
+  CHECK_FALSE(lua::batch_finished(*p));
+  (*p)[0].frame_pending = false;  // published
+  CHECK(lua::batch_finished(*p));
+}
+
+TEST_CASE("published_command: a claim key, an id and a frame per message; p or s") {
+  pushonce::keys k("ns");
+  std::vector<pushonce::bus_message> batch(2);
+  batch[0].id = "4096";
+  batch[0].user = "ann";
+  batch[0].tail = R"(,"kind":"message","data":1,"ts":5})";
+  batch[1].id = "8192";
+  batch[1].user = "bo";
+  batch[1].tail = R"(,"kind":"message","data":2,"ts":5})";
+  std::vector<std::size_t> which{1};
+  std::vector<long long> offsets{7};
+  auto c = lua::published_command(k, false, batch, which, offsets);
+  // EVALSHA sha numkeys key... arg...
+  REQUIRE(c.size() == 7);
+  CHECK(c[0] == "EVALSHA");
+  CHECK(c[2] == "1");
+  CHECK(c[3] == k.claim("bo", "8192"));
+  CHECK(c[4] == "p");
+  CHECK(c[5] == "8192");
+  CHECK(c[6] == pushonce::render_frame(batch[1], 7));
+  CHECK(lua::published_command(k, true, batch, which, offsets)[4] == "s");
 }
 
 TEST_CASE("claim_command: the KEYS/ARGV layout of claim.lua's header") {

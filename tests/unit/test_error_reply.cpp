@@ -29,4 +29,21 @@ TEST_CASE("classify_error_code: failover codes reconnect, OOM and BUSY are unava
   CHECK(redis::describe_error_code("BUSY").find("script") != std::string_view::npos);
 }
 
+TEST_CASE("classify_error_code: every refusal a write can meet has its class") {
+  // min-replicas-to-write with the replicas away: the master is right, it refuses for now.
+  CHECK(redis::classify_error_code("NOREPLICAS") == error_reply_class::unavailable);
+  // Redirections left after the cluster client's retries (a reshard that keeps moving).
+  CHECK(redis::classify_error_code("MOVED") == error_reply_class::unavailable);
+  CHECK(redis::classify_error_code("ASK") == error_reply_class::unavailable);
+  // An ACL that refuses a command or key: an operator's error, told apart for the log.
+  CHECK(redis::classify_error_code("NOPERM") == error_reply_class::denied);
+  CHECK(redis::describe_error_code("NOREPLICAS").find("replica") != std::string_view::npos);
+  CHECK(redis::describe_error_code("NOPERM").find("ACL") != std::string_view::npos);
+  CHECK(redis::describe_error_code("MOVED").find("slot") != std::string_view::npos);
+  // Codes of the same family that are not refusals stay ordinary.
+  CHECK(redis::classify_error_code("NOAUTH") == error_reply_class::ordinary);
+  CHECK(redis::classify_error_code("WRONGPASS") == error_reply_class::ordinary);
+  CHECK(redis::classify_error_code("EXECABORT") == error_reply_class::ordinary);
+}
+
 }  // namespace test_error_reply_unit

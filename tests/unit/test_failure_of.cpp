@@ -63,6 +63,23 @@ TEST_CASE("failure_of: Redis refusing work is redis_unavailable, not internal") 
         errc::redis_unavailable);
 }
 
+TEST_CASE("failure_of: NOREPLICAS, NOPERM and redirections left over are redis_unavailable") {
+  auto norep = of("NOREPLICAS Not enough good replicas to write.");
+  CHECK(norep.code == errc::redis_unavailable);
+  CHECK(norep.message.find("NOREPLICAS") != std::string::npos);
+  // A script's redis.call refused the same way (Redis 7 keeps the code, adds the script).
+  CHECK(
+      of("NOREPLICAS Not enough good replicas to write. script: 1f2e, on @user_script:40.").code ==
+      errc::redis_unavailable);
+  // An ACL refusal: still 503 for the caller, and the message says whose fix it is.
+  auto noperm = of("NOPERM this user has no permissions to run the 'xadd' command");
+  CHECK(noperm.code == errc::redis_unavailable);
+  CHECK(noperm.message.find("NOPERM") != std::string::npos);
+  CHECK(noperm.message.find("operator") != std::string::npos);
+  CHECK(of("MOVED 3999 127.0.0.1:6381").code == errc::redis_unavailable);
+  CHECK(of("ASK 3999 127.0.0.1:6381").code == errc::redis_unavailable);
+}
+
 TEST_CASE("failure_of: Redis's own errors and unknown replies are internal, text kept") {
   auto err = of("ERR unknown command");
   CHECK(err.code == errc::internal);

@@ -91,6 +91,44 @@ TEST_CASE("publish api: answers") {
   CHECK(error_json(errc::bad_request, "b\"c") == R"({"error":"bad_request","message":"b\"c"})");
 }
 
+TEST_CASE("publish api: a batch published in part says exactly which messages went out") {
+  publish_body batch;
+  batch.batch = true;
+  batch.requests.resize(3);
+  // Shard 0 published, shard 1 refused (its messages are not in any outbox).
+  std::vector<outcome<published>> mixed{published{"4096", false},
+                                        failure{errc::redis_unavailable, "Redis refused: OOM"},
+                                        published{"8192", true}};
+  auto m = render_publish_results(batch, mixed);
+  CHECK(m.status == 207);
+  CHECK(m.retry);
+  CHECK(m.body == R"({"results":[{"id":"4096","duplicate":false},)"
+                  R"({"error":"unavailable","message":"Redis refused: OOM"},)"
+                  R"({"id":"8192","duplicate":true}]})");
+  // An internal failure in part: 207 too, with its own word, and no Retry-After.
+  std::vector<outcome<published>> odd{failure{errc::internal, "WRONGTYPE"},
+                                      published{"4096", false}, published{"8192", false}};
+  auto o = render_publish_results(batch, odd);
+  CHECK(o.status == 207);
+  CHECK_FALSE(o.retry);
+  CHECK(o.body.find(R"({"error":"internal","message":"WRONGTYPE"})") != std::string::npos);
+
+  // Nothing published: the error answer of the first failure, as for one message.
+  std::vector<outcome<published>> none{failure{errc::redis_unavailable, "timeout"},
+                                       failure{errc::internal, "x"},
+                                       failure{errc::redis_unavailable, "timeout"}};
+  auto n = render_publish_results(batch, none);
+  CHECK(n.status == 503);
+  CHECK(n.retry);
+  CHECK(n.body.find(R"("error":"unavailable")") != std::string::npos);
+  CHECK(n.body.find("results") == std::string::npos);
+
+  CHECK(publish_outcome_of(mixed) == publish_outcome::part);
+  CHECK(publish_outcome_of(none) == publish_outcome::none);
+  std::vector<outcome<published>> all{published{"1", false}};
+  CHECK(publish_outcome_of(all) == publish_outcome::all);
+}
+
 TEST_CASE(
     "publish api: data over the size cap is too_large, for one message or anywhere in a batch") {
   std::string big = "\"" + std::string(100, 'x') + "\"";  // 102 bytes serialised

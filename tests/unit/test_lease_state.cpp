@@ -108,14 +108,83 @@ TEST_CASE("lease_state: a different token for us is adopted as a new leadership"
   CHECK(s.token() == 9);
 }
 
-TEST_CASE("lease_state: a fenced assignment (a newer token seen) steps down") {
+TEST_CASE("lease_state: a fenced assignment whose fence cannot be read steps down") {
   auto t0 = clock_type::now();
   lease_state s(ms{3000}, t0);
   s.on_reply(token(4), t0);
-  CHECK(s.on_fenced("a newer leader has assigned") == lease_action::step_down);
+  CHECK(s.on_fenced("a newer leader has assigned", std::nullopt, t0) == lease_action::step_down);
   CHECK(!s.leading());
   CHECK(s.why() == "a newer leader has assigned");
-  CHECK(s.on_fenced("again") == lease_action::hold);  // not leading: nothing to do
+  CHECK(s.on_fenced("again", 9, t0) == lease_action::hold);  // not leading: nothing to do
+}
+
+TEST_CASE("lease_state: a fence above our token moves the counter past it (advance)") {
+  auto t0 = clock_type::now();
+  lease_state s(ms{3000}, t0);
+  s.on_reply(token(4), t0);
+  // A failover lost increments: the queue's fence is far above the counter.
+  CHECK(s.on_fenced("fenced", 999999, t0) == lease_action::refence);
+  CHECK(s.leading());  // the lease is ours: the other queues go on with token 4
+  CHECK(s.next_call() == lease_call::advance);
+  CHECK(s.refence_above() == 999999);
+  CHECK(s.next_wake() == t0);  // at once
+  // More fenced answers while the advance is under way change nothing (no count).
+  CHECK(s.on_fenced("fenced", 999999, t0) == lease_action::hold);
+  CHECK(s.next_call() == lease_call::advance);
+  // A failed advance is retried (the 2/3 rule still applies).
+  CHECK(s.on_reply(failed, t0 + ms{10}) == lease_action::hold);
+  CHECK(s.next_call() == lease_call::advance);
+  // The new token is above the fence: lead with it (every queue is looked at again).
+  CHECK(s.on_reply(token(1000000), t0 + ms{20}) == lease_action::lead);
+  CHECK(s.token() == 1000000);
+  CHECK(s.next_call() == lease_call::renew);
+  // A fence at or below our token (passed meanwhile) changes nothing.
+  CHECK(s.on_fenced("fenced", 1000000, t0 + ms{30}) == lease_action::hold);
+  CHECK(s.leading());
+}
+
+TEST_CASE("lease_state: an advance answered 0 (the lease is not ours) steps down") {
+  auto t0 = clock_type::now();
+  lease_state s(ms{3000}, t0);
+  s.on_reply(token(4), t0);
+  CHECK(s.on_fenced("fenced", 50, t0) == lease_action::refence);
+  CHECK(s.on_reply(held, t0 + ms{5}) == lease_action::step_down);
+  CHECK(!s.leading());
+  CHECK(s.next_call() == lease_call::acquire);
+}
+
+TEST_CASE("lease_state: fenced again and again within a lease: give the lease up") {
+  auto t0 = clock_type::now();
+  lease_state s(ms{3000}, t0);
+  s.on_reply(token(4), t0);
+  long long t = 4;
+  for (int i = 0; i < 3; ++i) {
+    CHECK(s.on_fenced("fenced", t + 10, t0 + ms{i * 100}) == lease_action::refence);
+    t += 11;
+    CHECK(s.on_reply(token(t), t0 + ms{i * 100 + 10}) == lease_action::lead);
+  }
+  CHECK(s.on_fenced("fenced", t + 10, t0 + ms{400}) == lease_action::give_up);
+  CHECK(!s.leading());
+  CHECK(s.why().find("giving up the lease") != std::string_view::npos);
+  CHECK(s.next_call() == lease_call::release);
+  CHECK(s.on_fenced("fenced", t + 10, t0 + ms{400}) == lease_action::hold);
+  // Released: stand by a whole lease, so that a standby takes over first.
+  s.on_released(t0 + ms{500});
+  CHECK(s.next_call() == lease_call::acquire);
+  CHECK(s.next_wake() == t0 + ms{3500});
+}
+
+TEST_CASE("lease_state: advances a lease apart are not counted together") {
+  auto t0 = clock_type::now();
+  lease_state s(ms{3000}, t0);
+  s.on_reply(token(4), t0);
+  long long t = 4;
+  for (int i = 0; i < 6; ++i) {
+    auto at = t0 + ms{i * 3500};
+    CHECK(s.on_fenced("fenced", t + 10, at) == lease_action::refence);
+    t += 11;
+    CHECK(s.on_reply(token(t), at + ms{10}) == lease_action::lead);
+  }
 }
 
 TEST_CASE("lease_state: stop (SIGTERM) releases the lease only when it is ours") {

@@ -117,6 +117,24 @@ TEST_CASE("sweep_plan: a live lease blocks; expired lease, none and released are
   CHECK(q.cursor() == e4.id);
 }
 
+TEST_CASE("sweep_plan: delivered but not published is re-driven, whatever its age") {
+  sweep_plan p(lease, window, now);
+  auto young = entry(30000, {line(1)}, 0);
+  auto old = entry(115000, {line(2)}, 1);  // past window - 2 leases
+  p.take({old, young});
+  auto unpublished = rec(kind::delivered);
+  unpublished->unpublished = true;
+  p.on_records({unpublished, unpublished});
+  CHECK(ids(p.to_redrive()) == std::vector<std::string>{"2", "1"});
+  CHECK(p.expired() == 0);
+  // Re-driven: the claim answered unpublished and its publish failed: look again.
+  auto pending = out(st::done);
+  pending->frame_pending = true;
+  p.on_redriven({pending, out(st::done)});
+  CHECK(p.redriven() == 1);
+  CHECK(p.cursor().empty());
+}
+
 TEST_CASE("sweep_plan: a lease ending exactly now still counts as live") {
   sweep_plan p(lease, window, now);
   p.take({entry(30000, {line(1)})});
