@@ -218,6 +218,7 @@ asio::awaitable<int> run_admin(admin_context& ctx, std::string command) {
   if (command == "dead-letters") co_return co_await run_dead_letters(ctx);
   if (command == "trace") co_return co_await run_trace(ctx);
   if (command == "token") co_return co_await token(ctx);
+  if (command == "admission") co_return co_await run_admission(ctx);
   co_return ctx.out.usage("unknown command '" + command + "' (see pushonce-leader --help)");
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/admission_token.hpp"
 #include "core/keys.hpp"
 #include "core/queue_api.hpp"
 #include "core/redis/subscriber.hpp"
@@ -28,6 +29,10 @@ struct daemon_options {
   std::chrono::milliseconds tick{1000};
   long long batch = 200;  // assignments (expiries) per script call: one bus message each
   pushonce::retention retention;
+  // Admission tokens (leader/leader_admission.cpp): none = `data.admission` is null.
+  std::shared_ptr<const admission::signer> admission_signer;
+  std::string admission_issuer = "pushonce";
+  std::chrono::seconds admission_ttl{600};
 };
 
 class leader_daemon {
@@ -47,6 +52,9 @@ class leader_daemon {
   boost::asio::awaitable<void> assign_loop();
   boost::asio::awaitable<lease_reply> call_lease(lease_call mode);
   boost::asio::awaitable<void> assign_queue(const std::string& queue);
+  /// One assign.lua batch; with an admission signer: plan, sign, assign (leader_admission.cpp).
+  boost::asio::awaitable<outcome<std::vector<assignment>>> assign_signed(const std::string& queue,
+                                                                         long long source);
   boost::asio::awaitable<void> expire_loop();
   boost::asio::awaitable<bool> ensure_source(const std::string& queue);
   void on_wake(const std::string& channel, const std::string& payload);

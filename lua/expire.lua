@@ -2,7 +2,8 @@
 -- each resource is free again (and goes to the next user), each user gets an `expired`
 -- message. The batch is ONE outbox entry and ONE bus message, a line per expiry.
 -- KEYS[1] pending, KEYS[2] pending:ids, KEYS[3] assigned, KEYS[4] res:free, KEYS[5] res:seq,
--- KEYS[6] res:holder, KEYS[7] seq, KEYS[8] outbox, KEYS[9] fence
+-- KEYS[6] res:holder, KEYS[7] seq, KEYS[8] outbox, KEYS[9] fence, KEYS[10] admissions
+-- (optional: each record becomes "expired")
 -- ARGV[1] queue, ARGV[2] source, ARGV[3] fencing token ("0" = none), ARGV[4] outbox
 -- retention ms, ARGV[5] bus channel, ARGV[6] wake channel, ARGV[7] the most to expire
 -- (1..1000; default 1)
@@ -40,6 +41,7 @@ local first = redis.call('INCRBY', KEYS[7], #ends) - #ends
 local ts = string.format('%d', now)
 for i, e in ipairs(ends) do
   local user, resource, assignment = e[1], e[2], e[3]
+  admission_state(KEYS[10], assignment, 'expired')
   redis.call('HDEL', KEYS[3], user)
   if redis.call('HGET', KEYS[6], resource) == user then
     redis.call('HDEL', KEYS[6], resource)
