@@ -220,7 +220,8 @@ asio::awaitable<redis::result> queue_api::assign_call(std::string queue, long lo
             keys_.queue(queue, "res:holder"),  keys_.queue(queue, "seq"),
             keys_.queue(queue, "outbox"),      keys_.queue(queue, "fence"),
             keys_.queue(queue, "pending"),     keys_.queue(queue, "pending:ids"),
-            keys_.queue(queue, "events"),      keys_.queue(queue, "admissions"),
+            keys_.queue(queue, "events"),      keys_.queue(queue, "settings"),
+            keys_.queue(queue, "rate"),        keys_.queue(queue, "admissions"),
             keys_.queue(queue, "admissions:t")};
   strings a{queue,
             std::to_string(source),

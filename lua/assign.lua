@@ -10,8 +10,9 @@
 -- ARGV[4] accept timeout ms ("0" = none), ARGV[5] outbox retention ms
 -- (older entries are trimmed, XADD MINID), ARGV[6] bus channel, ARGV[7] wake channel,
 -- ARGV[8] the most assignments to make (1..1000)
--- KEYS[12] admissions (hash id -> "state user resource"), KEYS[13] admissions:t (zset id ->
--- when its record goes, ms); ARGV[9] how long a record is kept, ms ("" or absent: no records)
+-- KEYS[12] settings, KEYS[13] rate (the queue's settings and assignment rate; given, not
+-- read here), KEYS[14] admissions (hash id -> "state user resource"), KEYS[15] admissions:t
+-- (zset id -> when its record goes, ms); ARGV[9] how long a record is kept, ms ("" or absent: no records)
 -- ARGV[10] planned count ("" or absent: no plan, data.admission is null), ARGV[11] the seq
 -- the plan saw, then per planned assignment i: ARGV[9 + 3i] user, ARGV[10 + 3i] resource,
 -- ARGV[11 + 3i] its admission token (assign_plan.lua, core/admission_plan.hpp). A plan that
@@ -27,7 +28,7 @@ local token = uint(ARGV[3])
 local timeout = uint(ARGV[4])
 local retention = uint(ARGV[5])
 local max = uint(ARGV[8])
-local admissions, admissions_t = KEYS[12], KEYS[13]
+local admissions, admissions_t = KEYS[14], KEYS[15]
 local record_ms = uint(ARGV[9] or '')
 local planned = uint(ARGV[10] or '')
 local planned_seq = ARGV[11]
