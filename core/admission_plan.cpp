@@ -1,5 +1,6 @@
 #include "core/admission_plan.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 namespace pushonce::admission {
@@ -40,6 +41,25 @@ std::vector<std::string> plan_args(const assign_plan& plan,
     out.push_back(plan.pairs[i].second);
     out.push_back(i < tokens.size() ? tokens[i] : std::string());
   }
+  return out;
+}
+
+std::vector<assign_plan> split_plan(const assign_plan& plan, std::size_t batch) {
+  std::vector<assign_plan> out;
+  if (batch == 0) batch = 1;
+  long long seq = 0;
+  plan_decimal(plan.seq, seq);
+  std::size_t at = 0;
+  do {
+    assign_plan part;
+    part.seq = std::to_string(seq + static_cast<long long>(at));
+    part.stale = out.empty() ? plan.stale : 0;
+    auto end = std::min(plan.pairs.size(), at + batch);
+    part.pairs.assign(plan.pairs.begin() + static_cast<std::ptrdiff_t>(at),
+                      plan.pairs.begin() + static_cast<std::ptrdiff_t>(end));
+    at = end;
+    out.push_back(std::move(part));
+  } while (at < plan.pairs.size() && plan.stale == 0);
   return out;
 }
 

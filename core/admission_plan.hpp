@@ -33,6 +33,13 @@ std::string planned_id(const assign_plan& plan, std::size_t i, long long source)
 /// user, resource and token of each pair. `tokens` has one per pair.
 std::vector<std::string> plan_args(const assign_plan& plan, const std::vector<std::string>& tokens);
 
+/// A plan of many batches cut into assign.lua calls of at most `batch` pairs, in order: the
+/// k-th call's seq is the plan's seq plus the pairs before it (the ids those calls take).
+/// Only a plan with no stale heads can be cut (assign.lua drops stale heads of the first
+/// `batch` only, so its pairs would not be the cut's); with stale heads, one part of at
+/// most `batch` pairs (plan again with max = batch for the rest).
+std::vector<assign_plan> split_plan(const assign_plan& plan, std::size_t batch);
+
 /// Whether assign.lua's reply says the plan no longer held.
 bool plan_was_stale(const std::vector<std::string>& reply);
 

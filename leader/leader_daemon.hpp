@@ -6,6 +6,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -55,6 +56,11 @@ class leader_daemon {
   /// One assign.lua batch; with an admission signer: plan, sign, assign (leader_admission.cpp).
   boost::asio::awaitable<outcome<std::vector<assignment>>> assign_signed(const std::string& queue,
                                                                          long long source);
+  /// The tokens of a plan's pairs, signed on signing_ (one thread: the signer is used by one
+  /// thread at a time) while this thread goes on with Redis.
+  boost::asio::awaitable<std::vector<std::string>> sign_plan(const std::string& queue,
+                                                             long long source,
+                                                             admission::assign_plan plan);
   boost::asio::awaitable<void> expire_loop();
   boost::asio::awaitable<bool> ensure_source(const std::string& queue);
   void on_wake(const std::string& channel, const std::string& payload);
@@ -76,6 +82,7 @@ class leader_daemon {
   bool stopping_ = false;
   bool registered_ = false;  // opts_.queues are marked registered in Redis
   unsigned long long assigned_ = 0;
+  boost::asio::thread_pool signing_{1};  // admission tokens (leader_admission.cpp)
 };
 
 }  // namespace pushonce::leader

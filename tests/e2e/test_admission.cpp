@@ -10,6 +10,7 @@
 #include <chrono>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -242,6 +243,60 @@ TEST_CASE("admission: key rotation: the old key's tokens verify while it is list
   environment env{{"PUSHONCE_URL", "http://127.0.0.1:" + std::to_string(port)}};
   CHECK(run_cli("/usr/bin/env", {"node", examples + "verify.mjs", old_token}, env).code() == 0);
   CHECK(run_cli("/usr/bin/env", {"node", examples + "verify.mjs", new_token}, env).code() == 0);
+}
+
+TEST_CASE("admission: many assignments in steps: each token names its frame, user, resource") {
+  temp_dir dir("pushonce-admission-many");
+  const auto key_pem = new_p256_private_pem();
+  write_text(dir.file("key.pem"), key_pem);
+  deployment d("adm", "many");
+  d.start_leader({"--admission-key", dir.file("key.pem"), "--assign-batch", "7"});
+  d.start_worker();
+  auto port = d.port_of(d.start_gateway({"--dev-auth"}));
+  REQUIRE_MESSAGE(d.wait_ready(), d.ready_failure());
+  constexpr int users = 60;
+  std::vector<std::unique_ptr<ws_client>> ws;
+  for (int i = 0; i < users; ++i) {
+    ws.push_back(session_of(port, "u" + std::to_string(i)));
+    REQUIRE(ws.back()->send(R"({"op":"join"})"));
+  }
+  // Resources arrive in steps while the sessions still join: plans go stale and are made
+  // again; every assignment still carries the token of its own id.
+  for (int step = 0; step < 8; ++step) {
+    std::vector<std::string> args{"resource", "add"};
+    for (int i = 0; i < 5; ++i) args.push_back("r" + std::to_string(step * 5 + i));
+    auto r = d.admin(args);
+    REQUIRE_MESSAGE(r.code() == 0, r.describe());
+  }
+  pushonce::admission::verifier v({pushonce::admission::public_key_of_pem(key_pem)}, "");
+  const long long now_s = std::chrono::duration_cast<std::chrono::seconds>(
+                              std::chrono::system_clock::now().time_since_epoch())
+                              .count();
+  std::set<std::string> resources, ids;
+  int assigned = 0;
+  const auto until = std::chrono::steady_clock::now() + 20s;
+  std::vector<bool> done(users, false);
+  while (assigned < 40 && std::chrono::steady_clock::now() < until) {
+    for (int i = 0; i < users; ++i) {
+      while (auto f = ws[static_cast<std::size_t>(i)]->receive(1ms)) {
+        auto o = json::parse(*f).as_object();
+        if (str_field(o, "type") != "message" || str_field(o, "kind") != "assignment") continue;
+        CHECK_FALSE(done[static_cast<std::size_t>(i)]);  // one assignment per user
+        done[static_cast<std::size_t>(i)] = true;
+        ++assigned;
+        const auto& data = o.at("data").as_object();
+        auto c = v.verify(token_of(data), now_s);
+        REQUIRE(c.ok);
+        CHECK(c.ok->sub == "u" + std::to_string(i));
+        CHECK(c.ok->jti == str_field(o, "id"));
+        CHECK(c.ok->resource == str_field(data, "resource"));
+        CHECK(resources.insert(c.ok->resource).second);
+        CHECK(ids.insert(c.ok->jti).second);
+      }
+    }
+  }
+  INFO(d.digest());
+  CHECK(assigned == 40);
 }
 
 }  // namespace test_admission_e2e
