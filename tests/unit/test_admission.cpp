@@ -2,14 +2,19 @@
 // ES256 and HS256 signing and verification, key rotation, the plan's arguments and records;
 // gateway/admission_api's id and answer.
 #include <doctest/doctest.h>
+#include <unistd.h>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
+#include <boost/program_options/options_description.hpp>
 #include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <string>
 
 #include "core/admission_plan.hpp"
 #include "core/admission_token.hpp"
+#include "core/config.hpp"
 #include "gateway/admission_api.hpp"
 #include "gateway/key_set.hpp"
 #include "tests/support/admission_keys.hpp"
@@ -236,6 +241,49 @@ TEST_CASE("admission records and ids: state user resource; the id's queue source
   CHECK_FALSE(admission_id_of_path("/api/admission/12345678901234567890"));
   CHECK(pushonce::gateway::admission_state_json("69632", "default", *r) ==
         R"({"id":"69632","user":"ada","queue":"default","resource":"seat-1","state":"accepted"})");
+}
+
+TEST_CASE("admission options: defaults, values, and the usage errors") {
+  namespace po = boost::program_options;
+  po::options_description own("test");
+  auto parse = [&](std::vector<const char*> words) {
+    words.insert(words.begin(), "pushonce-test");
+    return pushonce::parse_command_line(static_cast<int>(words.size()), words.data(), own);
+  };
+  auto cl = parse({});
+  CHECK(cl.common.admission.key_file.empty());
+  CHECK(cl.common.admission.issuer == "pushonce");
+  CHECK(cl.common.admission.ttl == std::chrono::seconds(600));
+  CHECK(cl.common.admission.verify_key_files.empty());
+
+  const std::string path = "/tmp/pushonce-admission-unit-" + std::to_string(::getpid()) + ".pem";
+  {
+    std::ofstream out(path);
+    out << pushonce::test::new_p256_private_pem();
+  }
+  auto given =
+      parse({"--admission-key", path.c_str(), "--admission-issuer", "shop", "--admission-ttl",
+             "120", "--admission-verify-keys", path.c_str(), path.c_str()});
+  CHECK(given.common.admission.key_file == path);
+  CHECK(given.common.admission.issuer == "shop");
+  CHECK(given.common.admission.ttl == std::chrono::seconds(120));
+  CHECK(given.common.admission.verify_key_files.size() == 2);
+  auto setup = adm::load(given.common.admission);
+  REQUIRE(setup.sign);
+  CHECK(setup.verify->keys().size() == 1);  // the same key twice is published once
+
+  CHECK_THROWS_AS(parse({"--admission-key", "/nonexistent/key.pem"}), pushonce::usage_error);
+  CHECK_THROWS_AS(parse({"--admission-ttl", "0"}), pushonce::usage_error);
+  CHECK_THROWS_AS(parse({"--admission-ttl", "x"}), pushonce::usage_error);
+  CHECK_THROWS_AS(parse({"--admission-verify-keys", "/nonexistent.pub"}), pushonce::usage_error);
+  // A file that is not a P-256 key: refused when the keys are read.
+  {
+    std::ofstream out(path);
+    out << "not a key\n";
+  }
+  auto bad = parse({"--admission-key", path.c_str()});
+  CHECK_THROWS_AS(adm::load(bad.common.admission), std::invalid_argument);
+  std::remove(path.c_str());
 }
 
 }  // namespace test_admission_unit
