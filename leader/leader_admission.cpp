@@ -53,7 +53,7 @@ asio::awaitable<outcome<std::vector<assignment>>> leader_daemon::assign_signed(
   std::vector<assignment> out;
   // A plan goes stale when a user joins or leaves at the head, a resource is added or
   // released, or an expiry takes ids between the plan and its call: plan again, a few times.
-  for (int attempt = 0; attempt < 20 && out.empty(); ++attempt) {
+  for (int attempt = 0; attempt < 20; ++attempt) {
     auto plan = co_await queues_.plan_assign(queue, std::min<long long>(1000, opts_.batch * 4));
     if (!plan) co_return plan.error();
     if (plan.value().idle()) co_return out;
@@ -63,6 +63,7 @@ asio::awaitable<outcome<std::vector<assignment>>> leader_daemon::assign_signed(
     }
     auto parts = admission::split_plan(plan.value(), batch);
     auto tokens = co_await sign_plan(queue, source, parts.front());
+    bool stale = false;
     for (std::size_t k = 0; k < parts.size(); ++k) {
       auto call =
           queues_.assign_planned(queue, source, lease_.token(), opts_.accept_timeout.count(),
@@ -78,14 +79,20 @@ asio::awaitable<outcome<std::vector<assignment>>> leader_daemon::assign_signed(
       }
       if (!r) {
         if (out.empty()) co_return r.error();
-        break;  // what was assigned is reported; the failure comes back on the next call
+        co_return out;  // what was assigned is reported; the failure comes back next call
       }
       if (!r.value()) {
         log::debug("queue {}: the assignment plan went stale; planning again", queue);
+        stale = true;
         break;
       }
+      const bool short_call = r.value()->size() < parts[k].pairs.size();
       for (auto& a : *r.value()) out.push_back(std::move(a));
+      // Fewer than planned without "stale": the script chose to assign nothing (e.g. the
+      // queue is paused). Nothing to plan again for.
+      if (short_call) co_return out;
     }
+    if (!stale || !out.empty()) co_return out;
   }
   co_return out;
 }

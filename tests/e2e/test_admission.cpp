@@ -49,6 +49,18 @@ std::optional<json::object> assignment_of(ws_client& ws, std::chrono::millisecon
   return std::nullopt;
 }
 
+// The epoch of the welcome a session receives first.
+std::string welcome_epoch(ws_client& ws) {
+  const auto until = std::chrono::steady_clock::now() + 10s;
+  while (std::chrono::steady_clock::now() < until) {
+    auto f = ws.receive(100ms);
+    if (!f) continue;
+    auto o = json::parse(*f).as_object();
+    if (str_field(o, "type") == "welcome") return str_field(o, "epoch");
+  }
+  return {};
+}
+
 std::unique_ptr<ws_client> session_of(std::uint16_t port, const std::string& user) {
   auto ws = std::make_unique<ws_client>();
   ws->connect("127.0.0.1", port, "/ws");
@@ -96,9 +108,18 @@ TEST_CASE("admission: identical tokens per assignment, JWKS, state API, checkout
   CHECK(token_of(*a2) == token);
   // A session opened later is sent the same frame again from the inbox: the same token.
   auto s3 = session_of(port, "ada");
+  const auto epoch = welcome_epoch(*s3);
+  REQUIRE_FALSE(epoch.empty());
   auto a3 = assignment_of(*s3, 10s);
   REQUIRE(a3);
   CHECK(token_of(*a3) == token);
+  // A resume from before the assignment (since = epoch:0) replays it: the same token.
+  auto s4 = std::make_unique<ws_client>();
+  s4->connect("127.0.0.1", port, "/ws");
+  REQUIRE(s4->send(hello_frame("ada", epoch, 0)));
+  auto a4 = assignment_of(*s4, 10s);
+  REQUIRE(a4);
+  CHECK(token_of(*a4) == token);
 
   // The JWKS: the key's public half, kid = its thumbprint; the token verifies with it.
   auto jwks = http_request("127.0.0.1", port, "GET", "/.well-known/jwks.json");
