@@ -50,24 +50,24 @@ std::string admission_sha256(std::string_view data) {
   return std::string(reinterpret_cast<const char*>(md.data()), len);
 }
 
-struct bio_deleter {
+struct admission_bio_deleter {
   void operator()(BIO* b) const { BIO_free(b); }
 };
-struct pkey_deleter {
+struct admission_pkey_deleter {
   void operator()(EVP_PKEY* k) const { EVP_PKEY_free(k); }
 };
-using bio_ptr = std::unique_ptr<BIO, bio_deleter>;
-using pkey_ptr = std::unique_ptr<EVP_PKEY, pkey_deleter>;
+using admission_bio_ptr = std::unique_ptr<BIO, admission_bio_deleter>;
+using admission_pkey_ptr = std::unique_ptr<EVP_PKEY, admission_pkey_deleter>;
 
 // A public or private PEM key; nullptr when it is neither.
-pkey_ptr admission_read_pem(std::string_view pem, bool want_private) {
-  bio_ptr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+admission_pkey_ptr admission_read_pem(std::string_view pem, bool want_private) {
+  admission_bio_ptr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
   if (!bio) return nullptr;
-  if (want_private) return pkey_ptr(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
-  pkey_ptr k(PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr));
+  if (want_private) return admission_pkey_ptr(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
+  admission_pkey_ptr k(PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr));
   if (k) return k;
-  bio_ptr again(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
-  return pkey_ptr(PEM_read_bio_PrivateKey(again.get(), nullptr, nullptr, nullptr));
+  admission_bio_ptr again(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
+  return admission_pkey_ptr(PEM_read_bio_PrivateKey(again.get(), nullptr, nullptr, nullptr));
 }
 
 bool admission_is_p256(EVP_PKEY* k) {
@@ -103,7 +103,7 @@ public_key admission_public_of(EVP_PKEY* k) {
   jwk["use"] = "sig";
   jwk["alg"] = "ES256";
   out.jwk = std::move(jwk);
-  bio_ptr bio(BIO_new(BIO_s_mem()));
+  admission_bio_ptr bio(BIO_new(BIO_s_mem()));
   if (!bio || PEM_write_bio_PUBKEY(bio.get(), k) != 1)
     throw std::invalid_argument("cannot write the public key");
   char* data = nullptr;
@@ -230,7 +230,7 @@ public_key public_key_of_pem(std::string_view pem) {
 // ---- signer ---------------------------------------------------------------------------------
 
 struct signer::evp {
-  pkey_ptr key;
+  admission_pkey_ptr key;
   EVP_PKEY_CTX* ctx = nullptr;  // initialised for signing once; reused for every token
   EVP_MD* sha256 = nullptr;
   ~evp() {

@@ -5,18 +5,20 @@
 -- KEYS[8] admissions (optional, with KEYS[7]: the assignment's record becomes "released")
 -- ARGV[1] resource id, ARGV[2] wake channel, ARGV[3] queue name
 -- Returns 1. Errors: not_found (unknown id), not_assigned (the resource is free).
-local id = ARGV[1]
-if redis.call('HEXISTS', KEYS[1], id) == 0 then
+local res_meta, res_free, res_seq, res_holder = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local assigned, pending, pending_ids, admissions = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
+local id, wake_channel, queue = ARGV[1], ARGV[2], ARGV[3]
+if redis.call('HEXISTS', res_meta, id) == 0 then
   return redis.error_reply('not_found resource ' .. id .. ' does not exist')
 end
-local holder = redis.call('HGET', KEYS[4], id)
-local assignment = holder and KEYS[7] and redis.call('HGET', KEYS[5], holder) == id and
-  redis.call('HGET', KEYS[7], holder)
-if not drop_holder(KEYS[4], KEYS[5], KEYS[6], KEYS[7], id) then
+local holder = redis.call('HGET', res_holder, id)
+local assignment = holder and pending_ids and redis.call('HGET', assigned, holder) == id and
+  redis.call('HGET', pending_ids, holder)
+if not drop_holder(res_holder, assigned, pending, pending_ids, id) then
   return redis.error_reply('not_assigned resource ' .. id .. ' is not assigned')
 end
-if assignment then admission_state(KEYS[8], assignment, 'released') end
-local order = redis.call('INCR', KEYS[3])
-redis.call('ZADD', KEYS[2], order, id)
-redis.call('PUBLISH', ARGV[2], ARGV[3])
+if assignment then admission_state(admissions, assignment, 'released') end
+local order = redis.call('INCR', res_seq)
+redis.call('ZADD', res_free, order, id)
+redis.call('PUBLISH', wake_channel, queue)
 return 1
