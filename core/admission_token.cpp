@@ -63,7 +63,8 @@ using admission_pkey_ptr = std::unique_ptr<EVP_PKEY, admission_pkey_deleter>;
 admission_pkey_ptr admission_read_pem(std::string_view pem, bool want_private) {
   admission_bio_ptr bio(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
   if (!bio) return nullptr;
-  if (want_private) return admission_pkey_ptr(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
+  if (want_private)
+    return admission_pkey_ptr(PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr));
   admission_pkey_ptr k(PEM_read_bio_PUBKEY(bio.get(), nullptr, nullptr, nullptr));
   if (k) return k;
   admission_bio_ptr again(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())));
