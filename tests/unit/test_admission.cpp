@@ -221,6 +221,33 @@ TEST_CASE("assign plan: the reply, the ids assign.lua will make, the script's ar
   CHECK_FALSE(adm::plan_was_stale({"1", "ada", "r1"}));
 }
 
+TEST_CASE("assign plan: cut into calls of a batch, each with the seq its ids start after") {
+  adm::assign_plan p;
+  p.seq = "100";
+  for (int i = 0; i < 5; ++i)
+    p.pairs.emplace_back("u" + std::to_string(i), "r" + std::to_string(i));
+  auto parts = adm::split_plan(p, 2);
+  REQUIRE(parts.size() == 3);
+  CHECK(parts[0].seq == "100");
+  CHECK(parts[1].seq == "102");
+  CHECK(parts[2].seq == "104");
+  CHECK(parts[2].pairs.size() == 1);
+  CHECK(parts[2].pairs[0].first == "u4");
+  // The ids are those of the whole plan, in order.
+  CHECK(adm::planned_id(parts[1], 1, 16) == adm::planned_id(p, 3, 16));
+  CHECK(adm::planned_id(parts[2], 0, 16) == adm::planned_id(p, 4, 16));
+  // Stale heads: one part of at most a batch.
+  p.stale = 1;
+  auto one = adm::split_plan(p, 2);
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].pairs.size() == 2);
+  CHECK(one[0].stale == 1);
+  // An empty plan is one empty part.
+  adm::assign_plan empty;
+  empty.seq = "0";
+  CHECK(adm::split_plan(empty, 200).size() == 1);
+}
+
 TEST_CASE("admission records and ids: state user resource; the id's queue source") {
   auto r = adm::record_of("accepted ada seat-1");
   REQUIRE(r);
