@@ -59,6 +59,18 @@ po::options_description common_description() {
       ("bus-shards", po::value<std::string>()->value_name("N"),
        "bus shards custom publishes spread over, 1 to 16; the same in every process (env "
        "PUSHONCE_BUS_SHARDS, default 1, or 16 with --redis-cluster)")
+      ("admission-key", po::value<std::string>()->value_name("FILE"),
+       "PEM P-256 private key that signs admission tokens (ES256); the leader signs, a "
+       "gateway publishes its public half (env PUSHONCE_ADMISSION_KEY; without it, "
+       "PUSHONCE_ADMISSION_SECRET signs HS256; with neither, tokens are null)")
+      ("admission-verify-keys", po::value<std::vector<std::string>>()->multitoken()->value_name("FILE..."),
+       "PEM public keys also published in the JWKS and accepted by `admission verify`, e.g. "
+       "the previous key during a rotation (env PUSHONCE_ADMISSION_VERIFY_KEYS, "
+       "space-separated)")
+      ("admission-issuer", po::value<std::string>()->value_name("ISS"),
+       "iss claim of admission tokens (env PUSHONCE_ADMISSION_ISSUER, default pushonce)")
+      ("admission-ttl", po::value<std::string>()->value_name("SECONDS"),
+       "lifetime of admission tokens, 1 to 604800 (env PUSHONCE_ADMISSION_TTL, default 600)")
       ("help,h", po::bool_switch(), "print this help and exit")
       ("version", po::bool_switch(), "print the version and exit");
   // clang-format on
@@ -120,6 +132,40 @@ void fill_tls(const po::variables_map& vm, common_options& common) {
   for (auto& seed : common.redis_cluster) seed.certs = f;
   for (auto& s : common.redis_sentinel.sentinels) s.certs = f;
   common.redis.certs = std::move(f);
+}
+
+void fill_admission(const po::variables_map& vm, admission::options& out) {
+  std::string source;
+  if (auto f = lookup(vm, "admission-key", "PUSHONCE_ADMISSION_KEY", source)) {
+    std::ifstream in(*f, std::ios::binary);
+    if (!in) throw usage_error(fmt::format("{}: cannot read {}", source, *f));
+    out.key_file = *f;
+  }
+  out.secret = secret_from_env("PUSHONCE_ADMISSION_SECRET");
+  if (out.key_file.empty() && out.secret && out.secret->size() < 32)
+    throw usage_error("PUSHONCE_ADMISSION_SECRET needs at least 32 bytes");
+  if (auto iss = lookup(vm, "admission-issuer", "PUSHONCE_ADMISSION_ISSUER", source)) {
+    if (iss->empty() || iss->size() > 200)
+      throw usage_error(fmt::format("{}: 1 to 200 characters", source));
+    out.issuer = *iss;
+  }
+  if (auto v = lookup(vm, "admission-ttl", "PUSHONCE_ADMISSION_TTL", source)) {
+    long long n = 0;
+    auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
+    if (ec != std::errc() || end != v->data() + v->size() || n < 1 || n > 604800)
+      throw usage_error(fmt::format("{}: expected seconds, 1 to 604800", source));
+    out.ttl = std::chrono::seconds(n);
+  }
+  if (vm.count("admission-verify-keys") != 0) {
+    out.verify_key_files = vm["admission-verify-keys"].as<std::vector<std::string>>();
+  } else if (const char* env = std::getenv("PUSHONCE_ADMISSION_VERIFY_KEYS"); env && *env) {
+    std::istringstream words(env);
+    for (std::string w; words >> w;) out.verify_key_files.push_back(w);
+  }
+  for (const auto& f : out.verify_key_files) {
+    std::ifstream in(f, std::ios::binary);
+    if (!in) throw usage_error(fmt::format("--admission-verify-keys: cannot read {}", f));
+  }
 }
 
 void fill_common(const po::variables_map& vm, common_options& common) {
@@ -199,6 +245,8 @@ void fill_common(const po::variables_map& vm, common_options& common) {
       throw usage_error(fmt::format("{}: expected a number of bus shards, 1 to 16", source));
     common.bus_shards = n;
   }
+
+  fill_admission(vm, common.admission);
 
   if (auto level = lookup(vm, "log-level", "PUSHONCE_LOG_LEVEL", source)) {
     try {

@@ -3,9 +3,9 @@
 // common options"): --redis / PUSHONCE_REDIS, --redis-cluster / PUSHONCE_REDIS_CLUSTER,
 // --redis-sentinel / PUSHONCE_REDIS_SENTINEL,
 // --namespace / PUSHONCE_NAMESPACE, --log-level / PUSHONCE_LOG_LEVEL, --log-format /
-// PUSHONCE_LOG_FORMAT, --max-data-bytes / PUSHONCE_MAX_DATA_BYTES, --bus-shards /
-// PUSHONCE_BUS_SHARDS, --help, --version. Common
-// options may stand anywhere on the command line. Parsing uses Boost.Program_options.
+// PUSHONCE_LOG_FORMAT, --admission-* / PUSHONCE_ADMISSION_*, --max-data-bytes /
+// PUSHONCE_MAX_DATA_BYTES, --bus-shards / PUSHONCE_BUS_SHARDS, --help, --version. Common options
+// may stand anywhere on the command line. Parsing uses Boost.Program_options.
 
 #include <boost/program_options/options_description.hpp>
 #include <boost/program_options/variables_map.hpp>
@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "core/admission_token.hpp"
 #include "core/log.hpp"
 #include "core/redis/endpoint.hpp"
 #include "core/retention.hpp"
@@ -49,6 +50,10 @@ struct common_options {
   /// of one deployment must use the same number. 1 on a single Redis; 16 by default on a
   /// Redis Cluster (the outboxes and bus channels then spread over the masters).
   unsigned bus_shards = 1;
+  /// --admission-key, --admission-verify-keys, --admission-issuer, --admission-ttl and
+  /// PUSHONCE_ADMISSION_SECRET (core/admission_token.hpp): the files are checked readable
+  /// here, their keys are read by admission::load.
+  admission::options admission;
 };
 
 /// Where the Redis is, for the start-up log line: host:port, "cluster via host:port,...", or

@@ -174,10 +174,10 @@ asio::awaitable<outcome<std::vector<std::string>>> queue_api::add_resources(
 asio::awaitable<outcome<none>> queue_api::release_resource(std::string queue, std::string id) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!valid_name(id)) co_return bad_name("resource id", id);
-  strings k{keys_.queue(queue, "res:meta"),   keys_.queue(queue, "res:free"),
-            keys_.queue(queue, "res:seq"),    keys_.queue(queue, "res:holder"),
-            keys_.queue(queue, "assigned"),   keys_.queue(queue, "pending"),
-            keys_.queue(queue, "pending:ids")};
+  strings k{keys_.queue(queue, "res:meta"),    keys_.queue(queue, "res:free"),
+            keys_.queue(queue, "res:seq"),     keys_.queue(queue, "res:holder"),
+            keys_.queue(queue, "assigned"),    keys_.queue(queue, "pending"),
+            keys_.queue(queue, "pending:ids"), keys_.queue(queue, "admissions")};
   strings a{id, keys_.wake_channel(), queue};
   auto r = co_await run(*conn_, "resource_release", std::move(k), std::move(a));
   if (!r.ok()) co_return failure_of(r);
@@ -189,7 +189,8 @@ asio::awaitable<outcome<none>> queue_api::remove_resource(std::string queue, std
   if (!valid_name(id)) co_return bad_name("resource id", id);
   strings k{keys_.queue(queue, "res:meta"),   keys_.queue(queue, "res:free"),
             keys_.queue(queue, "res:holder"), keys_.queue(queue, "assigned"),
-            keys_.queue(queue, "pending"),    keys_.queue(queue, "pending:ids")};
+            keys_.queue(queue, "pending"),    keys_.queue(queue, "pending:ids"),
+            keys_.queue(queue, "admissions")};
   strings a{id};
   auto r = co_await run(*conn_, "resource_remove", std::move(k), std::move(a));
   if (!r.ok()) co_return failure_of(r);
@@ -255,17 +256,18 @@ std::vector<assignment> assignments_of(const redis::reply& r, std::size_t width)
 }
 }  // namespace
 
-asio::awaitable<outcome<std::vector<assignment>>> queue_api::assign_batch(
-    std::string queue, long long source, long long fencing_token, long long accept_timeout_ms,
-    long long max) {
-  if (!valid_name(queue)) co_return bad_name("queue", queue);
-  strings k{keys_.queue(queue, "waiting"),    keys_.queue(queue, "assigned"),
-            keys_.queue(queue, "res:meta"),   keys_.queue(queue, "res:free"),
-            keys_.queue(queue, "res:holder"), keys_.queue(queue, "seq"),
-            keys_.queue(queue, "outbox"),     keys_.queue(queue, "fence"),
-            keys_.queue(queue, "pending"),    keys_.queue(queue, "pending:ids"),
-            keys_.queue(queue, "events"),     keys_.queue(queue, "settings"),
-            keys_.queue(queue, "rate")};
+asio::awaitable<redis::result> queue_api::assign_call(std::string queue, long long source,
+                                                      long long fencing_token,
+                                                      long long accept_timeout_ms, long long max,
+                                                      strings extra) {
+  strings k{keys_.queue(queue, "waiting"),     keys_.queue(queue, "assigned"),
+            keys_.queue(queue, "res:meta"),    keys_.queue(queue, "res:free"),
+            keys_.queue(queue, "res:holder"),  keys_.queue(queue, "seq"),
+            keys_.queue(queue, "outbox"),      keys_.queue(queue, "fence"),
+            keys_.queue(queue, "pending"),     keys_.queue(queue, "pending:ids"),
+            keys_.queue(queue, "events"),      keys_.queue(queue, "settings"),
+            keys_.queue(queue, "rate"),        keys_.queue(queue, "admissions"),
+            keys_.queue(queue, "admissions:t")};
   strings a{queue,
             std::to_string(source),
             std::to_string(fencing_token),
@@ -273,10 +275,82 @@ asio::awaitable<outcome<std::vector<assignment>>> queue_api::assign_batch(
             std::to_string(retention_.outbox.count()),
             keys_.bus_channel(),
             keys_.wake_channel(),
-            std::to_string(max)};
+            std::to_string(max),
+            std::to_string(admission_record_.count())};
+  a.insert(a.end(), std::make_move_iterator(extra.begin()), std::make_move_iterator(extra.end()));
   auto r = co_await run(*conn_, "assign", std::move(k), std::move(a));
+  co_return r;
+}
+
+asio::awaitable<outcome<std::vector<assignment>>> queue_api::assign_batch(
+    std::string queue, long long source, long long fencing_token, long long accept_timeout_ms,
+    long long max) {
+  if (!valid_name(queue)) co_return bad_name("queue", queue);
+  auto r =
+      co_await assign_call(std::move(queue), source, fencing_token, accept_timeout_ms, max, {});
   if (!r.ok()) co_return failure_of(r);
   co_return assignments_of(r.value, 3);
+}
+
+asio::awaitable<outcome<admission::assign_plan>> queue_api::plan_assign(std::string queue,
+                                                                        long long max) {
+  if (!valid_name(queue)) co_return bad_name("queue", queue);
+  strings k{keys_.queue(queue, "waiting"),    keys_.queue(queue, "assigned"),
+            keys_.queue(queue, "res:meta"),   keys_.queue(queue, "res:free"),
+            keys_.queue(queue, "res:holder"), keys_.queue(queue, "seq"),
+            keys_.queue(queue, "settings")};
+  strings a{std::to_string(max)};
+  auto r = co_await run(*conn_, "assign_plan", std::move(k), std::move(a));
+  if (!r.ok()) co_return failure_of(r);
+  strings items;
+  for (const auto& e : r.value.elements)
+    items.push_back(e.kind == redis::reply::type::integer ? std::to_string(e.integer) : e.str);
+  auto plan = admission::plan_of_reply(items);
+  if (!plan) co_return failure{errc::internal, "assign_plan.lua: unexpected reply"};
+  co_return std::move(*plan);
+}
+
+asio::awaitable<outcome<std::optional<std::vector<assignment>>>> queue_api::assign_planned(
+    std::string queue, long long source, long long fencing_token, long long accept_timeout_ms,
+    long long max, admission::assign_plan plan, std::vector<std::string> tokens) {
+  using result_type = std::optional<std::vector<assignment>>;
+  if (!valid_name(queue)) co_return bad_name("queue", queue);
+  auto extra = admission::plan_args(plan, tokens);
+  auto r = co_await assign_call(std::move(queue), source, fencing_token, accept_timeout_ms, max,
+                                std::move(extra));
+  if (!r.ok()) co_return failure_of(r);
+  if (r.value.elements.size() == 1 && r.value.elements[0].str == "stale") co_return result_type{};
+  co_return result_type{assignments_of(r.value, 3)};
+}
+
+asio::awaitable<outcome<std::optional<admission::record>>> queue_api::admission_record(
+    std::string queue, std::string id) {
+  using result_type = std::optional<admission::record>;
+  if (!valid_name(queue)) co_return bad_name("queue", queue);
+  redis::command cmd{"HGET", keys_.queue(queue, "admissions"), std::move(id)};
+  auto r = co_await conn_->exec(std::move(cmd));
+  if (!r.ok()) co_return failure_of(r);
+  if (!r.value.is_string()) co_return result_type{};
+  co_return admission::record_of(r.value.str);
+}
+
+asio::awaitable<outcome<std::map<long long, std::string>>> queue_api::source_queues() {
+  redis::command cmd{"HGETALL", keys_.plain("sources")};
+  auto r = co_await conn_->exec(std::move(cmd));
+  if (!r.ok()) co_return failure_of(r);
+  std::map<long long, std::string> out;
+  const auto& e = r.value.elements;
+  for (std::size_t i = 0; i + 1 < e.size(); i += 2) {
+    if (e[i].str.rfind("q:", 0) != 0) continue;
+    long long idx = 0;
+    try {
+      idx = std::stoll(e[i + 1].str);
+    } catch (const std::exception&) {
+      continue;
+    }
+    out[idx] = e[i].str.substr(2);
+  }
+  co_return out;
 }
 
 asio::awaitable<outcome<std::optional<assignment>>> queue_api::assign_one(
@@ -293,7 +367,7 @@ asio::awaitable<outcome<std::pair<std::string, std::string>>> queue_api::accept(
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!valid_name(user)) co_return bad_name("user", user);
   strings k{keys_.queue(queue, "pending"), keys_.queue(queue, "pending:ids"),
-            keys_.queue(queue, "assigned")};
+            keys_.queue(queue, "assigned"), keys_.queue(queue, "admissions")};
   strings a{user, id};
   auto r = co_await run(*conn_, "accept", std::move(k), std::move(a));
   if (!r.ok()) co_return failure_of(r);
@@ -308,7 +382,7 @@ asio::awaitable<outcome<std::vector<assignment>>> queue_api::expire_batch(std::s
             keys_.queue(queue, "assigned"), keys_.queue(queue, "res:free"),
             keys_.queue(queue, "res:seq"),  keys_.queue(queue, "res:holder"),
             keys_.queue(queue, "seq"),      keys_.queue(queue, "outbox"),
-            keys_.queue(queue, "fence")};
+            keys_.queue(queue, "fence"),    keys_.queue(queue, "admissions")};
   strings a{queue,
             std::to_string(source),
             std::to_string(fencing_token),

@@ -3,11 +3,14 @@
 // Lua script run atomically in the queue's slot. Names are validated before Redis is asked.
 
 #include <boost/asio/awaitable.hpp>
+#include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/admission_plan.hpp"
 #include "core/keys.hpp"
 #include "core/lua/settings.hpp"
 #include "core/outcome.hpp"
@@ -116,10 +119,33 @@ class queue_api {
                                                                         long long accept_timeout_ms,
                                                                         long long max);
 
+  /// How long assign.lua keeps an assignment's admission record (the state API's answer):
+  /// the token's lifetime and a minute by default.
+  void set_admission_record_time(std::chrono::milliseconds t) { admission_record_ = t; }
+  /// What assign_batch would assign now (assign_plan.lua, read only).
+  boost::asio::awaitable<outcome<admission::assign_plan>> plan_assign(std::string queue,
+                                                                      long long max);
+  /// assign_batch with a plan and a signed token per planned pair (`data.admission`):
+  /// std::nullopt when the plan no longer held (nothing assigned; plan again).
+  boost::asio::awaitable<outcome<std::optional<std::vector<assignment>>>> assign_planned(
+      std::string queue, long long source, long long fencing_token, long long accept_timeout_ms,
+      long long max, admission::assign_plan plan, std::vector<std::string> tokens);
+  /// The admission record of assignment `id` (one HGET); std::nullopt when there is none.
+  boost::asio::awaitable<outcome<std::optional<admission::record>>> admission_record(
+      std::string queue, std::string id);
+  /// Every queue's source index (NS:sources): index -> queue name.
+  boost::asio::awaitable<outcome<std::map<long long, std::string>>> source_queues();
+
  private:
+  boost::asio::awaitable<redis::result> assign_call(std::string queue, long long source,
+                                                    long long fencing_token,
+                                                    long long accept_timeout_ms, long long max,
+                                                    std::vector<std::string> extra);
+
   std::shared_ptr<redis::connection> conn_;
   keys keys_;
   pushonce::retention retention_;
+  std::chrono::milliseconds admission_record_{std::chrono::seconds(660)};
 };
 
 }  // namespace pushonce

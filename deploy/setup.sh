@@ -11,6 +11,7 @@ packages=(
   clang libclang-rt-14-dev
   chromium
   nginx systemd openssl
+  python3-jwt python3-cryptography
 )
 # Node.js runs the JS client's unit tests and the browser tests (Debian 12 ships 18.x;
 # a newer one already installed is used as it is).
@@ -51,4 +52,10 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 if [ ! -d "$here/tests/browser/node_modules/playwright-core" ]; then
   echo "setup: npm ci in tests/browser"
   (cd "$here/tests/browser" && npm ci --no-audit --no-fund --loglevel=error)
+fi
+# The checkout examples (examples/checkout, docs/operations.md) verify admission tokens with
+# `jose`; the e2e tests run them. Installed from the lock file.
+if [ ! -d "$here/examples/checkout/node_modules/jose" ]; then
+  echo "setup: npm ci in examples/checkout"
+  (cd "$here/examples/checkout" && npm ci --no-audit --no-fund --loglevel=error)
 fi

@@ -17,6 +17,7 @@
 #include "core/redis/sharded_subscriber.hpp"
 #include "core/redis/subscriber.hpp"
 #include "gateway/admission.hpp"
+#include "gateway/admission_api.hpp"
 #include "gateway/auth_failures.hpp"
 #include "gateway/authenticator.hpp"
 #include "gateway/client_address.hpp"
@@ -67,6 +68,8 @@ struct gateway_settings {
   // --jwt-leeway (30 s), --jwt-audience, --jwt-issuer, --jwt-max-lifetime (7 days)
   jwt::verify_options jwt{std::chrono::seconds(30), std::nullopt, std::nullopt,
                           std::chrono::seconds(7 * 24 * 3600), std::nullopt};
+  // GET /.well-known/jwks.json: the admission keys' public halves (core/admission_token).
+  std::string admission_jwks = R"({"keys":[]})";
   // SIGTERM: /readyz turns 503 at once, sessions are closed with 1001 this much later.
   std::chrono::milliseconds drain_delay{0};
 };
@@ -120,6 +123,7 @@ struct gateway_state {
   probe_cache<redis_write_probe> ready_cache;           // /readyz: Redis accepted a tiny write
   probe_cache<std::string> stats_cache;                 // /metrics: the Redis part of the text
   probe_cache<std::size_t> heap_cache;                  // /metrics: mallinfo2's heap in use
+  admission_sources admission_queues;                   // /api/admission/ID: id -> queue
 };
 
 }  // namespace pushonce::gateway

@@ -379,6 +379,35 @@ asio::awaitable<http_response> publish(http_request& req, gateway_state& st) {
   co_return res;
 }
 
+asio::awaitable<http_response> admission_jwks(http_request& req, gateway_state& st) {
+  auto res = json_response(200, st.settings.admission_jwks, req.version());
+  res.set(http::field::cache_control, "public, max-age=300");
+  co_return res;
+}
+
+// One HGET of the queue's admission record; the id's queue comes from the source index
+// (read from Redis once, again when an index is new to this gateway).
+asio::awaitable<http_response> admission_state(http_request& req, gateway_state& st) {
+  auto id = admission_id_of_path(target_path(req.target()));
+  if (!id) co_return error_response(errc::not_found, "no such admission", req.version());
+  const long long source = ::pushonce::admission::source_of_id(*id);
+  auto queue = st.admission_queues.queue_of(source);
+  if (!queue) {
+    auto sources = co_await st.queues->source_queues();
+    if (!sources)
+      co_return error_response(sources.error().code, sources.error().message, req.version());
+    st.admission_queues.set(std::move(sources.value()));
+    queue = st.admission_queues.queue_of(source);
+    if (!queue) co_return error_response(errc::not_found, "no such admission", req.version());
+  }
+  std::string q = *queue;
+  std::string key = *id;
+  auto rec = co_await st.queues->admission_record(std::move(q), std::move(key));
+  if (!rec) co_return error_response(rec.error().code, rec.error().message, req.version());
+  if (!rec.value()) co_return error_response(errc::not_found, "no such admission", req.version());
+  co_return json_response(200, admission_state_json(*id, *queue, *rec.value()), req.version());
+}
+
 }  // namespace
 
 const std::vector<http_route>& http_routes() {
@@ -388,6 +417,8 @@ const std::vector<http_route>& http_routes() {
       {http::verb::get, "/readyz", {}, readyz},
       {http::verb::head, "/readyz", {}, readyz},
       {http::verb::post, "/api/publish", publish_auth, publish, true},
+      {http::verb::get, "/.well-known/jwks.json", {}, admission_jwks},
+      {http::verb::get, "/api/admission/", publish_auth, admission_state},
       {http::verb::get, "/api/status", admin_auth, status},
       {http::verb::post, "/api/queue-control", admin_auth, queue_control_route, true},
       {http::verb::get, "/metrics", metrics_auth, metrics},
@@ -403,8 +434,13 @@ const std::vector<http_route>& http_routes() {
 }
 
 const http_route* find_route(http::verb method, std::string_view path) {
-  for (const auto& r : http_routes())
-    if (r.method == method && r.path == path) return &r;
+  for (const auto& r : http_routes()) {
+    if (r.method != method) continue;
+    // A path ending in '/' is a prefix: /api/admission/ID.
+    if (r.path == path || (r.path.size() > 1 && r.path.back() == '/' &&
+                           path.size() > r.path.size() && path.substr(0, r.path.size()) == r.path))
+      return &r;
+  }
   return nullptr;
 }
 

@@ -224,6 +224,12 @@ gateway::server_options to_options(const command_line& cl) {
     }
   }
   o.settings.max_data_bytes = cl.common.max_data_bytes;
+  try {
+    o.settings.admission_jwks =
+        ::pushonce::admission::load(cl.common.admission).verify->jwks_json();
+  } catch (const std::invalid_argument& e) {
+    throw usage_error(e.what());
+  }
   std::string proxies;
   if (const char* env = std::getenv("PUSHONCE_TRUSTED_PROXY"); env && *env) proxies = env;
   if (vm.count("trusted-proxy")) proxies = vm["trusted-proxy"].as<std::string>();

@@ -241,6 +241,7 @@ asio::awaitable<int> run_admin(admin_context& ctx, std::string command) {
   if (command == "settings" || command == "pause" || command == "resume" || command == "close" ||
       command == "open")
     co_return co_await run_queue_controls(ctx, command);
+  if (command == "admission") co_return co_await run_admission(ctx);
   co_return ctx.out.usage("unknown command '" + command + "' (see pushonce-leader --help)");
 }
 

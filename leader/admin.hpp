@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/admission_token.hpp"
 #include "core/keys.hpp"
 #include "core/redis/connection.hpp"
 #include "core/retention.hpp"
@@ -23,6 +24,7 @@ struct admin_context {
   std::string queue;              // --queue (default "default")
   pushonce::retention retention;  // --dedup-window-ms, --outbox-retention-ms
   std::size_t max_data_bytes;     // --max-data-bytes: `publish` refuses larger data
+  admission::options admission;   // --admission-*: `admission verify` checks with its keys
 };
 
 /// Runs the command named args[0] (with its words); returns the exit code.
@@ -34,5 +36,7 @@ boost::asio::awaitable<int> run_dead_letters(admin_context& ctx);
 boost::asio::awaitable<int> run_trace(admin_context& ctx);
 /// `settings`, `pause`, `resume`, `close`, `open` (leader/queue_controls.cpp).
 boost::asio::awaitable<int> run_queue_controls(admin_context& ctx, std::string command);
+/// `admission verify TOKEN` (admission_command.cpp).
+boost::asio::awaitable<int> run_admission(admin_context& ctx);
 
 }  // namespace pushonce::leader

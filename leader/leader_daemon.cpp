@@ -34,6 +34,7 @@ leader_daemon::leader_daemon(asio::any_io_executor ex, redis::connection_options
       wake_timer_(ex),
       lease_timer_(ex),
       lease_(opts_.lease, std::chrono::steady_clock::now()) {
+  queues_.set_admission_record_time(opts_.admission_ttl + std::chrono::seconds(60));
   sub_ = redis::subscriber::create(ex, redis, [this](const std::string& ch, std::string p) {
     asio::post(ex_, [this, ch, p = std::move(p)] { on_wake(ch, p); });
   });
@@ -330,8 +331,7 @@ asio::awaitable<void> leader_daemon::assign_queue(const std::string& queue) {
   const auto source = found->second;
   // Bounded rounds so one busy queue cannot starve the others or the lease renewal.
   for (int i = 0; i < 100 && leading() && !stopping_; ++i) {
-    auto r = co_await queues_.assign_batch(queue, source, lease_.token(),
-                                           opts_.accept_timeout.count(), opts_.batch);
+    auto r = co_await assign_signed(queue, source);
     if (!r) {
       if (r.error().code == errc::fenced) {
         // The queues after this one go on with the same token (their fences are theirs).

@@ -6,6 +6,7 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "core/admission_token.hpp"
 #include "core/keys.hpp"
 #include "core/queue_api.hpp"
 #include "core/redis/subscriber.hpp"
@@ -29,6 +31,10 @@ struct daemon_options {
   long long batch = 200;           // assignments (expiries) per script call: one bus message each
   long long opening_batch = 1000;  // pre-queued users drawn or moved per script call
   pushonce::retention retention;
+  // Admission tokens (leader/leader_admission.cpp): none = `data.admission` is null.
+  std::shared_ptr<const admission::signer> admission_signer;
+  std::string admission_issuer = "pushonce";
+  std::chrono::seconds admission_ttl{600};
 };
 
 class leader_daemon {
@@ -48,6 +54,14 @@ class leader_daemon {
   boost::asio::awaitable<void> assign_loop();
   boost::asio::awaitable<lease_reply> call_lease(lease_call mode);
   boost::asio::awaitable<void> assign_queue(const std::string& queue);
+  /// One assign.lua batch; with an admission signer: plan, sign, assign (leader_admission.cpp).
+  boost::asio::awaitable<outcome<std::vector<assignment>>> assign_signed(const std::string& queue,
+                                                                         long long source);
+  /// The tokens of a plan's pairs, signed on signing_ (one thread: the signer is used by one
+  /// thread at a time) while this thread goes on with Redis.
+  boost::asio::awaitable<std::vector<std::string>> sign_plan(const std::string& queue,
+                                                             long long source,
+                                                             admission::assign_plan plan);
   boost::asio::awaitable<void> expire_loop();
   /// Opens queues whose pre-queue is due (leader/opening_plan), under the fencing token.
   boost::asio::awaitable<void> opening_loop();
@@ -72,6 +86,7 @@ class leader_daemon {
   bool stopping_ = false;
   bool registered_ = false;  // opts_.queues are marked registered in Redis
   unsigned long long assigned_ = 0;
+  boost::asio::thread_pool signing_{1};  // admission tokens (leader_admission.cpp)
 };
 
 }  // namespace pushonce::leader

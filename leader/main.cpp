@@ -33,6 +33,7 @@ constexpr const char* usage_text =
     "       pushonce-leader open [--at TIME] [--shuffle] [--queue Q] [--json]\n"
     "       pushonce-leader status [--queue Q] [--json]\n"
     "       pushonce-leader trace ID [--json]\n"
+    "       pushonce-leader admission verify TOKEN [--json]\n"
     "       pushonce-leader dead-letters list [--limit N] | replay ID | purge [--json]\n";
 
 int run_daemon(command_line& cl) {
@@ -55,6 +56,13 @@ int run_daemon(command_line& cl) {
   opts.accept_timeout = std::chrono::milliseconds(static_cast<long long>(accept * 1000));
   opts.lease = std::chrono::milliseconds(lease);
   opts.retention = cl.common.retention;
+  try {
+    opts.admission_signer = admission::load(cl.common.admission).sign;
+  } catch (const std::invalid_argument& e) {
+    throw usage_error(e.what());
+  }
+  opts.admission_issuer = cl.common.admission.issuer;
+  opts.admission_ttl = cl.common.admission.ttl;
   log::set_identity("leader", opts.id);
 
   asio::io_context io;
@@ -65,9 +73,13 @@ int run_daemon(command_line& cl) {
   // settings can be checked in one place (every process must use the same number).
   log::info(
       "started (queues {}, lease {} ms, accept timeout {} ms, {} assignments per call, redis {}, "
-      "namespace {}, {} bus shards)",
+      "namespace {}, {} bus shards, admission tokens {})",
       fmt::join(opts.queues, ","), lease, opts.accept_timeout.count(), opts.batch,
-      redis_display(cl.common), cl.common.ns, cl.common.bus_shards);
+      redis_display(cl.common), cl.common.ns, cl.common.bus_shards,
+      !opts.admission_signer ? std::string("off (null)")
+      : opts.admission_signer->public_half()
+          ? "ES256 kid " + opts.admission_signer->public_half()->kid
+          : std::string("HS256"));
   asio::signal_set signals(io, SIGTERM, SIGINT);
   signals.async_wait([&](auto ec, int sig) {
     if (ec) return;
@@ -114,7 +126,8 @@ int run_command(command_line& cl, bool json) {
                             std::move(args),
                             queue,
                             cl.common.retention,
-                            cl.common.max_data_bytes};
+                            cl.common.max_data_bytes,
+                            cl.common.admission};
   int code = 1;
   asio::co_spawn(
       io,

@@ -12,6 +12,13 @@
 -- ARGV[4] accept timeout ms ("0" = none), ARGV[5] outbox retention ms
 -- (older entries are trimmed, XADD MINID), ARGV[6] bus channel, ARGV[7] wake channel,
 -- ARGV[8] the most assignments to make (1..1000)
+-- KEYS[14] admissions (hash id -> "state user resource"), KEYS[15] admissions:t
+-- (zset id -> when its record goes, ms); ARGV[9] how long a record is kept, ms ("" or absent: no records)
+-- ARGV[10] planned count ("" or absent: no plan, data.admission is null), ARGV[11] the seq
+-- the plan saw, then per planned assignment i: ARGV[9 + 3i] user, ARGV[10 + 3i] resource,
+-- ARGV[11 + 3i] its admission token (assign_plan.lua, core/admission_plan.hpp). A plan that
+-- no longer holds (other heads, other free resources, another seq) assigns nothing and
+-- returns {"stale"}.
 -- Returns a flat array, three items per assignment: id, user, resource (empty when nobody
 -- waits or nothing is free). Fewer than ARGV[8] with users and resources left means stale
 -- heads were dropped: call again.
@@ -24,6 +31,10 @@ local retention = uint(ARGV[5])
 local max = uint(ARGV[8])
 local settings = KEYS[12]
 local rate = KEYS[13]
+local admissions, admissions_t = KEYS[14], KEYS[15]
+local record_ms = uint(ARGV[9] or '')
+local planned = uint(ARGV[10] or '')
+local planned_seq = ARGV[11]
 if not source or source > 4095 then
   return redis.error_reply('bad_request source must be an integer 0..4095')
 end
@@ -77,6 +88,14 @@ for i = 1, #frees do
 end
 
 local n = math.min(#users, #resources)
+if planned then
+  local holds_plan = n == planned and (redis.call('GET', KEYS[6]) or '0') == planned_seq
+  for i = 1, n do
+    if not holds_plan then break end
+    holds_plan = users[i] == ARGV[9 + 3 * i] and resources[i] == ARGV[10 + 3 * i]
+  end
+  if not holds_plan then return {'stale'} end
+end
 -- The paired users and the stale ones leave the waiting list; users beyond the pairs stay.
 local left, left_tickets, stays = {}, {}, {}
 for i = n + 1, #users do stays[users[i]] = true end
@@ -106,9 +125,11 @@ for i = 1, n do
   local id = string.format('%d', (first + i) * 4096 + source)
   local meta = metas[i]
   if not meta or meta == '' then meta = 'null' end
+  local admission = 'null'
+  if planned then admission = cjson.encode(ARGV[11 + 3 * i]) end
   -- The bus message layout of publish.lua: the frame tail is the suffix from ,"kind".
   lines[i] = '{"id":"' .. id .. '","user":' .. cjson.encode(user) .. head ..
-    cjson.encode(resource) .. ',"meta":' .. meta .. tail
+    cjson.encode(resource) .. ',"meta":' .. meta .. ',"admission":' .. admission .. tail
   freed[i] = resource
   assigned[2 * i - 1], assigned[2 * i] = user, resource
   holders[2 * i - 1], holders[2 * i] = resource, user
@@ -121,6 +142,22 @@ redis.call('HSET', KEYS[2], unpack(assigned))
 redis.call('HSET', KEYS[5], unpack(holders))
 redis.call('HSET', KEYS[10], unpack(ids))
 if timeout > 0 then redis.call('ZADD', KEYS[9], unpack(deadlines)) end
+if admissions and record_ms then
+  local records, until_ms = {}, {}
+  local keep_until = string.format('%d', now + record_ms)
+  for i = 1, n do
+    records[2 * i - 1], records[2 * i] = out[3 * i - 2], 'assigned ' .. users[i] .. ' ' .. resources[i]
+    until_ms[2 * i - 1], until_ms[2 * i] = keep_until, out[3 * i - 2]
+  end
+  redis.call('HSET', admissions, unpack(records))
+  redis.call('ZADD', admissions_t, unpack(until_ms))
+  -- Records past their time go, a bounded number per call (twice as many as were added).
+  local old = redis.call('ZRANGEBYSCORE', admissions_t, '-inf', now, 'LIMIT', 0, 2 * n)
+  if #old > 0 then
+    redis.call('HDEL', admissions, unpack(old))
+    redis.call('ZREM', admissions_t, unpack(old))
+  end
+end
 
 -- The assignment rate (core/assignment_rate): a window counted from its first assignment,
 -- restarted after 5 idle minutes; buckets older than that are dropped.

@@ -2,13 +2,18 @@
 -- each resource is free again (and goes to the next user), each user gets an `expired`
 -- message. The batch is ONE outbox entry and ONE bus message, a line per expiry.
 -- KEYS[1] pending, KEYS[2] pending:ids, KEYS[3] assigned, KEYS[4] res:free, KEYS[5] res:seq,
--- KEYS[6] res:holder, KEYS[7] seq, KEYS[8] outbox, KEYS[9] fence
+-- KEYS[6] res:holder, KEYS[7] seq, KEYS[8] outbox, KEYS[9] fence, KEYS[10] admissions
+-- (optional: each record becomes "expired")
 -- ARGV[1] queue, ARGV[2] source, ARGV[3] fencing token ("0" = none), ARGV[4] outbox
 -- retention ms, ARGV[5] bus channel, ARGV[6] wake channel, ARGV[7] the most to expire
 -- (1..1000; default 1)
 -- Returns a flat array, four items per expiry: expired message id, user, resource,
 -- assignment id (empty when none is due). Error: fenced, bad_request.
+local pending, pending_ids, assigned, res_free, res_seq = KEYS[1], KEYS[2], KEYS[3], KEYS[4],
+  KEYS[5]
+local res_holder, seq, outbox, fence, admissions = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 local queue, source, token = ARGV[1], uint(ARGV[2]), uint(ARGV[3])
+local retention, bus_channel, wake_channel = uint(ARGV[4]) or 0, ARGV[5], ARGV[6]
 local max = uint(ARGV[7] or '1')
 if not source or source > 4095 or not token then
   return redis.error_reply('bad_request source and token must be integers')
@@ -17,17 +22,17 @@ if not max or max < 1 or max > 1000 then
   return redis.error_reply('bad_request batch size must be an integer 1..1000')
 end
 if token ~= 0 then
-  local stored = tonumber(redis.call('GET', KEYS[9]) or '0') or 0
+  local stored = tonumber(redis.call('GET', fence) or '0') or 0
   if stored > token then return redis.error_reply('fenced a newer leader acts on this queue') end
 end
 
 local now = now_ms()
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, max)
+local due = redis.call('ZRANGEBYSCORE', pending, '-inf', now, 'LIMIT', 0, max)
 if #due == 0 then return {} end
-local assignments = redis.call('HMGET', KEYS[2], unpack(due))
-local resources = redis.call('HMGET', KEYS[3], unpack(due))
-redis.call('ZREM', KEYS[1], unpack(due))
-redis.call('HDEL', KEYS[2], unpack(due))
+local assignments = redis.call('HMGET', pending_ids, unpack(due))
+local resources = redis.call('HMGET', assigned, unpack(due))
+redis.call('ZREM', pending, unpack(due))
+redis.call('HDEL', pending_ids, unpack(due))
 
 local ends = {}  -- {user, resource, assignment id} with a resource to take back
 for i = 1, #due do
@@ -36,14 +41,15 @@ end
 if #ends == 0 then return {} end
 
 local out, lines = {}, {}
-local first = redis.call('INCRBY', KEYS[7], #ends) - #ends
+local first = redis.call('INCRBY', seq, #ends) - #ends
 local ts = string.format('%d', now)
 for i, e in ipairs(ends) do
   local user, resource, assignment = e[1], e[2], e[3]
-  redis.call('HDEL', KEYS[3], user)
-  if redis.call('HGET', KEYS[6], resource) == user then
-    redis.call('HDEL', KEYS[6], resource)
-    redis.call('ZADD', KEYS[4], redis.call('INCR', KEYS[5]), resource)
+  admission_state(admissions, assignment, 'expired')
+  redis.call('HDEL', assigned, user)
+  if redis.call('HGET', res_holder, resource) == user then
+    redis.call('HDEL', res_holder, resource)
+    redis.call('ZADD', res_free, redis.call('INCR', res_seq), resource)
   end
   local id = string.format('%d', (first + i) * 4096 + source)
   lines[i] = '{"id":"' .. id .. '","user":' .. cjson.encode(user) ..
@@ -53,8 +59,8 @@ for i, e in ipairs(ends) do
   out[4 * i - 3], out[4 * i - 2], out[4 * i - 1], out[4 * i] = id, user, resource, assignment
 end
 local payload = table.concat(lines, '\n')
-local minid = string.format('%d', now - (uint(ARGV[4]) or 0))
-redis.call('XADD', KEYS[8], 'MINID', '~', minid, '*', 'm', payload)
-redis.call('PUBLISH', ARGV[5], payload)
-redis.call('PUBLISH', ARGV[6], queue)
+local minid = string.format('%d', now - retention)
+redis.call('XADD', outbox, 'MINID', '~', minid, '*', 'm', payload)
+redis.call('PUBLISH', bus_channel, payload)
+redis.call('PUBLISH', wake_channel, queue)
 return out

@@ -1,13 +1,20 @@
 -- resource_remove.lua: take a resource out of the pool (free or assigned). Its holder,
 -- if any, no longer holds an assignment.
 -- KEYS[1] res:meta, KEYS[2] res:free, KEYS[3] res:holder, KEYS[4] assigned,
--- KEYS[5] pending, KEYS[6] pending:ids (optional: the holder's acceptance ends too)
+-- KEYS[5] pending, KEYS[6] pending:ids (optional: the holder's acceptance ends too),
+-- KEYS[7] admissions (optional, with KEYS[6]: the assignment's record becomes "released")
 -- ARGV[1] resource id
 -- Returns 1. Error: not_found.
+local res_meta, res_free, res_holder, assigned = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local pending, pending_ids, admissions = KEYS[5], KEYS[6], KEYS[7]
 local id = ARGV[1]
-if redis.call('HDEL', KEYS[1], id) == 0 then
+if redis.call('HDEL', res_meta, id) == 0 then
   return redis.error_reply('not_found resource ' .. id .. ' does not exist')
 end
-redis.call('ZREM', KEYS[2], id)
-drop_holder(KEYS[3], KEYS[4], KEYS[5], KEYS[6], id)
+redis.call('ZREM', res_free, id)
+local holder = redis.call('HGET', res_holder, id)
+local assignment = holder and pending_ids and redis.call('HGET', assigned, holder) == id and
+  redis.call('HGET', pending_ids, holder)
+drop_holder(res_holder, assigned, pending, pending_ids, id)
+if assignment then admission_state(admissions, assignment, 'released') end
 return 1

@@ -153,3 +153,14 @@ local function add_dead_letter(stream, maxlen, id, user, src, reason, attempts, 
   if dropped < 0 then dropped = 0 end
   return dropped
 end
+
+-- An assignment's admission record (assign.lua writes "assigned USER RESOURCE" at `id`):
+-- its state word becomes `state` ("accepted", "expired", "released"). Nothing when there is
+-- no record (no admissions key given, the record's time has passed, an unknown id).
+local function admission_state(admissions, id, state)
+  if not admissions or not id or id == '' then return end
+  local rec = redis.call('HGET', admissions, id)
+  if not rec then return end
+  local rest = string.match(rec, '^%S+ (.*)$')
+  if rest then redis.call('HSET', admissions, id, state .. ' ' .. rest) end
+end

@@ -27,9 +27,11 @@
 //
 //   bench_waiting_room [--users N] [--gateways G] [--workers W] [--clients P]
 //                      [--resources R] [--batch B] [--churn-percent X] [--sustained-rate N]
-//                      [--join-rate N] [--interval-ms MS] [--cluster]
+//                      [--join-rate N] [--interval-ms MS] [--cluster] [--admission-key FILE]
 //                      [--opening [--opening-delay-s S]]
 // --interval-ms is the gateways' --position-interval-ms (1000).
+// --admission-key FILE: the leader signs an ES256 admission token per assignment
+// ("admission_tokens":true in the result when the last assignment carried one).
 // --cluster runs it on a private 3-master Redis Cluster (figures summed over the masters).
 // --join-rate spreads the arrivals (N per second in all); by default everyone comes at once.
 // A session whose join is refused or closed tries again (0.5-1.5 s later, 10 times), as the
@@ -91,6 +93,7 @@ struct options {
   // --client mode
   long long client = -1, first = 0, last = 0, churn_seconds = 0;
   std::string ports, dir;
+  std::string admission_key;      // --admission-key: the leader signs admission tokens (ES256)
   bool churn_one = false;         // the 4-session single-user churner
   bool cluster = false;           // a 3-master Redis Cluster instead of one redis-server
   bool opening = false;           // measure a shuffled opening of a pre-queue instead
@@ -154,6 +157,8 @@ options parse(int argc, char** argv) {
       o.interval_ms = num();
     else if (a == "--opening-delay-s")
       o.opening_delay_s = num();
+    else if (a == "--admission-key")
+      o.admission_key = v;
     else if (a == "--client")
       o.client = num();
     else if (a == "--first")
@@ -170,7 +175,8 @@ options parse(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: bench_waiting_room [--users N] [--gateways G] [--workers W] "
                    "[--clients P] [--resources R] [--batch B] [--churn-percent X] "
-                   "[--sustained-rate N] [--join-rate N] [--interval-ms MS] [--cluster]\n");
+                   "[--sustained-rate N] [--join-rate N] [--interval-ms MS] [--cluster]\n"
+                   "                          [--admission-key FILE]\n");
       std::exit(2);
     }
   }
@@ -430,6 +436,22 @@ double redis_cpu_s(masters& all) {
   return sum;
 }
 
+// A process's CPU time (user + system) from /proc/PID/stat, in seconds.
+double process_cpu_s(int pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto after = text.rfind(')');
+  if (after == std::string::npos) return 0;
+  std::istringstream fields(text.substr(after + 2));
+  std::string f;
+  double utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && fields >> f; ++i) {
+    if (i == 14) utime = std::atof(f.c_str());
+    if (i == 15) stime = std::atof(f.c_str());
+  }
+  return (utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 double redis_cpu_s(pushonce::test::sync_redis& r) {
   auto info = r.text({"INFO", "cpu"});
   auto get = [&](const std::string& k) {
@@ -651,9 +673,10 @@ int coordinate(const options& o) {
   auto dir = std::filesystem::temp_directory_path() / fmt::format("bench-wr-{}", getpid());
   std::filesystem::create_directories(dir);
   std::vector<std::unique_ptr<process>> procs, gateways, clients;
-  procs.push_back(std::make_unique<process>(
-      bin + "/pushonce-leader",
-      std::vector<std::string>{"run", "--assign-batch", std::to_string(o.batch)}, env));
+  std::vector<std::string> leader_args{"run", "--assign-batch", std::to_string(o.batch)};
+  if (!o.admission_key.empty())
+    leader_args.insert(leader_args.end(), {"--admission-key", o.admission_key});
+  procs.push_back(std::make_unique<process>(bin + "/pushonce-leader", leader_args, env));
   for (long long i = 0; i < o.workers; ++i)
     procs.push_back(std::make_unique<process>(
         bin + "/pushonce-worker", std::vector<std::string>{"--id", fmt::format("w{}", i)}, env));
@@ -745,6 +768,7 @@ int coordinate(const options& o) {
 
   // 3. R resources at once.
   const double cpu0 = redis_cpu_s(all);
+  const double leader_cpu0 = process_cpu_s(procs.front()->pid());
   std::vector<std::string> add{"resource", "add"};
   for (long long i = 0; i < o.resources; ++i) add.push_back(fmt::format("r{}", i));
   const long long t0 = now_ms();
@@ -765,6 +789,7 @@ int coordinate(const options& o) {
   }
   std::this_thread::sleep_for(300ms);  // the workers' claims of the last batches
   const double cpu1 = redis_cpu_s(all);
+  const double leader_cpu1 = process_cpu_s(procs.front()->pid());
   const double cpu_window_s = static_cast<double>(now_ms() - t0) / 1000.0;
   std::this_thread::sleep_for(3s);  // frames delivered, positions settled
   auto burst = collect(dir.string(), clients);
@@ -819,6 +844,17 @@ int coordinate(const options& o) {
   }
   const long long held = r.integer({"HLEN", assigned_key});
   const long long lost = held - frames;
+  // Whether the last assignment carried a signed token (--admission-key).
+  bool signed_tokens = false;
+  {
+    auto newest =
+        r.cmd({"XREVRANGE", fmt::format("{}:{{q:default}}:outbox", ns), "+", "-", "COUNT", "1"});
+    if (newest && newest->elements == 1) {
+      const auto* fields = newest->element[0]->element[1];
+      std::string m(fields->element[1]->str, fields->element[1]->len);
+      signed_tokens = m.find(R"("admission":"ey)") != std::string::npos;
+    }
+  }
   if (lost != 0 || wrong != 0) {  // where: by gateway (user i is on gateway i mod G)
     std::map<std::string, long long> got;
     for (auto& u : last) got[fmt::format("u{}", u.index)] = u.assignments;
@@ -847,7 +883,7 @@ int coordinate(const options& o) {
       R"("churn_calls_per_s":{:.0f},"churn_calls_per_s_above_idle":{:.0f},"resources":{},"assign_all_ms":{},)"
       R"("first_frame_ms_p50":{},"first_frame_ms_p99":{},"first_frame_ms_max":{},)"
       R"("assignments_per_s_burst":{:.0f},"redis_cpu_us_per_assignment":{:.1f},)"
-      R"("sustained_assignments_per_s":{:.0f},"assigned":{},"assignment_frames":{},)"
+      R"("leader_cpu_us_per_assignment":{:.1f},"admission_tokens":{},"sustained_assignments_per_s":{:.0f},"assigned":{},"assignment_frames":{},)"
       R"("duplicates":{},"users_assigned_twice":{},"lost":{},"wrong_positions":{}}})",
       o.users, o.interval_ms, waiting, o.gateways, o.workers, o.clients, o.batch,
       static_cast<double>(join_end - join_start) / 1000.0,
@@ -860,6 +896,8 @@ int coordinate(const options& o) {
       static_cast<double>(expected) * 1000.0 / static_cast<double>(std::max(1LL, t_all - t0)),
       (cpu1 - cpu0 - idle_cpu_per_s * cpu_window_s) * 1e6 /
           static_cast<double>(std::max(1LL, expected)),
+      (leader_cpu1 - leader_cpu0) * 1e6 / static_cast<double>(std::max(1LL, expected)),
+      signed_tokens,
       to_assign ? static_cast<double>(sustained) * 1000.0 / static_cast<double>(sustained_ms) : 0.0,
       held, frames, duplicates, twice, lost, wrong);
   std::printf("%s\n", line.c_str());

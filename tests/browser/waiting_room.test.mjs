@@ -16,7 +16,10 @@ import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFile } from 'node:child_process';
 import { once } from 'node:events';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
+import http from 'node:http';
+import { createRequire } from 'node:module';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -301,6 +304,7 @@ const cardVisible = (page) => page.$eval('#card', (c) => !c.hidden);
 // ---- the tests -------------------------------------------------------------------------------
 describe('waiting room in a browser', { skip: skipReason ?? false }, () => {
   let base; // http://127.0.0.1:<port> of the --dev-auth gateway
+  let admissionKey; // the leader's --admission-key
   let gatewayPort;
   let gateway;
 
@@ -314,11 +318,20 @@ describe('waiting room in a browser', { skip: skipReason ?? false }, () => {
 
     const launched = chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
     await startRedis();
-    startProcess('leader', LEADER, ['run', '--accept-timeout', String(ACCEPT_TIMEOUT_S)]);
+    // An admission key: the leader signs each assignment's token, the gateway publishes
+    // the public half at /.well-known/jwks.json.
+    const { privateKey } = crypto.generateKeyPairSync('ec', {
+      namedCurve: 'P-256',
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+    });
+    admissionKey = path.join(tmpDir, 'admission.pem');
+    fs.writeFileSync(admissionKey, privateKey, { mode: 0o600 });
+    startProcess('leader', LEADER, ['run', '--accept-timeout', String(ACCEPT_TIMEOUT_S), '--admission-key', admissionKey]);
     startProcess('worker-1', WORKER, ['--id', 'browser-w1']);
     startProcess('worker-2', WORKER, ['--id', 'browser-w2']);
     gatewayPort = await freePort();
-    gateway = await startGateway('gateway', gatewayPort, ['--dev-auth']);
+    gateway = await startGateway('gateway', gatewayPort, ['--dev-auth', '--admission-key', admissionKey]);
     base = `http://127.0.0.1:${gatewayPort}`;
     await waitFor(async () => {
       const s = await leader(['status', '--json']);
@@ -455,7 +468,7 @@ describe('waiting room in a browser', { skip: skipReason ?? false }, () => {
       await gateway.exited;
       await waitState(erin.page, 'resuming', 5000);
       await shot(erin.page, 'resuming-erin'); // the gateway is down: the badge says resuming
-      gateway = await startGateway('gateway', gatewayPort, ['--dev-auth']); // same port
+      gateway = await startGateway('gateway', gatewayPort, ['--dev-auth', '--admission-key', admissionKey]); // same port
       await waitState(erin.page, 'open', 15000);
       const states = (await erin.page.evaluate(() => window.__states)).slice(statesBefore);
       assert.deepEqual([...new Set(states)], ['resuming', 'open'], `states after the kill: ${states}`);
@@ -580,6 +593,67 @@ describe('waiting room in a browser', { skip: skipReason ?? false }, () => {
       const settings = await leader(['settings', '--json']);
       assert.equal(settings.state, 'open');
       await shot(wanda.page, 'prequeue-opened');
+    }));
+
+  test('admission: the page hands the token to a checkout that verifies it with the JWKS',
+    { timeout: 30000 }, scenario('admission', async () => {
+      // The fake checkout: takes the form POST, verifies the token offline with `jose`
+      // (examples/checkout) against the gateway's JWKS, answers a page saying what it found.
+      const require = createRequire(path.join(ROOT, 'examples', 'checkout', 'package.json'));
+      let jose;
+      try {
+        jose = require('jose');
+      } catch {
+        assert.fail('jose is not installed: npm ci in examples/checkout (deploy/setup.sh does)');
+      }
+      const jwks = jose.createRemoteJWKSet(new URL('/.well-known/jwks.json', base));
+      const checkout = http.createServer((req, res) => {
+        let body = '';
+        req.on('data', (d) => { body += d; });
+        req.on('end', async () => {
+          const token = new URLSearchParams(body).get('admission') ?? '';
+          let result;
+          try {
+            const { payload } = await jose.jwtVerify(token, jwks, { issuer: 'pushonce', algorithms: ['ES256'] });
+            result = `<p id="result" data-valid="true" data-user="${payload.sub}" data-resource="${payload.resource}" data-id="${payload.jti}">Admitted</p>`;
+          } catch (e) {
+            result = `<p id="result" data-valid="false">Refused: ${e.code}</p>`;
+          }
+          res.writeHead(200, { 'content-type': 'text/html' });
+          res.end(`<!doctype html><title>checkout</title>${result}`);
+        });
+      });
+      checkout.listen(0, '127.0.0.1');
+      await once(checkout, 'listening');
+      const checkoutUrl = `http://127.0.0.1:${checkout.address().port}/checkout`;
+      try {
+        const cara = await openPage('cara', base, `/?checkout=${encodeURIComponent(checkoutUrl)}`);
+        await connectAs(cara.page, { name: 'cara' });
+        await cara.page.waitForSelector('#join:not([disabled])');
+        await cara.page.click('#join');
+        await waitFor(async () => (await leader(['position', 'cara', '--json'], { allowFail: true }))?.position > 0,
+          { timeout: 5000, what: 'cara in line' }).catch(() => {});
+        // Enough resources for everyone in line up to cara.
+        const line = await leader(['queue', '--json']);
+        const upTo = line.users.indexOf('cara') + 1;
+        assert.ok(upTo > 0, `cara is not in line: ${JSON.stringify(line)}`);
+        const ids = Array.from({ length: upTo }, (_, i) => `seat-${i}`);
+        await leader(['resource', 'add', ...ids, '--json']);
+        await cara.page.waitForSelector('#checkout:not([hidden])', { timeout: 5000 });
+        const frame = cara.ws.received.find((r) => r.frame.type === 'message' && r.frame.kind === 'assignment');
+        assert.ok(frame, 'an assignment frame');
+        assert.equal(typeof frame.frame.data.admission, 'string', 'the assignment carries a token');
+        await shot(cara.page, 'admission-cara');
+        await Promise.all([cara.page.waitForNavigation(), cara.page.click('#checkout-go')]);
+        const result = await cara.page.waitForSelector('#result');
+        assert.equal(await result.getAttribute('data-valid'), 'true', await result.textContent());
+        assert.equal(await result.getAttribute('data-user'), 'cara');
+        assert.equal(await result.getAttribute('data-resource'), frame.frame.data.resource);
+        assert.equal(await result.getAttribute('data-id'), frame.frame.id);
+        await shot(cara.page, 'checkout-cara');
+      } finally {
+        checkout.close();
+      }
     }));
 });
 
