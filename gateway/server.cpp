@@ -12,12 +12,15 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <charconv>
 #include <csignal>
+#include <cstdlib>
+#include <random>
 #include <thread>
 
 #include "core/exit_on_exception.hpp"
 #include "core/heartbeat.hpp"
 #include "core/jwt.hpp"
 #include "core/log.hpp"
+#include "core/lua/presence.hpp"
 #include "core/use_tuple.hpp"
 #include "gateway/key_set.hpp"
 #include "gateway/listener.hpp"
@@ -42,6 +45,15 @@ rlim_t raise_fd_limit() {
   }
   log::info("open files limit: {} (was {}, hard limit {})", rl.rlim_cur, before, rl.rlim_max);
   return rl.rlim_cur;
+}
+
+// A new random word for every process: its presence instance (core/lua/presence.hpp).
+std::string presence_boot_id() {
+  std::random_device rd;
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string s;
+  for (int i = 0; i < 12; ++i) s.push_back(hex[rd() % 16]);
+  return s;
 }
 
 }  // namespace
@@ -82,6 +94,7 @@ int server::run() {
   pushonce::keys k(opts_.common.ns, opts_.common.bus_shards);
   auto state = std::make_shared<gateway_state>(opts_.settings, k);
   const auto& id = state->settings.id;
+  state->presence_instance = lua::presence_instance(id, presence_boot_id());
 
   redis::connection_options copts;
   copts.where = opts_.common.redis;
@@ -129,6 +142,9 @@ int server::run() {
       std::make_unique<publisher>(state->conn, k, publisher_options{state->settings.retention});
   state->inboxes =
       std::make_unique<inbox>(state->conn, k, state->settings.idle_ttl, state->settings.inbox_page);
+  std::optional<std::string> pow_secret;
+  if (const char* v = std::getenv("PUSHONCE_POW_SECRET"); v && *v) pow_secret = v;
+  state->pow = std::make_shared<join_pow>(state->conn, k, pow_secret);
   auto secret = jwt::secret_from_env();
   std::shared_ptr<key_source> keys;
   if (!opts_.jwks_path.empty()) {
@@ -180,11 +196,15 @@ int server::run() {
                   : "");
   if (!state->settings.api_key) log::info("PUSHONCE_API_KEY is not set: /api/publish answers 403");
 
-  heartbeat hb(
-      state->heartbeat_conn, k, "gateway", id, 1s, [registry, shards = opts_.common.bus_shards] {
-        return std::map<std::string, std::string>{{"sessions", std::to_string(registry->size())},
-                                                  {"bus_shards", std::to_string(shards)}};
-      });
+  heartbeat hb(state->heartbeat_conn, k, "gateway", id, 1s,
+               [registry, shards = opts_.common.bus_shards, instance = state->presence_instance] {
+                 // `presence`: the leader counts the sessions of any other instance of this id
+                 // closed (a gateway killed and restarted under the same --id).
+                 return std::map<std::string, std::string>{
+                     {"sessions", std::to_string(registry->size())},
+                     {"bus_shards", std::to_string(shards)},
+                     {"presence", instance}};
+               });
   hb.on_conflict(opts_.on_layout_conflict);
   asio::co_spawn(control, hb.run(), exit_on_exception("gateway heartbeat"));
 

@@ -16,6 +16,7 @@
 #include "core/keys.hpp"
 #include "core/queue_api.hpp"
 #include "core/redis/subscriber.hpp"
+#include "leader/abandon_plan.hpp"
 #include "leader/lease_state.hpp"
 
 namespace pushonce::leader {
@@ -27,6 +28,8 @@ struct daemon_options {
   std::chrono::milliseconds accept_timeout{0};  // 0: assignments do not expire
   std::chrono::milliseconds tick{1000};
   long long batch = 200;  // assignments (expiries) per script call: one bus message each
+  std::chrono::milliseconds presence_tick{1000};  // the abandonment sweep and gateway folding
+  std::chrono::milliseconds gateway_grace{5000};  // a new instance's time to beat first
   pushonce::retention retention;
 };
 
@@ -49,6 +52,13 @@ class leader_daemon {
   boost::asio::awaitable<void> assign_queue(const std::string& queue);
   boost::asio::awaitable<void> expire_loop();
   boost::asio::awaitable<bool> ensure_source(const std::string& queue);
+  /// Every presence_tick while leading: abandon_sweep, then fold_dead_gateways.
+  boost::asio::awaitable<void> presence_loop();
+  boost::asio::awaitable<void> abandon_sweep();
+  boost::asio::awaitable<void> abandon_queue(const std::string& queue,
+                                             std::optional<std::chrono::milliseconds> after,
+                                             long long now);
+  boost::asio::awaitable<void> fold_dead_gateways(long long now);
   void on_wake(const std::string& channel, const std::string& payload);
   /// Publishes the trace events and the published count of one batch (fire and forget).
   void record(const std::string& queue, const std::vector<assignment>& batch, const char* kind);
@@ -65,6 +75,8 @@ class leader_daemon {
   std::set<std::string> dirty_;
   std::map<std::string, long long> sources_;
   lease_state lease_;
+  abandon_plan abandon_;
+  std::map<std::string, std::string> fold_cursors_;  // dead instance -> HSCAN cursor
   bool stopping_ = false;
   bool registered_ = false;  // opts_.queues are marked registered in Redis
   unsigned long long assigned_ = 0;
