@@ -112,7 +112,13 @@ TEST_CASE(
   REQUIRE_FALSE(next_frame(c, "welcome").empty());
   REQUIRE(c.send(join_with(challenge, nonce)));
   CHECK(next_frame(c, "error").at("code") == "bad_request");
-  CHECK(std::stoll(d.redis().text({"HGET", d.k().queue("default", "stats"), "refused_pow"})) >= 4);
+  // Counted: missing, wrong, reused (join.lua) and bob's (the gateway's, not awaited).
+  CHECK(wait_until(
+      [&] {
+        auto n = d.redis().text({"HGET", d.k().queue("default", "stats"), "refused_pow"});
+        return !n.empty() && std::stoll(n) == 4;
+      },
+      5s));
   // Off again: joins need nothing (within the gateways' 1 s settings cache).
   d.redis().cmd({"HDEL", d.k().queue("default", "settings"), "join_pow_bits"});
   std::this_thread::sleep_for(1100ms);

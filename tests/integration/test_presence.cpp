@@ -43,7 +43,7 @@ asio::awaitable<long long> integer(pushonce::redis::connection& c, command words
   co_return r.value.as_int().value_or(-1);
 }
 
-asio::awaitable<bool> is_absent(redis_fixture& fx, const std::string& user) {
+asio::awaitable<bool> is_absent(redis_fixture& fx, std::string user) {
   CO_LET(auto r, fx.conn->exec(cmd({"ZSCORE", lua::presence_key(fx.k, "absent"), user})));
   co_return !r.value.is_nil();
 }
