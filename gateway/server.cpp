@@ -10,6 +10,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <algorithm>
 #include <charconv>
 #include <csignal>
 #include <cstdlib>
@@ -21,6 +22,7 @@
 #include "core/jwt.hpp"
 #include "core/log.hpp"
 #include "core/lua/presence.hpp"
+#include "core/redis/scripts.hpp"
 #include "core/use_tuple.hpp"
 #include "gateway/key_set.hpp"
 #include "gateway/listener.hpp"
@@ -226,6 +228,40 @@ int server::run() {
       },
       exit_on_exception("gateway inbox keep-alive"));
 
+  // Presence (docs/data-model.md): when the leader counted this instance's sessions closed
+  // (its heartbeat lapsed while the process lived on: a pause, a slow link), it is gone from
+  // NS:{presence}:gws; count the sessions held here again. One ZSCORE every 5 s.
+  asio::steady_timer presence_timer(control);
+  asio::co_spawn(
+      control,
+      [&]() -> asio::awaitable<void> {
+        const auto gws = lua::presence_key(k, "gws");
+        while (!state->stopping) {
+          presence_timer.expires_after(5s);
+          auto [ec] = co_await presence_timer.async_wait(use_tuple);
+          if (ec || state->stopping) co_return;
+          redis::command ask{"ZSCORE", gws, state->presence_instance};
+          auto r = co_await state->conn->exec(std::move(ask));
+          if (!r.ok() || !r.value.is_nil()) continue;
+          auto held = registry->routed_user_sessions();
+          if (held.empty()) continue;
+          log::warn(
+              "presence: this gateway's sessions were counted closed (its heartbeat "
+              "lapsed): counting {} users again",
+              held.size());
+          for (std::size_t from = 0; from < held.size(); from += 1000) {
+            std::vector<std::pair<std::string, std::size_t>> part(
+                held.begin() + static_cast<std::ptrdiff_t>(from),
+                held.begin() + static_cast<std::ptrdiff_t>(std::min(held.size(), from + 1000)));
+            std::vector<redis::command> call;
+            call.push_back(lua::presence_reclaim_command(k, state->presence_instance, part));
+            co_await redis::eval_all(*state->conn, redis::get_script("presence_reclaim"),
+                                     std::move(call));
+          }
+        }
+      },
+      exit_on_exception("gateway presence check"));
+
   // Shutdown: turn not-ready (/readyz 503) and keep serving for --drain-delay-ms so a load
   // balancer stops sending new connections, then stop accepting, close every session with
   // 1001, drain (3 s at most), remove the heartbeat, stop Redis, stop the loop.
@@ -243,6 +279,7 @@ int server::run() {
     state->stopping = true;
     hb.stop();
     keep_timer.cancel();
+    presence_timer.cancel();
     lst->stop();
     registry->close_all(1001, "going away");
     asio::steady_timer t(control);

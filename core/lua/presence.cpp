@@ -54,6 +54,19 @@ std::optional<fold_reply> parse_fold_reply(const redis::reply& r) {
   return fold_reply{r.at(0).str, *folded, *done == 1};
 }
 
+redis::command presence_reclaim_command(
+    const keys& k, const std::string& instance,
+    const std::vector<std::pair<std::string, std::size_t>>& sessions) {
+  std::vector<std::string> ks{presence_key(k, "count"), gateway_key(k, instance),
+                              presence_key(k, "gws"), presence_key(k, "absent")};
+  std::vector<std::string> as{instance};
+  for (const auto& [user, n] : sessions) {
+    as.push_back(user);
+    as.push_back(std::to_string(n));
+  }
+  return redis::evalsha_command(redis::get_script("presence_reclaim"), ks, as);
+}
+
 redis::command presence_drop_command(const keys& k, long long horizon_ms, long long max) {
   std::vector<std::string> ks{presence_key(k, "absent")};
   std::vector<std::string> as{std::to_string(horizon_ms), std::to_string(max)};

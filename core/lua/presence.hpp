@@ -37,6 +37,12 @@ struct fold_reply {
 };
 std::optional<fold_reply> parse_fold_reply(const redis::reply& r);
 
+/// presence_reclaim.lua: a live instance that was folded counts its sessions again
+/// (`sessions`: user -> sessions open on it; at most 1000 per call).
+redis::command presence_reclaim_command(
+    const keys& k, const std::string& instance,
+    const std::vector<std::pair<std::string, std::size_t>>& sessions);
+
 /// presence_drop.lua: forget up to `max` absent users whose absence began before `horizon`.
 redis::command presence_drop_command(const keys& k, long long horizon_ms, long long max);
 

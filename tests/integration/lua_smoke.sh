@@ -7,7 +7,8 @@
 # test_publish_script.cpp (publish), test_rate_limit_script.cpp, test_queue_scripts.cpp and
 # test_queue_batches.cpp (join, leave, accept, resources, assign, expire, positions),
 # test_dead_letters.cpp (dead_letter_add, replay), test_ack_session.cpp (session, ack),
-# test_cluster_scripts.cpp (leader_lease); claim_batch (the workers' race) in the e2e tests.
+# test_cluster_scripts.cpp (leader_lease), test_presence.cpp (presence_*, abandon),
+# test_pow_join.cpp (join with a proof of work); claim_batch (the workers' race) in the e2e tests.
 # Starts its own redis-server on a free port in a temp dir, stops it on exit, exits non-zero
 # on any mismatch. Needs redis-server and redis-cli.
 #   tests/integration/lua_smoke.sh [-v]

@@ -128,6 +128,26 @@ TEST_CASE("presence: a dead gateway is folded in batches; its users are absent, 
     CHECK(gone == 0);
     CO_LET(long long gws, integer(c, cmd({"ZCARD", lua::presence_key(fx.k, "gws")})));
     CHECK(gws == 1);
+    // The instance was alive after all (a pause): it counts its sessions again, once.
+    std::vector<std::pair<std::string, std::size_t>> held{{"both", 1}, {"u1", 1}};
+    for (int twice = 0; twice < 2; ++twice) {
+      CO_LET(auto r,
+             call(c, "presence_reclaim", lua::presence_reclaim_command(fx.k, "dead~1", held)));
+      CHECK(r.value.integer == (twice == 0 ? 2 : 0));
+    }
+    CO_LET(auto both2, fx.conn->exec(cmd({"HGET", lua::presence_key(fx.k, "count"), "both"})));
+    CHECK(both2.value.str == "2");
+    CO_LET(bool u1_absent, is_absent(fx, "u1"));
+    CHECK_FALSE(u1_absent);
+    CO_LET(long long gws2, integer(c, cmd({"ZCARD", lua::presence_key(fx.k, "gws")})));
+    CHECK(gws2 == 2);
+    // Its sessions close normally afterwards.
+    CO_LET(auto u1_close,
+           call(c, "presence_close", lua::presence_close_command(fx.k, "u1", "dead~1")));
+    CHECK(u1_close.value.integer == 0);
+    CO_LET(auto both_close,
+           call(c, "presence_close", lua::presence_close_command(fx.k, "both", "dead~1")));
+    CHECK(both_close.value.integer == 1);
     // A close from the dead instance arriving late counts nothing twice.
     CO_LET(auto late,
            call(c, "presence_close", lua::presence_close_command(fx.k, "both", "dead~1")));

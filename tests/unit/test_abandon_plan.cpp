@@ -165,6 +165,13 @@ TEST_CASE("presence scripts: each names its KEYS in the builder's order") {
         std::vector<std::string>{"count", "gateway", "gateways", "absent"});
   CHECK(command_keys(pushonce::lua::presence_fold_command(k, "g~1", "0", 10)) == open);
   CHECK(key_names("presence_drop") == std::vector<std::string>{"absent"});
+  CHECK(key_names("presence_reclaim") ==
+        std::vector<std::string>{"count", "gateway", "gateways", "absent"});
+  std::vector<std::pair<std::string, std::size_t>> held{{"u", 2}};
+  auto reclaim = pushonce::lua::presence_reclaim_command(k, "g~1", held);
+  CHECK(command_keys(reclaim) == open);
+  CHECK(std::vector<std::string>(reclaim.end() - 3, reclaim.end()) ==
+        std::vector<std::string>{"g~1", "u", "2"});
   auto ab = command_keys(pushonce::lua::abandon_command(k, "q", 3, {"u"}));
   CHECK(key_names("abandon") ==
         std::vector<std::string>{"waiting", "events", "pending", "stats", "fence"});
