@@ -120,6 +120,27 @@ TEST_CASE("abandonment e2e: a gateway killed -9 releases its users after its hea
 }
 
 TEST_CASE(
+    "abandonment e2e: a gateway paused past its heartbeat counts its sessions again and "
+    "keeps its users") {
+  presence_system sys;
+  sys.redis().cmd({"HSET", sys.k().queue("default", "settings"), "abandon_after_s", "12"});
+  auto held = sys.session("paused", 1, true);
+  auto gws = lua::presence_key(sys.k(), "gws");
+  std::this_thread::sleep_for(5s);  // past the leader's grace for a new instance
+  auto& g = sys.get(deployment::kind::gateway, 1);
+  g.kill(SIGSTOP);
+  // The heartbeat lapses and the leader counts the paused gateway's sessions closed.
+  bool folded = wait_until([&] { return sys.redis().integer({"ZCARD", gws}) == 0; }, 15s);
+  CHECK(sys.absent_count() == 1);
+  g.kill(SIGCONT);
+  REQUIRE(folded);
+  // Within its 5 s check the gateway counts them again: present, and kept past the 12 s.
+  CHECK(wait_until([&] { return sys.absent_count() == 0; }, 10s));
+  std::this_thread::sleep_for(13s);
+  CHECK(sys.waiting("paused"));
+}
+
+TEST_CASE(
     "abandonment e2e: an assigned user who leaves before accepting loses the resource to "
     "the next user") {
   presence_system sys;

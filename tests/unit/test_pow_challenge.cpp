@@ -5,6 +5,7 @@
 
 #include <boost/json.hpp>
 #include <string>
+#include <vector>
 
 #include "gateway/protocol.hpp"
 
@@ -88,10 +89,11 @@ TEST_CASE("pow: missing, expired, too easy, unsolved, malformed") {
       break;
     }
   CHECK(g.verify("alice", "q", 4, pow_solution{c.id, bad}, t0).verdict == pow_verdict::unsolved);
-  for (std::string id : {"", ".", "...", "a.b.c.d", "1.4.zz.00", c.id + ".x", c.id + "0",
-                         "99999999999999999.4." + rnd + ".00112233445566778899aabbccddeeff",
-                         "1.33." + rnd + ".00112233445566778899aabbccddeeff",
-                         "1.0." + rnd + ".00112233445566778899aabbccddeeff", std::string(200, '1')})
+  for (const std::string& id : std::vector<std::string>{
+           "", ".", "...", "a.b.c.d", "1.4.zz.00", c.id + ".x", c.id + "0",
+           "99999999999999999.4." + rnd + ".00112233445566778899aabbccddeeff",
+           "1.33." + rnd + ".00112233445566778899aabbccddeeff",
+           "1.0." + rnd + ".00112233445566778899aabbccddeeff", std::string(200, '1')})
     CHECK_MESSAGE(
         g.verify("alice", "q", 4, pow_solution{id, nonce}, t0).verdict == pow_verdict::malformed,
         id);
