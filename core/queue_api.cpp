@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/lua/presence.hpp"
 #include "core/names.hpp"
 #include "core/queue_settings.hpp"
 #include "core/redis/failure_of.hpp"
@@ -33,7 +34,8 @@ asio::awaitable<redis::result> run(redis::connection& c, const char* name, strin
 queue_api::queue_api(std::shared_ptr<redis::connection> conn, keys k, retention r)
     : conn_(std::move(conn)), keys_(std::move(k)), retention_(r) {}
 
-asio::awaitable<outcome<join_result>> queue_api::join(std::string queue, std::string user) {
+asio::awaitable<outcome<join_result>> queue_api::join(std::string queue, std::string user,
+                                                      std::optional<pow_use> pow) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!valid_name(user)) co_return bad_name("user", user);
   strings k{keys_.queue(queue, "waiting"),     keys_.queue(queue, "assigned"),
@@ -42,12 +44,25 @@ asio::awaitable<outcome<join_result>> queue_api::join(std::string queue, std::st
             keys_.queue(queue, "prequeue"),    keys_.queue(queue, "stats"),
             keys_.queue(queue, "prequeue:seq")};
   strings a{user, keys_.wake_channel(), queue};
+  if (pow) {
+    k.push_back(keys_.queue(queue, "pow:" + pow->token));
+    a.push_back(std::to_string(pow->ttl_ms));
+  }
   auto r = co_await run(*conn_, "join", std::move(k), std::move(a));
   if (!r.ok()) co_return failure_of(r);
   join_result out{r.value.at(0).integer, r.value.at(1).integer, r.value.at(2).integer,
                   std::nullopt};
   if (out.position == 0) out.opens_at = r.value.at(3).integer;
   co_return out;
+}
+
+asio::awaitable<outcome<none>> queue_api::joined_without_session(std::string user) {
+  if (!valid_name(user)) co_return bad_name("user", user);
+  std::vector<redis::command> cmds;
+  cmds.push_back(lua::presence_joined_command(keys_, user));
+  auto rs = co_await redis::eval_all(*conn_, redis::get_script("presence_joined"), std::move(cmds));
+  if (!rs.at(0).ok()) co_return failure_of(rs[0]);
+  co_return none{};
 }
 
 asio::awaitable<outcome<none>> queue_api::register_queues(std::vector<std::string> queues,

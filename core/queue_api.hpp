@@ -58,12 +58,23 @@ struct assignment {
   std::string resource;
 };
 
+/// A proof-of-work solution the gateway verified (core/pow_challenge): join.lua marks it
+/// used (NS:{q:Q}:pow:TOKEN for ttl_ms) and refuses it a second time (bad_request).
+struct pow_use {
+  std::string token;
+  long long ttl_ms = 0;
+};
+
 class queue_api {
  public:
   queue_api(std::shared_ptr<redis::connection> conn, keys k, retention r = {});
 
   /// Only a registered queue can be joined (failure not_found otherwise; nothing written).
-  boost::asio::awaitable<outcome<join_result>> join(std::string queue, std::string user);
+  boost::asio::awaitable<outcome<join_result>> join(std::string queue, std::string user,
+                                                    std::optional<pow_use> pow = std::nullopt);
+  /// `user` joined without a session (the admin CLI): its absence counts from now unless it
+  /// has a session open (presence_joined.lua; abandonment, docs/protocol.md).
+  boost::asio::awaitable<outcome<none>> joined_without_session(std::string user);
   /// Marks queues as run by a leader (NS:{q:Q}:registered, with the leader's accept timeout,
   /// and the set NS:queues), so that users can join them.
   boost::asio::awaitable<outcome<none>> register_queues(std::vector<std::string> queues,

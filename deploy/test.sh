@@ -105,7 +105,7 @@ tier_fuzz() {
   CC=clang CXX=clang++ cmake -S tests/fuzz -B build-fuzz >/dev/null
   cmake --build build-fuzz -j "${PUSHONCE_JOBS:-2}"
   # Each target gets its full time on a core of its own: PUSHONCE_JOBS (2) run at once.
-  local t failed=0 targets=(protocol publish_api jwt resume_state resp)
+  local t failed=0 targets=(protocol publish_api jwt resume_state resp pow)
   for t in "${targets[@]}"; do
     while (($(jobs -rp | wc -l) >= ${PUSHONCE_JOBS:-2})); do wait -n || true; done
     rm -f "build-fuzz/fuzz_$t.status"

@@ -23,6 +23,7 @@
 #include "gateway/client_address.hpp"
 #include "gateway/frame_limiter.hpp"
 #include "gateway/inbox.hpp"
+#include "gateway/join_pow.hpp"
 #include "gateway/position_notifier.hpp"
 #include "gateway/probe_cache.hpp"
 #include "gateway/readiness.hpp"
@@ -98,6 +99,9 @@ struct gateway_state {
 
   gateway_settings settings;
   pushonce::keys keys;
+  // This process's presence instance (core/lua/presence.hpp), also in its heartbeat; empty:
+  // sessions are not counted (tests that build a gateway_state without a server).
+  std::string presence_instance;
   std::shared_ptr<redis::connection> conn;            // commands (5 s deadline)
   std::shared_ptr<redis::connection> health_conn;     // /healthz, /metrics (1 s deadline)
   std::shared_ptr<redis::connection> heartbeat_conn;  // the heartbeat alone: HTTP load on
@@ -110,6 +114,7 @@ struct gateway_state {
   std::unique_ptr<authenticator> auth;
   std::unique_ptr<inbox> inboxes;
   std::shared_ptr<position_notifier> positions;
+  std::shared_ptr<join_pow> pow;  // proof of work at join (null: never asked)
   std::atomic<bool> stopping{false};
   std::atomic<bool> draining{false};  // SIGTERM received: /readyz answers 503
   gateway_metrics metrics;

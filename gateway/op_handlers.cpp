@@ -1,8 +1,11 @@
 #include "gateway/op_handlers.hpp"
 
+#include <chrono>
+
 #include "core/log.hpp"
 #include "gateway/gateway_state.hpp"
 #include "gateway/inbox.hpp"
+#include "gateway/join_pow.hpp"
 #include "gateway/session_io.hpp"
 
 namespace pushonce::gateway {
@@ -10,6 +13,12 @@ namespace pushonce::gateway {
 namespace asio = boost::asio;
 
 namespace {
+long long now_ms_since_epoch() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 void log_internal(const op_context& ctx, const failure& f, std::string_view op) {
   if (is_internal(f)) log::warn("ws: {}: {} failed: {} {}", ctx.user, op, f.code, f.message);
 }
@@ -60,7 +69,38 @@ std::optional<std::string> reply_ack(const outcome<none>& r) {
 
 asio::awaitable<void> handle_join(op_context ctx, join_op op) {
   std::string queue = std::move(op.queue), q = queue, user = ctx.user;
-  auto r = co_await ctx.st.queues->join(std::move(q), std::move(user));
+  // Proof of work (core/pow_challenge decides): a join without a valid solution is refused
+  // with a fresh challenge; a valid one is marked used by join.lua.
+  std::optional<pow_use> use;
+  std::shared_ptr<const pow_gate> gate;
+  int bits = 0;
+  if (ctx.st.pow) {
+    std::string bq = queue;
+    bits = co_await ctx.st.pow->bits(std::move(bq));
+  }
+  if (bits > 0) {
+    gate = co_await ctx.st.pow->gate();
+    if (!gate) {
+      ctx.io.send_text(render_error(errc::internal, "proof of work unavailable", "join"));
+      co_return;
+    }
+    auto check = gate->verify(ctx.user, queue, bits, op.pow, now_ms_since_epoch());
+    if (!check.ok()) {
+      ctx.st.pow->count_refusal(queue);
+      ctx.io.send_text(render_pow_refusal(pow_reason(check.verdict),
+                                          join_pow::issue(*gate, ctx.user, queue, bits)));
+      co_return;
+    }
+    use = pow_use{std::move(check.token), check.ttl_ms};
+  }
+  const bool with_pow = use.has_value();
+  auto r = co_await ctx.st.queues->join(std::move(q), std::move(user), std::move(use));
+  if (!r && with_pow && r.error().code == errc::bad_request) {
+    // join.lua: this solution was used already.
+    ctx.io.send_text(
+        render_pow_refusal(r.error().message, join_pow::issue(*gate, ctx.user, queue, bits)));
+    co_return;
+  }
   if (!r) log_internal(ctx, r.error(), "join");
   ctx.io.send_text(reply_join(queue, r));
   if (r && r.value().opens_at)

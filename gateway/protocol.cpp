@@ -54,6 +54,26 @@ parse_result parse_queue(const json::object& o, std::string_view op, auto make) 
   return client_op{make(q ? std::move(*q) : std::string(default_queue))};
 }
 
+std::optional<pow_solution> parse_pow(const json::object& o) {
+  auto* v = o.if_contains("pow");
+  if (!v || v->is_null()) return std::nullopt;
+  pow_solution s;
+  if (auto* p = v->if_object()) {
+    auto* id = p->if_contains("id");
+    auto* nonce = p->if_contains("nonce");
+    if (id && id->is_string() && nonce && nonce->is_string()) {
+      s.id = std::string(id->get_string());
+      s.nonce = std::string(nonce->get_string());
+    }
+  }
+  return s;
+}
+
+json::object challenge_object(const pow_challenge& c) {
+  return json::object{
+      {"id", c.id}, {"prefix", c.prefix}, {"bits", c.bits}, {"expires_at", c.expires_at}};
+}
+
 parse_result parse_hello(const json::object& o) {
   hello_op h;
   std::string error;
@@ -89,7 +109,8 @@ parse_result parse_client_frame(std::string_view text) {
   std::string_view op = opv->get_string();
 
   if (op == "hello") return parse_hello(o);
-  if (op == "join") return parse_queue(o, op, [](std::string q) { return join_op{std::move(q)}; });
+  if (op == "join")
+    return parse_queue(o, op, [&o](std::string q) { return join_op{std::move(q), parse_pow(o)}; });
   if (op == "leave")
     return parse_queue(o, op, [](std::string q) { return leave_op{std::move(q)}; });
   if (op == "position")
@@ -124,7 +145,7 @@ std::string_view op_name(const client_op& op) {
 }
 
 std::string render_welcome(std::string_view user, std::string_view session, std::string_view epoch,
-                           long long offset, bool recovered) {
+                           long long offset, bool recovered, const pow_challenge* challenge) {
   json::object o;
   o["type"] = "welcome";
   o["user"] = user;
@@ -132,6 +153,17 @@ std::string render_welcome(std::string_view user, std::string_view session, std:
   o["epoch"] = epoch;
   o["offset"] = offset;
   o["recovered"] = recovered;
+  if (challenge) o["challenge"] = challenge_object(*challenge);
+  return json::serialize(o);
+}
+
+std::string render_pow_refusal(std::string_view message, const pow_challenge& challenge) {
+  json::object o;
+  o["type"] = "error";
+  o["code"] = client_error_code(errc::bad_request);
+  o["message"] = message;
+  o["op"] = "join";
+  o["challenge"] = challenge_object(challenge);
   return json::serialize(o);
 }
 

@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "core/errc.hpp"
+#include "core/pow_challenge.hpp"
 
 namespace pushonce::gateway {
 
@@ -24,6 +25,9 @@ struct hello_op {
 };
 struct join_op {
   std::string queue;
+  /// "pow":{"id","nonce"}; a "pow" that is not an object of two strings is kept with an
+  /// empty nonce, so that pow_gate::verify answers malformed (and a fresh challenge).
+  std::optional<pow_solution> pow;
 };
 struct leave_op {
   std::string queue;
@@ -63,7 +67,10 @@ std::string_view op_name(const client_op& op);
 
 // Gateway → client frames.
 std::string render_welcome(std::string_view user, std::string_view session, std::string_view epoch,
-                           long long offset, bool recovered);
+                           long long offset, bool recovered,
+                           const pow_challenge* challenge = nullptr);
+/// A join refused for its proof of work: error bad_request with a fresh "challenge".
+std::string render_pow_refusal(std::string_view message, const pow_challenge& challenge);
 /// {"type":"error","code":client_error_code(code),"message","op"}
 std::string render_error(errc code, std::string_view message, std::string_view op);
 std::string render_joined(std::string_view queue, long long position, long long ticket);

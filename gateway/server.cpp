@@ -2,6 +2,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -12,12 +13,16 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <charconv>
 #include <csignal>
+#include <cstdlib>
+#include <random>
 #include <thread>
 
 #include "core/exit_on_exception.hpp"
 #include "core/heartbeat.hpp"
 #include "core/jwt.hpp"
 #include "core/log.hpp"
+#include "core/lua/presence.hpp"
+#include "core/redis/scripts.hpp"
 #include "core/use_tuple.hpp"
 #include "gateway/key_set.hpp"
 #include "gateway/listener.hpp"
@@ -42,6 +47,15 @@ rlim_t raise_fd_limit() {
   }
   log::info("open files limit: {} (was {}, hard limit {})", rl.rlim_cur, before, rl.rlim_max);
   return rl.rlim_cur;
+}
+
+// A new random word for every process: its presence instance (core/lua/presence.hpp).
+std::string presence_boot_id() {
+  std::random_device rd;
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string s;
+  for (int i = 0; i < 12; ++i) s.push_back(hex[rd() % 16]);
+  return s;
 }
 
 }  // namespace
@@ -82,6 +96,7 @@ int server::run() {
   pushonce::keys k(opts_.common.ns, opts_.common.bus_shards);
   auto state = std::make_shared<gateway_state>(opts_.settings, k);
   const auto& id = state->settings.id;
+  state->presence_instance = lua::presence_instance(id, presence_boot_id());
 
   redis::connection_options copts;
   copts.where = opts_.common.redis;
@@ -137,6 +152,9 @@ int server::run() {
       std::make_unique<publisher>(state->conn, k, publisher_options{state->settings.retention});
   state->inboxes =
       std::make_unique<inbox>(state->conn, k, state->settings.idle_ttl, state->settings.inbox_page);
+  std::optional<std::string> pow_secret;
+  if (const char* v = std::getenv("PUSHONCE_POW_SECRET"); v && *v) pow_secret = v;
+  state->pow = std::make_shared<join_pow>(state->conn, k, pow_secret);
   auto secret = jwt::secret_from_env();
   std::shared_ptr<key_source> keys;
   if (!opts_.jwks_path.empty()) {
@@ -188,11 +206,15 @@ int server::run() {
                   : "");
   if (!state->settings.api_key) log::info("PUSHONCE_API_KEY is not set: /api/publish answers 403");
 
-  heartbeat hb(
-      state->heartbeat_conn, k, "gateway", id, 1s, [registry, shards = opts_.common.bus_shards] {
-        return std::map<std::string, std::string>{{"sessions", std::to_string(registry->size())},
-                                                  {"bus_shards", std::to_string(shards)}};
-      });
+  heartbeat hb(state->heartbeat_conn, k, "gateway", id, 1s,
+               [registry, shards = opts_.common.bus_shards, instance = state->presence_instance] {
+                 // `presence`: the leader counts the sessions of any other instance of this id
+                 // closed (a gateway killed and restarted under the same --id).
+                 return std::map<std::string, std::string>{
+                     {"sessions", std::to_string(registry->size())},
+                     {"bus_shards", std::to_string(shards)},
+                     {"presence", instance}};
+               });
   hb.on_conflict(opts_.on_layout_conflict);
   asio::co_spawn(control, hb.run(), exit_on_exception("gateway heartbeat"));
 
@@ -214,6 +236,40 @@ int server::run() {
       },
       exit_on_exception("gateway inbox keep-alive"));
 
+  // Presence (docs/data-model.md): when the leader counted this instance's sessions closed
+  // (its heartbeat lapsed while the process lived on: a pause, a slow link), it is gone from
+  // NS:{presence}:gws; count the sessions held here again. One ZSCORE every 5 s.
+  asio::steady_timer presence_timer(control);
+  asio::co_spawn(
+      control,
+      [&]() -> asio::awaitable<void> {
+        const auto gws = lua::presence_key(k, "gws");
+        while (!state->stopping) {
+          presence_timer.expires_after(5s);
+          auto [ec] = co_await presence_timer.async_wait(use_tuple);
+          if (ec || state->stopping) co_return;
+          redis::command ask{"ZSCORE", gws, state->presence_instance};
+          auto r = co_await state->conn->exec(std::move(ask));
+          if (!r.ok() || !r.value.is_nil()) continue;
+          auto held = registry->routed_user_sessions();
+          if (held.empty()) continue;
+          log::warn(
+              "presence: this gateway's sessions were counted closed (its heartbeat "
+              "lapsed): counting {} users again",
+              held.size());
+          for (std::size_t from = 0; from < held.size(); from += 1000) {
+            std::vector<std::pair<std::string, std::size_t>> part(
+                held.begin() + static_cast<std::ptrdiff_t>(from),
+                held.begin() + static_cast<std::ptrdiff_t>(std::min(held.size(), from + 1000)));
+            std::vector<redis::command> call;
+            call.push_back(lua::presence_reclaim_command(k, state->presence_instance, part));
+            co_await redis::eval_all(*state->conn, redis::get_script("presence_reclaim"),
+                                     std::move(call));
+          }
+        }
+      },
+      exit_on_exception("gateway presence check"));
+
   // Shutdown: turn not-ready (/readyz 503) and keep serving for --drain-delay-ms so a load
   // balancer stops sending new connections, then stop accepting, close every session with
   // 1001, drain (3 s at most), remove the heartbeat, stop Redis, stop the loop.
@@ -231,6 +287,7 @@ int server::run() {
     state->stopping = true;
     hb.stop();
     keep_timer.cancel();
+    presence_timer.cancel();
     lst->stop();
     registry->close_all(1001, "going away");
     asio::steady_timer t(control);

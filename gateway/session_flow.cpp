@@ -1,10 +1,13 @@
 #include "gateway/session_flow.hpp"
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <random>
 
 #include "core/exit_on_exception.hpp"
 #include "core/log.hpp"
+#include "core/lua/presence.hpp"
+#include "core/redis/scripts.hpp"
 #include "gateway/gateway_state.hpp"
 #include "gateway/op_handlers.hpp"
 #include "gateway/session.hpp"
@@ -25,6 +28,24 @@ std::string random_hex(std::size_t n) {
   std::string s(n, '0');
   for (auto& c : s) c = hex[rng() % 16];
   return s;
+}
+
+// One presence script call, not awaited by the session: calls are sent in the order they
+// are spawned (one executor), so a session's close follows its open.
+void spawn_presence_call(const std::shared_ptr<redis::connection>& conn, const char* script,
+                         redis::command cmd, std::string user, asio::any_io_executor ex) {
+  asio::co_spawn(
+      ex,
+      [conn, script, cmd = std::move(cmd),
+       user = std::move(user)]() mutable -> asio::awaitable<void> {
+        std::vector<redis::command> one;
+        one.push_back(std::move(cmd));
+        auto rs = co_await redis::eval_all(*conn, redis::get_script(script), std::move(one));
+        if (!rs.empty() && !rs[0].ok())
+          log::warn("presence: {} for {} failed: {}", script, user,
+                    rs[0].ec ? rs[0].ec.message() : rs[0].value.str);
+      },
+      asio::detached);
 }
 
 }  // namespace
@@ -149,8 +170,21 @@ asio::awaitable<void> session_flow::on_hello(hello_op h) {
   const auto welcome = plan_welcome(plan, latest, first);
   const bool recovered = welcome.recovered;
   resume_.skip_to(welcome.skip_to);  // the welcome owns up to what is gone
-  io_.send_text(render_welcome(user_, session_id_, epoch_, latest, recovered));
+  // Proof of work: the welcome carries a challenge for the default queue when it asks one
+  // (a join to another queue is answered with its own).
+  std::optional<pow_challenge> challenge;
+  if (st_.pow) {
+    std::string q(default_queue);
+    int bits = co_await st_.pow->bits(std::move(q));
+    std::shared_ptr<const pow_gate> gate;
+    if (bits > 0) gate = co_await st_.pow->gate();
+    if (machine_.closing()) co_return;
+    if (gate) challenge = join_pow::issue(*gate, user_, std::string(default_queue), bits);
+  }
+  io_.send_text(render_welcome(user_, session_id_, epoch_, latest, recovered,
+                               challenge ? &*challenge : nullptr));
   ++st_.metrics.sessions_opened;
+  presence_open();
   if (log::current_level() <= log::level::debug)
     log::debug(log::fields{{"user", user_},
                            {"session", session_id_},
@@ -287,8 +321,25 @@ void session_flow::on_live(const frame_ptr& f) {
   }
 }
 
+void session_flow::presence_open() {
+  if (st_.presence_instance.empty() || present_) return;
+  present_ = true;
+  spawn_presence_call(st_.conn, "presence_open",
+                      lua::presence_open_command(st_.keys, user_, st_.presence_instance), user_,
+                      io_.executor());
+}
+
+void session_flow::presence_close() {
+  if (!present_) return;
+  present_ = false;
+  spawn_presence_call(st_.conn, "presence_close",
+                      lua::presence_close_command(st_.keys, user_, st_.presence_instance), user_,
+                      io_.executor());
+}
+
 void session_flow::end(const session* self) {
   machine_.close();
+  presence_close();
   st_.positions->unwatch_all(self);
   if (!user_.empty()) st_.registry.remove_route(self, user_);
 }

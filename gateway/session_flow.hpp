@@ -57,6 +57,10 @@ class session_flow {
   /// what was sent): rotate the epoch (session.lua), then close 1013 so the client comes
   /// back through hello and gets recovered:false. Once per session.
   void on_offsets_went_back(const char* why);
+  /// Presence (docs/data-model.md): one presence_open.lua call once the session is live,
+  /// one presence_close.lua call when it ends; the user is absent at its last close.
+  void presence_open();
+  void presence_close();
   /// The frame rate limits (frame_limiter); false when the frame is not to be acted on.
   bool within_rate(const frame_decision& d);
 
@@ -68,6 +72,7 @@ class session_flow {
   slot_counter::slot user_slot_;  // gateway_state::sessions_per_user, from hello on
   std::string user_, session_id_, epoch_;
   bool went_back_ = false;  // on_offsets_went_back ran
+  bool present_ = false;    // presence_open was sent and presence_close not yet
 };
 
 }  // namespace pushonce::gateway

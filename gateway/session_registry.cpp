@@ -55,6 +55,18 @@ std::vector<std::string> session_registry::routed_users() const {
   return out;
 }
 
+std::vector<std::pair<std::string, std::size_t>> session_registry::routed_user_sessions() const {
+  std::lock_guard lock(mutex_);
+  std::vector<std::pair<std::string, std::size_t>> out;
+  out.reserve(routes_.size());
+  for (auto& [ch, r] : routes_) {
+    std::size_t live = 0;
+    for (auto& w : r.sessions) live += !w.expired();
+    if (live > 0) out.emplace_back(r.user, live);
+  }
+  return out;
+}
+
 asio::awaitable<std::error_code> session_registry::add_route(std::shared_ptr<session> s,
                                                              std::string user) {
   auto channel = keys_.user_channel(user);

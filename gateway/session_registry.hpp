@@ -52,6 +52,8 @@ class session_registry {
   std::size_t users() const;
   /// The users with at least one routed session here (the inboxes kept alive).
   std::vector<std::string> routed_users() const;
+  /// Each routed user with its number of live sessions here (presence_reclaim.lua).
+  std::vector<std::pair<std::string, std::size_t>> routed_user_sessions() const;
 
   /// The subscriber's callbacks.
   void on_message(const std::string& channel, std::string payload);

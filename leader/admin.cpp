@@ -4,6 +4,7 @@
 
 #include "core/jwt.hpp"
 #include "core/layout.hpp"
+#include "core/log.hpp"
 #include "core/names.hpp"
 #include "core/publisher.hpp"
 #include "core/queue_api.hpp"
@@ -35,6 +36,8 @@ asio::awaitable<int> join(admin_context& ctx, queue_api& q) {
   auto user = ctx.args[0];
   auto r = co_await q.join(ctx.queue, user);
   if (!r) co_return report_failure(ctx, r.error());
+  auto absent = co_await q.joined_without_session(user);
+  if (!absent) log::warn("join: {} is not counted absent: {}", user, absent.error().message);
   if (r.value().opens_at) {
     json::object pre{{"user", user},
                      {"queue", ctx.queue},

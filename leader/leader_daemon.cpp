@@ -14,6 +14,7 @@
 #include "core/log.hpp"
 #include "core/lua/claim_record.hpp"
 #include "core/lua/opening.hpp"
+#include "core/lua/presence.hpp"
 #include "core/queue_settings.hpp"
 #include "core/redis/scripts.hpp"
 #include "core/trace.hpp"
@@ -63,6 +64,7 @@ void leader_daemon::start() {
   asio::co_spawn(ex_, assign_loop(), exit_on_exception("leader assign loop"));
   asio::co_spawn(ex_, expire_loop(), exit_on_exception("leader expire loop"));
   asio::co_spawn(ex_, opening_loop(), exit_on_exception("leader opening loop"));
+  asio::co_spawn(ex_, presence_loop(), exit_on_exception("leader presence loop"));
 }
 
 void leader_daemon::on_wake(const std::string& channel, const std::string& payload) {
@@ -119,6 +121,7 @@ void leader_daemon::apply(lease_action action) {
     case lease_action::step_down:
       log::warn("no longer leading: {}", lease_.why());
       sources_.clear();
+      abandon_.reset();
       break;
     case lease_action::refence:
       // While this leader holds the lease no other leader acts: the fence is stale (e.g. a
@@ -132,6 +135,7 @@ void leader_daemon::apply(lease_action action) {
     case lease_action::give_up:
       log::warn("no longer leading: {}", lease_.why());
       sources_.clear();
+      abandon_.reset();
       lease_timer_.cancel();  // the release call now
       break;
     case lease_action::hold:
@@ -367,6 +371,139 @@ asio::awaitable<void> leader_daemon::assign_loop() {
     auto todo = std::move(dirty_);
     dirty_.clear();
     for (const auto& q : todo) co_await assign_queue(q);
+  }
+}
+
+// Abandonment (docs/data-model.md, "Presence"): users absent for a queue's abandon_after
+// leave it (abandon.lua), users every queue has dealt with are forgotten (presence_drop.lua),
+// and the sessions of dead gateway instances are counted closed (presence_fold.lua).
+// abandon_plan decides what to read and whom to abandon; this only carries it out.
+asio::awaitable<void> leader_daemon::presence_loop() {
+  asio::steady_timer timer(ex_);
+  while (!stopping_) {
+    timer.expires_after(opts_.presence_tick);
+    co_await timer.async_wait(use_tuple);
+    if (!leading() || stopping_) continue;
+    co_await abandon_sweep();
+  }
+}
+
+namespace {
+long long redis_time_ms(const redis::result& r) {
+  if (!r.ok() || r.value.elements.size() != 2) return 0;
+  auto s = r.value.at(0).as_int(), us = r.value.at(1).as_int();
+  if (!s || !us) return 0;
+  return *s * 1000 + *us / 1000;
+}
+}  // namespace
+
+asio::awaitable<void> leader_daemon::abandon_sweep() {
+  std::vector<redis::command> cmds;
+  cmds.push_back({"TIME"});
+  for (const auto& q : opts_.queues)
+    cmds.push_back({"HGET", keys_.queue(q, "settings"), "abandon_after_s"});
+  auto rs = co_await conn_->exec_all(std::move(cmds));
+  const long long now = redis_time_ms(rs[0]);
+  if (now == 0) co_return;  // Redis is not answering: the next tick tries again
+  std::map<std::string, std::optional<std::chrono::milliseconds>> afters;
+  for (std::size_t i = 0; i < opts_.queues.size(); ++i) {
+    const auto& r = rs[i + 1];
+    if (!r.ok()) co_return;
+    std::optional<std::string> field;
+    if (r.value.is_string()) field = r.value.str;
+    afters[opts_.queues[i]] = abandon_after_of(field);
+  }
+  for (const auto& [queue, after] : afters) {
+    if (!leading()) co_return;
+    co_await abandon_queue(queue, after, now);
+  }
+  if (auto horizon = abandon_.drop_horizon(afters, now)) {
+    for (int i = 0; i < 10; ++i) {
+      std::vector<redis::command> drop;
+      drop.push_back(lua::presence_drop_command(keys_, *horizon, 10000));
+      auto d =
+          co_await redis::eval_all(*conn_, redis::get_script("presence_drop"), std::move(drop));
+      if (!d.at(0).ok() || d[0].value.integer < 10000) break;
+    }
+  }
+  co_await fold_dead_gateways(now);
+}
+
+asio::awaitable<void> leader_daemon::abandon_queue(const std::string& queue,
+                                                   std::optional<std::chrono::milliseconds> after,
+                                                   long long now) {
+  // Bounded rounds per tick, as the assigner's: the rest waits for the next tick.
+  for (int round = 0; round < 20 && leading(); ++round) {
+    auto range = abandon_.next_range(queue, after, now);
+    if (!range) co_return;
+    auto ask = lua::absent_range_command(keys_, range->min, range->max, range->limit);
+    auto read = co_await conn_->exec(std::move(ask));
+    if (!read.ok()) co_return;
+    auto got = lua::parse_absent_range(read.value);
+    if (!got) co_return;
+    auto users = abandon_.on_read(queue, *range, *got);
+    for (std::size_t from = 0; from < users.size(); from += 1000) {
+      auto to = std::min(users.size(), from + 1000);
+      std::vector<std::string> part(users.begin() + static_cast<std::ptrdiff_t>(from),
+                                    users.begin() + static_cast<std::ptrdiff_t>(to));
+      std::vector<redis::command> call;
+      call.push_back(lua::abandon_command(keys_, queue, lease_.token(), part));
+      auto r = co_await redis::eval_all(*conn_, redis::get_script("abandon"), std::move(call));
+      if (!r.at(0).ok()) {
+        if (r[0].value.error_code() == "fenced")
+          co_await fenced(queue, "a newer leader has acted on this queue");
+        else
+          log::warn("queue {}: abandon failed: {}", queue,
+                    r[0].ec ? r[0].ec.message() : r[0].value.str);
+        abandon_.reset();  // read these again next time
+        co_return;
+      }
+      auto done = lua::parse_abandon_reply(r[0].value);
+      if (done && (done->removed > 0 || done->ended > 0))
+        log::info("queue {}: abandoned by users without a session: {} waiting, {} assignments",
+                  queue, done->removed, done->ended);
+    }
+    if (!abandon_.more(queue)) co_return;
+  }
+}
+
+asio::awaitable<void> leader_daemon::fold_dead_gateways(long long now) {
+  redis::command list{"ZRANGE", lua::presence_key(keys_, "gws"), "0", "999", "WITHSCORES"};
+  auto listed = co_await conn_->exec(std::move(list));
+  if (!listed.ok() || listed.value.elements.empty()) co_return;
+  std::vector<gateway_instance> all;
+  std::vector<redis::command> beats;
+  const auto& e = listed.value.elements;
+  for (std::size_t i = 0; i + 1 < e.size(); i += 2) {
+    all.push_back({e[i].str, e[i + 1].as_int().value_or(0), std::nullopt});
+    beats.push_back(
+        {"HGET", keys_.plain("gateway:" + lua::gateway_of_instance(e[i].str)), "presence"});
+  }
+  auto hs = co_await conn_->exec_all(std::move(beats));
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (!hs[i].ok()) co_return;  // unknown: never fold on a failed read
+    if (hs[i].value.is_string()) all[i].heartbeat = hs[i].value.str;
+  }
+  for (const auto& instance : dead_instances(all, now, opts_.gateway_grace)) {
+    long long folded = 0;
+    for (int round = 0; round < 20 && leading(); ++round) {
+      auto& cursor = fold_cursors_[instance];
+      if (cursor.empty()) cursor = "0";
+      std::vector<redis::command> call;
+      call.push_back(lua::presence_fold_command(keys_, instance, cursor, 1000));
+      auto r =
+          co_await redis::eval_all(*conn_, redis::get_script("presence_fold"), std::move(call));
+      auto reply = r.at(0).ok() ? lua::parse_fold_reply(r[0].value) : std::nullopt;
+      if (!reply) break;
+      folded += reply->folded;
+      if (reply->done) {
+        fold_cursors_.erase(instance);
+        break;
+      }
+      fold_cursors_[instance] = reply->cursor;
+    }
+    if (folded > 0)
+      log::info("gateway instance {} is gone: {} users' sessions counted closed", instance, folded);
   }
 }
 

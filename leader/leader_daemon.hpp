@@ -18,6 +18,7 @@
 #include "core/keys.hpp"
 #include "core/queue_api.hpp"
 #include "core/redis/subscriber.hpp"
+#include "leader/abandon_plan.hpp"
 #include "leader/lease_state.hpp"
 
 namespace pushonce::leader {
@@ -30,6 +31,8 @@ struct daemon_options {
   std::chrono::milliseconds tick{1000};
   long long batch = 200;           // assignments (expiries) per script call: one bus message each
   long long opening_batch = 1000;  // pre-queued users drawn or moved per script call
+  std::chrono::milliseconds presence_tick{1000};  // the abandonment sweep and gateway folding
+  std::chrono::milliseconds gateway_grace{5000};  // a new instance's time to beat first
   pushonce::retention retention;
   // Admission tokens (leader/leader_admission.cpp): none = `data.admission` is null.
   std::shared_ptr<const admission::signer> admission_signer;
@@ -67,6 +70,13 @@ class leader_daemon {
   boost::asio::awaitable<void> opening_loop();
   boost::asio::awaitable<void> open_queue(const std::string& queue, bool shuffle);
   boost::asio::awaitable<bool> ensure_source(const std::string& queue);
+  /// Every presence_tick while leading: abandon_sweep, then fold_dead_gateways.
+  boost::asio::awaitable<void> presence_loop();
+  boost::asio::awaitable<void> abandon_sweep();
+  boost::asio::awaitable<void> abandon_queue(const std::string& queue,
+                                             std::optional<std::chrono::milliseconds> after,
+                                             long long now);
+  boost::asio::awaitable<void> fold_dead_gateways(long long now);
   void on_wake(const std::string& channel, const std::string& payload);
   /// Publishes the trace events and the published count of one batch (fire and forget).
   void record(const std::string& queue, const std::vector<assignment>& batch, const char* kind);
@@ -83,6 +93,8 @@ class leader_daemon {
   std::set<std::string> dirty_;
   std::map<std::string, long long> sources_;
   lease_state lease_;
+  abandon_plan abandon_;
+  std::map<std::string, std::string> fold_cursors_;  // dead instance -> HSCAN cursor
   bool stopping_ = false;
   bool registered_ = false;  // opts_.queues are marked registered in Redis
   unsigned long long assigned_ = 0;

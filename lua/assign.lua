@@ -4,7 +4,8 @@
 -- workers claim it with one call; one queue event tells gateways which tickets left.
 -- KEYS[1] waiting, KEYS[2] assigned, KEYS[3] res:meta, KEYS[4] res:free,
 -- KEYS[5] res:holder, KEYS[6] seq, KEYS[7] outbox, KEYS[8] fence,
--- KEYS[9] pending (zset user -> accept_by), KEYS[10] pending:ids (hash user -> assignment
+-- KEYS[9] pending (zset user -> accept_by, +inf without an accept timeout: the users
+-- assigned and not accepted), KEYS[10] pending:ids (hash user -> assignment
 -- id, what `accept` checks), KEYS[11] events (queue_event in prelude.lua), KEYS[12] settings
 -- (paused: nothing is assigned; accept_timeout_s: replaces ARGV[4]), KEYS[13] rate (hash:
 -- assignments per 10 s bucket "<ms div 10000>", "first" and "last" assignment ms)
@@ -114,7 +115,11 @@ if n == 0 then return {} end
 
 local now = now_ms()
 local accept_by = 'null'
-if timeout > 0 then accept_by = string.format('%d', now + timeout) end
+local deadline = '+inf'
+if timeout > 0 then
+  accept_by = string.format('%d', now + timeout)
+  deadline = accept_by
+end
 local first = redis.call('INCRBY', KEYS[6], n) - n
 local out, lines, freed, holders, assigned, ids, deadlines = {}, {}, {}, {}, {}, {}, {}
 local tail = ',"accept_by":' .. accept_by .. '},"ts":' .. string.format('%d', now) .. '}'
@@ -134,14 +139,14 @@ for i = 1, n do
   assigned[2 * i - 1], assigned[2 * i] = user, resource
   holders[2 * i - 1], holders[2 * i] = resource, user
   ids[2 * i - 1], ids[2 * i] = user, id
-  deadlines[2 * i - 1], deadlines[2 * i] = accept_by, user
+  deadlines[2 * i - 1], deadlines[2 * i] = deadline, user
   out[3 * i - 2], out[3 * i - 1], out[3 * i] = id, user, resource
 end
 redis.call('ZREM', KEYS[4], unpack(freed))
 redis.call('HSET', KEYS[2], unpack(assigned))
 redis.call('HSET', KEYS[5], unpack(holders))
 redis.call('HSET', KEYS[10], unpack(ids))
-if timeout > 0 then redis.call('ZADD', KEYS[9], unpack(deadlines)) end
+redis.call('ZADD', KEYS[9], unpack(deadlines))
 if admissions and record_ms then
   local records, until_ms = {}, {}
   local keep_until = string.format('%d', now + record_ms)

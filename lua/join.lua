@@ -7,13 +7,17 @@
 -- KEYS[6] NS:{q:Q}:settings (state, opens_at, max_waiting: settings.lua)
 -- KEYS[7] NS:{q:Q}:prequeue (zset user -> join order), KEYS[8] NS:{q:Q}:stats (counters),
 -- KEYS[9] NS:{q:Q}:prequeue:seq (the pre-queue's join order counter)
--- ARGV[1] user, ARGV[2] wake channel, ARGV[3] queue name
+-- KEYS[10] NS:{q:Q}:pow:TOKEN (optional: the single use of a proof-of-work solution the
+-- gateway verified)
+-- ARGV[1] user, ARGV[2] wake channel, ARGV[3] queue name, ARGV[4] ms the single-use mark
+-- lives (with KEYS[10])
 -- Returns {position (1 = next), ticket, event sequence, 0}: the position is the one after
 -- that event. In the pre-queue: {0, 0, 0, opens_at}; a join at or after opens_at (the
 -- opening is under way) is ordered after every earlier one, behind the shuffled ones.
 -- Errors: not_found (no leader has ever run the queue: nothing is written),
 -- already_queued, already_assigned, closed, full (counted in stats refused_closed,
--- refused_full).
+-- refused_full), bad_request (the proof of work was used already: counted in stats
+-- refused_pow; a refused join does not use it up).
 local waiting = KEYS[1]
 local assigned = KEYS[2]
 local ticket_counter = KEYS[3]
@@ -23,9 +27,11 @@ local settings = KEYS[6]
 local prequeue = KEYS[7]
 local stats = KEYS[8]
 local prequeue_seq = KEYS[9]
+local pow_used = KEYS[10]
 local user = ARGV[1]
 local wake = ARGV[2]
 local queue = ARGV[3]
+local pow_ttl = ARGV[4]
 if redis.call('EXISTS', registered) == 0 then
   return redis.error_reply('not_found queue ' .. queue .. ' is not run by any leader')
 end
@@ -44,6 +50,16 @@ local cap = tonumber(cfg[3] or '0') or 0
 if cap > 0 and redis.call('ZCARD', waiting) + redis.call('ZCARD', prequeue) >= cap then
   redis.call('HINCRBY', stats, 'refused_full', 1)
   return redis.error_reply('full queue ' .. queue .. ' is full')
+end
+if pow_used then
+  local ttl = uint(pow_ttl)
+  if not ttl or ttl < 1 then
+    return redis.error_reply('bad_request the proof of work mark needs a ttl')
+  end
+  if not redis.call('SET', pow_used, '1', 'NX', 'PX', ttl) then
+    redis.call('HINCRBY', stats, 'refused_pow', 1)
+    return redis.error_reply('bad_request this proof of work was used already')
+  end
 end
 if cfg[1] == 'prequeue' then
   local opens_at = tonumber(cfg[2] or '0') or 0

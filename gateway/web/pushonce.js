@@ -28,6 +28,7 @@
 //   stableMs       a connection open this long resets the backoff (5000)
 //   ackIntervalMs  at most one ack frame per this period (200)
 //   random         () => [0, 1), for the jitter (Math.random)
+//   powWorkers     Web Workers that solve a proof of work (default: the cores, at most 4)
 //
 // Events (client.on(name, fn) returns an unsubscribe function; client.off(name, fn)):
 //   message     every message frame delivered to the app, once per id, in offset order
@@ -41,7 +42,13 @@
 //               (recovered:false, or a new epoch): messages may be lost; re-sync the app
 //   error       (PushonceError): an error frame no pending op was waiting for, or a
 //               frame that is not JSON
+//   pow         ({queue, bits, hashes, elapsedMs, done}): progress of a proof of work
+//               that join() is solving (a queue with join_pow_bits set), a few per second
 // Handlers run synchronously; an exception in one is logged and does not stop the others.
+//
+// Proof of work: when a queue asks for one, the welcome (default queue) or a refused join
+// carries a challenge; join() solves it in a Web Worker (SubtleCrypto SHA-256; in the main
+// thread where there is no Worker) and joins with the solution, reporting 'pow' events.
 //
 // Ops (only while 'open', else they reject with code 'not_connected'): join(queue),
 // leave(queue), position(queue) (queue defaults to 'default'), accept(id), ping(). Each
@@ -214,6 +221,118 @@ export class AckBatcher {
   }
 }
 
+/** Leading zero bits of a byte array (a SHA-256 digest). */
+export function leadingZeroBits(bytes) {
+  let n = 0;
+  for (const b of bytes) {
+    if (b === 0) {
+      n += 8;
+      continue;
+    }
+    return n + Math.clz32(b) - 24;
+  }
+  return n;
+}
+
+// One solver loop, the same text in a Worker and in the main thread: nonces start, start +
+// step, ...; SHA-256(prefix + nonce) through SubtleCrypto, `batch` digests in flight at
+// once; report({hashes}) about every 250 ms; resolves with the nonce (a decimal string).
+const POW_SEARCH_SOURCE = `async function powSearch(prefix, bits, start, step, report, stopped) {
+  const enc = new TextEncoder();
+  const head = enc.encode(prefix);
+  const batch = 64;
+  let nonce = start, hashes = 0, last = Date.now();
+  const lzb = (d) => {
+    let n = 0;
+    for (let i = 0; i < d.length; i++) {
+      if (d[i] === 0) { n += 8; continue; }
+      return n + Math.clz32(d[i]) - 24;
+    }
+    return n;
+  };
+  for (;;) {
+    if (stopped()) return null;
+    const nonces = [], work = [];
+    for (let i = 0; i < batch; i++, nonce += step) {
+      const text = String(nonce);
+      const buf = new Uint8Array(head.length + text.length);
+      buf.set(head);
+      for (let j = 0; j < text.length; j++) buf[head.length + j] = text.charCodeAt(j);
+      nonces.push(text);
+      work.push(crypto.subtle.digest('SHA-256', buf));
+    }
+    const digests = await Promise.all(work);
+    hashes += batch;
+    for (let i = 0; i < batch; i++) {
+      if (lzb(new Uint8Array(digests[i])) >= bits) {
+        report({ hashes });
+        return nonces[i];
+      }
+    }
+    if (Date.now() - last >= 250) {
+      last = Date.now();
+      report({ hashes });
+      hashes = 0;
+    }
+  }
+}`;
+
+const POW_WORKER_SOURCE = `${POW_SEARCH_SOURCE}
+let stop = false;
+self.onmessage = async (e) => {
+  if (e.data.stop) { stop = true; return; }
+  const { prefix, bits, start, step } = e.data;
+  const nonce = await powSearch(prefix, bits, start, step, (p) => self.postMessage(p), () => stop);
+  if (nonce !== null) self.postMessage({ nonce });
+};`;
+
+// The same loop in this thread (where there is no Worker), compiled on first use.
+let powSearchHere = null;
+
+/**
+ * Solves a challenge {id, prefix, bits}: resolves with {id, nonce}. onProgress({bits,
+ * hashes, elapsedMs, done}) a few times a second. In browsers, `workers` Web Workers
+ * (default: the cores, at most 4) share the nonces; without Worker, the main thread.
+ */
+export async function solvePow(challenge, { onProgress = () => {}, workers } = {}) {
+  const started = Date.now();
+  let hashes = 0;
+  const progress = (n, done = false) => {
+    hashes += n;
+    onProgress({ bits: challenge.bits, hashes, elapsedMs: Date.now() - started, done });
+  };
+  const canWork = typeof Worker === 'function' && typeof Blob === 'function' && typeof URL?.createObjectURL === 'function';
+  if (!canWork) {
+    // eslint-disable-next-line no-new-func
+    powSearchHere ??= new Function(`${POW_SEARCH_SOURCE}; return powSearch;`)();
+    const nonce = await powSearchHere(challenge.prefix, challenge.bits, 0, 1, (p) => progress(p.hashes), () => false);
+    progress(0, true);
+    return { id: challenge.id, nonce };
+  }
+  const n = Math.max(1, Math.min(workers ?? globalThis.navigator?.hardwareConcurrency ?? 1, 4));
+  const url = URL.createObjectURL(new Blob([POW_WORKER_SOURCE], { type: 'text/javascript' }));
+  const pool = [];
+  try {
+    const nonce = await new Promise((resolve, reject) => {
+      for (let i = 0; i < n; i++) {
+        const w = new Worker(url);
+        pool.push(w);
+        w.onerror = (e) => reject(new PushonceError({ code: 'pow', message: `proof of work: ${e.message}`, op: 'join' }));
+        w.onmessage = (e) => {
+          if (e.data.nonce !== undefined) resolve(e.data.nonce);
+          else progress(e.data.hashes);
+        };
+        w.postMessage({ prefix: challenge.prefix, bits: challenge.bits, start: i, step: n });
+      }
+    });
+    progress(0, true);
+    return { id: challenge.id, nonce };
+  } finally {
+    for (const w of pool) w.terminate();
+    URL.revokeObjectURL(url);
+  }
+}
+
 /** An error frame (or a local failure) as an Error: code, op and the frame itself. */
 export class PushonceError extends Error {
   constructor(frame) {
@@ -299,6 +418,8 @@ export class PushonceClient {
     });
     this.acks = new AckBatcher(options.ackIntervalMs ?? 200);
     this.ops = new OpMatcher();
+    this.challenges = new Map(); // queue -> the proof-of-work challenge to solve at join
+    this.powWorkers = options.powWorkers; // Web Workers per solve (default: cores, max 4)
     this.listeners = new Map();
     this.state = 'closed';
     this.stopped = true;
@@ -335,8 +456,31 @@ export class PushonceClient {
   }
 
   // ---- ops ------------------------------------------------------------------------------
-  join(queue = 'default') {
-    return this.#request('join', { queue });
+  /**
+   * Joins `queue`. When the queue asks for a proof of work (a challenge in the welcome, or
+   * in the error frame of a refused join), solves it first (see solvePow) and joins with
+   * it; 'pow' events report the progress.
+   */
+  async join(queue = 'default') {
+    for (let attempt = 0; ; attempt++) {
+      const fields = { queue };
+      const challenge = this.challenges.get(queue);
+      if (challenge) {
+        this.challenges.delete(queue); // single use
+        const onProgress = (p) => this.#emit('pow', { queue, ...p });
+        fields.pow = await solvePow(challenge, { onProgress, workers: this.powWorkers });
+      }
+      try {
+        return await this.#request('join', fields);
+      } catch (e) {
+        // Refused for its proof of work: the error frame carries a fresh challenge.
+        if (e.code === 'bad_request' && e.frame?.challenge && attempt < 3) {
+          this.challenges.set(queue, e.frame.challenge);
+          continue;
+        }
+        throw e;
+      }
+    }
   }
 
   leave(queue = 'default') {
@@ -481,6 +625,8 @@ export class PushonceClient {
   }
 
   #onWelcome(welcome) {
+    this.challenges.clear();
+    if (welcome.challenge) this.challenges.set('default', welcome.challenge);
     const resync = this.resume.onWelcome(welcome);
     if (resync) this.acks.reset();
     this.#save();

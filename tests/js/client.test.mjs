@@ -292,3 +292,39 @@ test('no welcome within the timeout drops the connection and retries', async () 
   assert.equal(s1.closedWith, 4000);
   client.close();
 });
+
+test('proof of work: the welcome challenge is solved before the join; a refusal with a fresh one is solved and retried', async () => {
+  const { createHash } = await import('node:crypto');
+  const { leadingZeroBits } = await import('../../gateway/web/pushonce.js');
+  const solves = (prefix, nonce, bits) => leadingZeroBits(createHash('sha256').update(prefix + nonce).digest()) >= bits;
+  const { client } = makeClient();
+  const progress = [];
+  client.on('pow', (p) => progress.push(p));
+  client.connect();
+  const s = FakeWebSocket.last();
+  s.open();
+  const c1 = { id: 'c1', prefix: 'c1.', bits: 8, expires_at: Date.now() + 60000 };
+  s.deliver(welcome({ challenge: c1 }));
+  const join = client.join();
+  await waitFor(() => s.sent.length === 2);
+  const first = s.sent[1];
+  assert.equal(first.op, 'join');
+  assert.equal(first.pow.id, 'c1');
+  assert.ok(solves('c1.', first.pow.nonce, 8));
+  assert.ok(progress.at(-1).done && progress.at(-1).bits === 8 && progress.at(-1).queue === 'default');
+  // Refused (e.g. expired meanwhile) with a fresh challenge: solved and sent again.
+  const c2 = { id: 'c2', prefix: 'c2.', bits: 6, expires_at: Date.now() + 60000 };
+  s.deliver({ type: 'error', code: 'bad_request', message: 'expired', op: 'join', challenge: c2 });
+  await waitFor(() => s.sent.length === 3);
+  assert.equal(s.sent[2].pow.id, 'c2');
+  assert.ok(solves('c2.', s.sent[2].pow.nonce, 6));
+  s.deliver({ type: 'joined', queue: 'default', position: 1, ticket: 1 });
+  assert.equal((await join).position, 1);
+  // A challenge is used once: the next join goes without one.
+  const again = client.join();
+  await waitFor(() => s.sent.length === 4);
+  assert.equal(s.sent[3].pow, undefined);
+  s.deliver({ type: 'error', code: 'conflict', message: 'already queued', op: 'join' });
+  await assert.rejects(again, { code: 'conflict' });
+  client.close();
+});

@@ -1,0 +1,132 @@
+#include "core/lua/presence.hpp"
+
+#include "core/redis/scripts.hpp"
+
+namespace pushonce::lua {
+
+std::string presence_key(const keys& k, std::string_view suffix) {
+  std::string key = k.ns() + ":{presence}:";
+  key += suffix;
+  return key;
+}
+
+namespace {
+std::string gateway_key(const keys& k, const std::string& instance) {
+  return presence_key(k, "gw:" + instance);
+}
+}  // namespace
+
+redis::command presence_open_command(const keys& k, const std::string& user,
+                                     const std::string& instance) {
+  std::vector<std::string> ks{presence_key(k, "count"), gateway_key(k, instance),
+                              presence_key(k, "gws"), presence_key(k, "absent")};
+  std::vector<std::string> as{user, instance};
+  return redis::evalsha_command(redis::get_script("presence_open"), ks, as);
+}
+
+redis::command presence_close_command(const keys& k, const std::string& user,
+                                      const std::string& instance) {
+  std::vector<std::string> ks{presence_key(k, "count"), gateway_key(k, instance),
+                              presence_key(k, "absent")};
+  std::vector<std::string> as{user};
+  return redis::evalsha_command(redis::get_script("presence_close"), ks, as);
+}
+
+redis::command presence_joined_command(const keys& k, const std::string& user) {
+  std::vector<std::string> ks{presence_key(k, "count"), presence_key(k, "absent")};
+  std::vector<std::string> as{user};
+  return redis::evalsha_command(redis::get_script("presence_joined"), ks, as);
+}
+
+redis::command presence_fold_command(const keys& k, const std::string& instance,
+                                     const std::string& cursor, long long batch) {
+  std::vector<std::string> ks{presence_key(k, "count"), gateway_key(k, instance),
+                              presence_key(k, "gws"), presence_key(k, "absent")};
+  std::vector<std::string> as{instance, cursor, std::to_string(batch)};
+  return redis::evalsha_command(redis::get_script("presence_fold"), ks, as);
+}
+
+std::optional<fold_reply> parse_fold_reply(const redis::reply& r) {
+  if (!r.is_array() || r.elements.size() != 3 || !r.at(0).is_string()) return std::nullopt;
+  auto folded = r.at(1).as_int();
+  auto done = r.at(2).as_int();
+  if (!folded || !done) return std::nullopt;
+  return fold_reply{r.at(0).str, *folded, *done == 1};
+}
+
+redis::command presence_reclaim_command(
+    const keys& k, const std::string& instance,
+    const std::vector<std::pair<std::string, std::size_t>>& sessions) {
+  std::vector<std::string> ks{presence_key(k, "count"), gateway_key(k, instance),
+                              presence_key(k, "gws"), presence_key(k, "absent")};
+  std::vector<std::string> as{instance};
+  for (const auto& [user, n] : sessions) {
+    as.push_back(user);
+    as.push_back(std::to_string(n));
+  }
+  return redis::evalsha_command(redis::get_script("presence_reclaim"), ks, as);
+}
+
+redis::command presence_drop_command(const keys& k, long long horizon_ms, long long max) {
+  std::vector<std::string> ks{presence_key(k, "absent")};
+  std::vector<std::string> as{std::to_string(horizon_ms), std::to_string(max)};
+  return redis::evalsha_command(redis::get_script("presence_drop"), ks, as);
+}
+
+redis::command absent_range_command(const keys& k, const std::string& min, const std::string& max,
+                                    long long limit) {
+  redis::command c{"ZRANGEBYSCORE", presence_key(k, "absent"), min, max, "WITHSCORES"};
+  if (limit > 0) {
+    c.push_back("LIMIT");
+    c.push_back("0");
+    c.push_back(std::to_string(limit));
+  }
+  return c;
+}
+
+std::optional<std::vector<absent_user>> parse_absent_range(const redis::reply& r) {
+  if (!r.is_array() || r.elements.size() % 2 != 0) return std::nullopt;
+  std::vector<absent_user> out;
+  out.reserve(r.elements.size() / 2);
+  for (std::size_t i = 0; i < r.elements.size(); i += 2) {
+    // Scores are whole ms, written by the scripts from Redis's TIME.
+    auto since = r.elements[i + 1].as_int();
+    if (!since) return std::nullopt;
+    out.push_back({r.elements[i].str, *since});
+  }
+  return out;
+}
+
+redis::command abandon_command(const keys& k, const std::string& queue, long long fencing_token,
+                               const std::vector<std::string>& users) {
+  std::vector<std::string> ks{k.queue(queue, "waiting"),      k.queue(queue, "events"),
+                              k.queue(queue, "pending"),      k.queue(queue, "stats"),
+                              k.queue(queue, "fence"),        k.queue(queue, "prequeue"),
+                              k.queue(queue, "prequeue:draw")};
+  std::vector<std::string> as{queue, k.wake_channel(), std::to_string(fencing_token)};
+  as.insert(as.end(), users.begin(), users.end());
+  return redis::evalsha_command(redis::get_script("abandon"), ks, as);
+}
+
+std::optional<abandon_reply> parse_abandon_reply(const redis::reply& r) {
+  if (!r.is_array() || r.elements.size() != 2) return std::nullopt;
+  auto removed = r.at(0).as_int();
+  auto ended = r.at(1).as_int();
+  if (!removed || !ended) return std::nullopt;
+  return abandon_reply{*removed, *ended};
+}
+
+std::string presence_instance(std::string_view gateway_id, std::string_view boot) {
+  std::string s(gateway_id);
+  s += '~';
+  s += boot;
+  return s;
+}
+
+std::string gateway_of_instance(std::string_view instance) {
+  auto at = instance.rfind('~');
+  if (at == std::string_view::npos || at == 0) return {};
+  return std::string(instance.substr(0, at));
+}
+
+}  // namespace pushonce::lua

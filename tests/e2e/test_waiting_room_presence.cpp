@@ -1,0 +1,169 @@
+// End-to-end abandonment with the real programs: users who closed every session leave the
+// queue after abandon_after_s while present users keep their places; a user with tabs on
+// two gateways who closes one stays; a gateway killed -9 releases its users once its
+// heartbeat has lapsed; an assigned user who leaves loses the assignment to the next.
+
+#include <doctest/doctest.h>
+
+#include <boost/json.hpp>
+#include <chrono>
+#include <csignal>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/lua/presence.hpp"
+#include "tests/support/deployment.hpp"
+#include "tests/support/ws_client.hpp"
+
+// This file's helpers and cases, apart from the other files of its unity batch.
+namespace test_waiting_room_presence_e2e {
+
+using namespace pushonce;
+using namespace pushonce::test;
+using namespace std::chrono_literals;
+namespace json = boost::json;
+
+namespace {
+
+// A leader, a worker and two --dev-auth gateways in a fresh namespace.
+struct presence_system : deployment {
+  presence_system() : deployment("presence", "sys") {
+    start_leader();
+    start_worker();
+    ports.push_back(port_of(start_gateway({"--dev-auth"})));
+    ports.push_back(port_of(start_gateway({"--dev-auth"})));
+    REQUIRE_MESSAGE(wait_ready(), ready_failure());
+  }
+  // A session of `user` on gateway `g` that has joined `queue` (when given).
+  std::unique_ptr<ws_client> session(const std::string& user, std::size_t g, bool join) {
+    auto c = std::make_unique<ws_client>();
+    c->connect("127.0.0.1", ports.at(g));
+    REQUIRE(c->send(json::serialize(json::object{{"op", "hello"}, {"user", user}})));
+    REQUIRE(frame_of_type(*c, "welcome"));
+    if (join) {
+      REQUIRE(c->send(R"({"op":"join","queue":"default"})"));
+      REQUIRE(frame_of_type(*c, "joined"));
+    }
+    return c;
+  }
+  static bool frame_of_type(ws_client& c, std::string_view type) {
+    auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (std::chrono::steady_clock::now() < deadline) {
+      auto f = c.receive(200ms);
+      if (!f) {
+        if (c.closed()) return false;
+        continue;
+      }
+      auto v = json::parse(*f).as_object();
+      if (v.at("type").as_string() == type) return true;
+    }
+    return false;
+  }
+  bool waiting(const std::string& user) {
+    return redis().cmd({"ZSCORE", k().queue("default", "waiting"), user})->type != REDIS_REPLY_NIL;
+  }
+  long long absent_count() { return redis().integer({"ZCARD", lua::presence_key(k(), "absent")}); }
+  std::vector<std::uint16_t> ports;
+};
+
+}  // namespace
+
+TEST_CASE(
+    "abandonment e2e: ghosts leave after abandon_after_s; present users and a second tab "
+    "stay; position answers not_queued") {
+  presence_system sys;
+  sys.redis().cmd({"HSET", sys.k().queue("default", "settings"), "abandon_after_s", "2"});
+  auto present = sys.session("present", 0, true);
+  auto ghost = sys.session("ghost", 0, true);
+  auto tab1 = sys.session("twotabs", 0, true);
+  auto tab2 = sys.session("twotabs", 1, false);
+  // An admin join with no session counts from the join.
+  REQUIRE(sys.admin({"join", "cliuser"}).code() == 0);
+  ghost->close();
+  tab1->close();  // the other tab on the second gateway stays open
+  REQUIRE(wait_until([&] { return !sys.waiting("ghost") && !sys.waiting("cliuser"); }, 15s));
+  // Well past abandon_after_s: the present users are still there.
+  std::this_thread::sleep_for(3s);
+  CHECK(sys.waiting("present"));
+  CHECK(sys.waiting("twotabs"));
+  auto pos = sys.admin({"position", "ghost", "--json"});
+  CHECK(pos.code() == 1);
+  CHECK(pos.error() == "not_queued");
+  CHECK(sys.redis().text({"HGET", sys.k().queue("default", "stats"), "abandoned"}) == "2");
+  // The handled absences are forgotten.
+  CHECK(wait_until([&] { return sys.absent_count() == 0; }, 10s));
+  // A ghost who comes back and joins again goes to the tail.
+  auto back = sys.session("ghost", 1, true);
+  CHECK(sys.admin_json({"position", "ghost"}).at("position").as_int64() == 3);
+}
+
+TEST_CASE("abandonment e2e: a gateway killed -9 releases its users after its heartbeat lapses") {
+  presence_system sys;
+  sys.redis().cmd({"HSET", sys.k().queue("default", "settings"), "abandon_after_s", "1"});
+  auto on_dead = sys.session("victim", 1, true);
+  auto two = sys.session("split", 1, true);
+  auto two_live = sys.session("split", 0, false);
+  auto alive = sys.session("alive", 0, true);
+  REQUIRE(sys.redis().integer({"ZCARD", lua::presence_key(sys.k(), "gws")}) == 2);
+  sys.get(deployment::kind::gateway, 1).kill(SIGKILL);
+  // The heartbeat lapses (3 s), the leader folds the instance, then 1 s of absence.
+  REQUIRE(wait_until([&] { return !sys.waiting("victim"); }, 20s));
+  CHECK(sys.waiting("split"));
+  CHECK(sys.waiting("alive"));
+  CHECK(wait_until(
+      [&] {
+        return sys.redis().integer({"ZCARD", lua::presence_key(sys.k(), "gws")}) == 1;
+      },
+      5s));
+}
+
+TEST_CASE(
+    "abandonment e2e: a gateway paused past its heartbeat counts its sessions again and "
+    "keeps its users") {
+  presence_system sys;
+  sys.redis().cmd({"HSET", sys.k().queue("default", "settings"), "abandon_after_s", "12"});
+  auto held = sys.session("paused", 1, true);
+  auto gws = lua::presence_key(sys.k(), "gws");
+  std::this_thread::sleep_for(5s);  // past the leader's grace for a new instance
+  auto& g = sys.get(deployment::kind::gateway, 1);
+  g.kill(SIGSTOP);
+  // The heartbeat lapses and the leader counts the paused gateway's sessions closed.
+  bool folded = wait_until([&] { return sys.redis().integer({"ZCARD", gws}) == 0; }, 15s);
+  CHECK(sys.absent_count() == 1);
+  g.kill(SIGCONT);
+  REQUIRE(folded);
+  // Within its 5 s check the gateway counts them again: present, and kept past the 12 s.
+  CHECK(wait_until([&] { return sys.absent_count() == 0; }, 10s));
+  std::this_thread::sleep_for(13s);
+  CHECK(sys.waiting("paused"));
+}
+
+TEST_CASE(
+    "abandonment e2e: an assigned user who leaves before accepting loses the resource to "
+    "the next user") {
+  presence_system sys;
+  sys.redis().cmd({"HSET", sys.k().queue("default", "settings"), "abandon_after_s", "1"});
+  auto first = sys.session("first", 0, true);
+  auto second = sys.session("second", 0, true);
+  REQUIRE(sys.admin({"resource", "add", "seat1"}).code() == 0);
+  REQUIRE(wait_until(
+      [&] {
+        return sys.redis().text({"HGET", sys.k().queue("default", "assigned"), "first"}) == "seat1";
+      },
+      10s));
+  first->close();
+  // No accept timeout is set: abandonment alone ends the assignment.
+  REQUIRE(wait_until(
+      [&] {
+        return sys.redis().text({"HGET", sys.k().queue("default", "assigned"), "second"}) ==
+               "seat1";
+      },
+      15s));
+  CHECK(sys.redis().text({"HGET", sys.k().queue("default", "assigned"), "first"}).empty());
+  CHECK(sys.redis().text({"HGET", sys.k().queue("default", "stats"), "abandoned_assignments"}) ==
+        "1");
+}
+
+}  // namespace test_waiting_room_presence_e2e
