@@ -203,6 +203,9 @@ gateway::server_options to_options(const command_line& cl) {
   }
   // Secrets: PUSHONCE_X or the file named by PUSHONCE_X_FILE (systemd credentials).
   o.settings.api_key = secret_from_env("PUSHONCE_API_KEY");
+  // A rotation: the key being replaced, accepted too until it is removed.
+  o.settings.api_key_previous = secret_from_env("PUSHONCE_API_KEY_PREVIOUS");
+  secret_from_env("PUSHONCE_JWT_SECRET_PREVIOUS");  // a bad setting: a usage error now
   o.settings.admin_token = secret_from_env("PUSHONCE_ADMIN_TOKEN");
   for (auto [name, value] : {std::pair{"PUSHONCE_API_KEY", &o.settings.api_key},
                              std::pair{"PUSHONCE_ADMIN_TOKEN", &o.settings.admin_token}})

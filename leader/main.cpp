@@ -4,11 +4,16 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/program_options.hpp>
+#include <cstdio>
 #include <cstring>
+#include <string_view>
 
+#include "core/env_file.hpp"
 #include "core/exit_on_exception.hpp"
+#include "core/hangup.hpp"
 #include "core/heartbeat.hpp"
 #include "core/log.hpp"
+#include "core/metrics_listener.hpp"
 #include "core/names.hpp"
 #include "core/program.hpp"
 #include "leader/admin.hpp"
@@ -22,14 +27,18 @@ namespace {
 
 constexpr const char* usage_text =
     "usage: pushonce-leader run [--queue Q]... [--accept-timeout S] [--lease-ms MS]\n"
-    "                           [--assign-batch N]\n"
-    "       pushonce-leader join|leave|position|accept USER [--queue Q] [--json]\n"
+    "                           [--assign-batch N] [--metrics-listen ADDR]\n"
+    "       pushonce-leader join|leave|position USER [--queue Q] [--json]\n"
+    "       pushonce-leader accept USER [--queue Q] [--id ASSIGNMENT] [--json]\n"
+    "       pushonce-leader token USER [--ttl SECONDS] (signs with PUSHONCE_JWT_SECRET)\n"
     "       pushonce-leader queue [--queue Q] [--limit N] [--offset N] [--json]\n"
     "       pushonce-leader resource add ID... [--meta JSON] | release ID | remove ID | list\n"
     "       pushonce-leader publish USER JSON [--id KEY] [--json]\n"
     "       pushonce-leader status [--queue Q] [--json]\n"
     "       pushonce-leader trace ID [--json]\n"
-    "       pushonce-leader dead-letters list [--limit N] | replay ID | purge [--json]\n";
+    "       pushonce-leader dead-letters list [--limit N] | replay ID | purge [--json]\n"
+    "Admin commands read /etc/pushonce/pushonce.env when it exists and can be read (--env-file "
+    "FILE for another; the environment wins).\n";
 
 int run_daemon(command_line& cl) {
   leader::daemon_options opts;
@@ -48,11 +57,35 @@ int run_daemon(command_line& cl) {
   opts.accept_timeout = std::chrono::milliseconds(static_cast<long long>(accept * 1000));
   opts.lease = std::chrono::milliseconds(lease);
   opts.retention = cl.common.retention;
+  auto metrics_at = metrics_listen_option(
+      cl.vm.count("metrics-listen") ? std::optional(cl.vm["metrics-listen"].as<std::string>())
+                                    : std::nullopt);
   log::set_identity("leader", opts.id);
 
   asio::io_context io;
   leader::leader_daemon d(io.get_executor(), redis_options(cl.common, "pushonce-leader:" + opts.id),
                           keys(cl.common.ns, cl.common.bus_shards), opts);
+  std::unique_ptr<metrics_listener> metrics;
+  if (metrics_at) {
+    metrics = std::make_unique<metrics_listener>(io.get_executor(), *metrics_at,
+                                                 [&d] { return d.metrics_text(); });
+    metrics->start();
+    log::info("metrics on {}:{}", metrics_at->host, metrics->port());
+  }
+  int exit_code = exit_ok;
+  // A --queue list that lacks a queue of the namespace: a configuration error (exit 2,
+  // which the unit does not restart); the lease is released first when held.
+  d.on_queue_conflict([&](const std::string& why) {
+    log::error("{}", why);
+    exit_code = exit_usage;
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          co_await d.stop();
+          io.stop();
+        },
+        exit_on_exception("leader shutdown"));
+  });
   d.start();
   // The daemon publishes no custom message; --bus-shards is shown so that a deployment's
   // settings can be checked in one place (every process must use the same number).
@@ -61,6 +94,7 @@ int run_daemon(command_line& cl) {
       "namespace {}, {} bus shards)",
       fmt::join(opts.queues, ","), lease, opts.accept_timeout.count(), opts.batch,
       redis_display(cl.common), cl.common.ns, cl.common.bus_shards);
+  hangup_guard hangups(io);
   asio::signal_set signals(io, SIGTERM, SIGINT);
   signals.async_wait([&](auto ec, int sig) {
     if (ec) return;
@@ -74,8 +108,9 @@ int run_daemon(command_line& cl) {
         exit_on_exception("leader shutdown"));
   });
   io.run();
+  if (metrics) metrics->stop();
   log::info("stopped after {} assignments", d.assigned());
-  return exit_ok;
+  return exit_code;
 }
 
 int run_command(command_line& cl, bool json) {
@@ -97,6 +132,7 @@ int run_command(command_line& cl, bool json) {
   ro.connect_timeout = std::chrono::milliseconds(1000);
   ro.command_timeout = std::chrono::milliseconds(3000);
   ro.backoff_max = std::chrono::milliseconds(250);
+  ro.fail_on_login_refusal = true;  // a wrong password or database: say so at once
   asio::io_context io;
   auto conn = redis::connection::create(io.get_executor(), ro);
   conn->start();
@@ -134,13 +170,46 @@ int main(int argc, char** argv) {
                                                           "queue: how many users to list")(
       "offset", po::value<long long>(), "queue: how many to skip from the head (pages)")(
       "meta", po::value<std::string>(), "resource add: metadata JSON")(
-      "id", po::value<std::string>(), "publish: idempotency key; run: leader name")(
+      "id", po::value<std::string>(),
+      "publish: idempotency key; accept: the assignment id; run: leader name")(
       "ttl", po::value<long long>(), "token: lifetime in seconds")(
       "accept-timeout", po::value<double>()->default_value(0),
       "run: seconds to accept (0: never expire)")(
       "lease-ms", po::value<long long>()->default_value(5000), "run: leader lease (ms)")(
       "assign-batch", po::value<long long>()->default_value(200),
-      "run: the most assignments (or expiries) one script call makes, 1..1000");
+      "run: the most assignments (or expiries) one script call makes, 1..1000")(
+      "env-file", po::value<std::string>()->value_name("FILE"),
+      "read PUSHONCE_* settings from FILE (systemd EnvironmentFile syntax; the environment "
+      "wins), and its secrets/redis_url and secrets/jwt_secret when readable; admin commands "
+      "default to /etc/pushonce/pushonce.env when it exists and can be read")(
+      "metrics-listen", po::value<std::string>()->value_name("ADDR"),
+      "run: serve GET /metrics (Prometheus) and /healthz on HOST:PORT (env "
+      "PUSHONCE_METRICS_LISTEN; default: none)");
+  // The environment file goes first: the common options read the variables it sets.
+  // Admin commands default to the installed one; `run` reads one only when named.
+  {
+    std::string env_file;
+    bool daemon = false, given = false;
+    for (int i = 1; i < argc; ++i) {
+      std::string_view a = argv[i];
+      if (a == "run") daemon = true;
+      if (a == "--env-file" && i + 1 < argc) {
+        env_file = argv[i + 1];
+        given = true;
+      } else if (a.rfind("--env-file=", 0) == 0) {
+        env_file = std::string(a.substr(11));
+        given = true;
+      }
+    }
+    if (given || !daemon) {
+      try {
+        load_env_file(env_file);
+      } catch (const usage_error& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return exit_usage;
+      }
+    }
+  }
   program_info info{"pushonce-leader", usage_text, json};
   return run_program(argc, argv, info, own, [&](command_line& cl) {
     if (!cl.positional.empty() && cl.positional[0] == "run") return run_daemon(cl);
