@@ -7,6 +7,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <cstdlib>
 
 #include "core/exit_on_exception.hpp"
 #include "core/heartbeat.hpp"
@@ -200,6 +201,41 @@ asio::awaitable<std::string> leader_daemon::metrics_text() {
   out += metric_text("pushonce_dead_letters", "gauge",
                      "Entries in the dead-letter stream (list, replay or purge them).", ns,
                      count(rs[3]));
+  // Sweeper lag per outbox (this leader's queues, every bus shard): the age of the oldest
+  // entry after the sweep cursor, 0 when none. A few leases at most while the sweepers keep
+  // up; it grows while no worker sweeps.
+  struct lag_outbox {
+    std::string label, stream, cursor;
+  };
+  std::vector<lag_outbox> outboxes;
+  for (const auto& q : opts_.queues)
+    outboxes.push_back({"q:" + q, keys_.queue(q, "outbox"), keys_.queue(q, "sweep")});
+  for (unsigned n = 0; n < keys_.shards(); ++n)
+    outboxes.push_back({"bus:" + std::to_string(n), keys_.bus(n, "outbox"), keys_.bus(n, "sweep")});
+  std::vector<redis::command> cursors;
+  for (const auto& o : outboxes) cursors.push_back({"GET", o.cursor});
+  auto cs = co_await conn_->exec_all(std::move(cursors));
+  std::vector<redis::command> oldest;
+  for (std::size_t i = 0; i < outboxes.size(); ++i) {
+    std::string from = cs[i].ok() && !cs[i].value.is_nil() ? "(" + cs[i].value.str : "-";
+    oldest.push_back({"XRANGE", outboxes[i].stream, from, "+", "COUNT", "1"});
+  }
+  auto os = co_await conn_->exec_all(std::move(oldest));
+  out +=
+      "# HELP pushonce_sweeper_lag_seconds Age of the oldest outbox entry the sweepers have "
+      "not passed yet (0: none).\n# TYPE pushonce_sweeper_lag_seconds gauge\n";
+  for (std::size_t i = 0; i < outboxes.size(); ++i) {
+    double lag = 0;
+    if (os[i].ok() && !os[i].value.elements.empty()) {
+      const auto& id = os[i].value.elements[0].elements.empty()
+                           ? os[i].value.elements[0].str
+                           : os[i].value.elements[0].elements[0].str;
+      long long ms = std::atoll(id.c_str());
+      if (ms > 0 && now > ms) lag = static_cast<double>(now - ms) / 1000.0;
+    }
+    out += fmt::format("pushonce_sweeper_lag_seconds{{{},outbox=\"{}\"}} {}\n", ns,
+                       metric_label_value(outboxes[i].label), lag);
+  }
   co_return out;
 }
 

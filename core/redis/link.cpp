@@ -122,7 +122,8 @@ asio::awaitable<void> link::run([[maybe_unused]] std::shared_ptr<void> keep_aliv
       std::string why =
           login ? stream_.refusal()
                 : fmt::format("cannot connect to {}: {}", opts_.where.display(), ec.message());
-      if (!was_down_ || retry_.attempts() % 20 == 0) {
+      // (a caller that fails at once on a refused login reports it itself: one line)
+      if ((!was_down_ || retry_.attempts() % 20 == 0) && !(login && opts_.fail_on_login_refusal)) {
         if (login)
           log::error(
               "{}: {} (check the password, user and database of the Redis URL); retrying "

@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <boost/json.hpp>
 #include <chrono>
 #include <csignal>
@@ -94,7 +95,8 @@ TEST_CASE(
   CHECK(r.run.err.find("WRONGPASS") != std::string::npos);
   CHECK(r.run.err.find(address) != std::string::npos);
   CHECK(r.run.err.find("command timeout") == std::string::npos);
-  CHECK(r.run.err.find("wrong-secret") == std::string::npos);  // never the password
+  CHECK(r.run.err.find("wrong-secret") == std::string::npos);        // never the password
+  CHECK(std::count(r.run.err.begin(), r.run.err.end(), '\n') == 1);  // one error line
 
   auto db =
       run_cli("pushonce-leader", {"status", "--redis", "redis://:right-secret@" + address + "/99"});
@@ -186,6 +188,9 @@ TEST_CASE(
   CHECK(ops_series(text, "pushonce_leader_active" + own) == "1");
   CHECK(ops_series(text, "pushonce_leader_fencing_token" + own) != "0");
   CHECK(text.find("# TYPE pushonce_dead_lettered_total counter") != std::string::npos);
+  CHECK(text.find("pushonce_sweeper_lag_seconds{namespace=\"" + d.ns() + "\",outbox=\"bus:0\"}") !=
+        std::string::npos);
+  CHECK(text.find("outbox=\"q:default\"}") != std::string::npos);
   auto wtext = ops_scrape(worker_port);
   const std::string wl = "{worker=\"" + d.id_of(worker) + "\"}";
   CHECK(ops_series(wtext, "pushonce_worker_dead_lettered_total" + wl) == "0");
