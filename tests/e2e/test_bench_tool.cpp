@@ -107,11 +107,11 @@ TEST_CASE("pushonce-bench: sessions resume through a gateway killed and restarte
 
 TEST_CASE("pushonce-bench: publishes refused (a wrong API key) fail the run, with the reason") {
   bench_system sys;
-  auto r = run_cli("pushonce-bench",
-                   {"fanout", "--gateway", sys.gateways(), "--api-key", "not-the-key",
-                    "--sessions", "4", "--users", "2", "--messages", "20", "--rate", "100",
-                    "--json", "--no-progress"},
-                   {}, 60s);
+  auto r =
+      run_cli("pushonce-bench",
+              {"fanout", "--gateway", sys.gateways(), "--api-key", "not-the-key", "--sessions", "4",
+               "--users", "2", "--messages", "20", "--rate", "100", "--json", "--no-progress"},
+              {}, 60s);
   INFO(r.describe());
   CHECK(r.code() == 1);
   auto o = report_of(r.run.out);
