@@ -10,8 +10,11 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "core/lua/publish.hpp"
+#include "core/redis/scripts.hpp"
 #include "tests/support/deployment.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/redis_server.hpp"
@@ -234,6 +237,44 @@ TEST_CASE(
   REQUIRE(d.wait_ready());
   auto gtext = http_request("127.0.0.1", d.port_of(gw), "GET", "/metrics", {}, {}, 5s).body;
   CHECK(ops_series(gtext, "pushonce_retention_exceeded_total") == "0");
+}
+
+TEST_CASE("operations: retention_exceeded on the leader's /metrics: 0 from the start, then > 0") {
+  deployment d("ops", "retention", {{"PUSHONCE_OUTBOX_RETENTION_MS", "1000"}});
+  const auto port = free_port();
+  d.start_leader({"--metrics-listen", "127.0.0.1:" + std::to_string(port)});
+  REQUIRE_MESSAGE(d.wait_ready(), d.ready_failure());
+  const std::string series = "pushonce_retention_exceeded_total{namespace=\"" + d.ns() + "\"}";
+  std::string text;
+  REQUIRE(wait_until(
+      [&] {
+        text = ops_scrape(port);
+        return !ops_series(text, series).empty();
+      },
+      10s));
+  CHECK(ops_series(text, series) == "0");
+  // No worker runs while entries outlive the outbox retention (as in the recovery test of
+  // the same name): the next publish trims them unchecked, the first sweep counts them.
+  auto load = d.redis().cmd({"SCRIPT", "LOAD", pushonce::redis::get_script("publish").text});
+  REQUIRE(load->type == REDIS_REPLY_STRING);
+  pushonce::lua::publish_settings settings{0, 120s, 1000ms};
+  auto publish_one = [&](int n) {
+    std::vector<pushonce::lua::publish_item> one{{"tim", "{\"n\":" + std::to_string(n) + "}", {}}};
+    auto r = d.redis().cmd(pushonce::lua::publish_command(d.k(), settings, one));
+    REQUIRE(r->type == REDIS_REPLY_ARRAY);
+  };
+  for (int n = 0; n < 200; ++n) publish_one(n);
+  std::this_thread::sleep_for(1200ms);
+  publish_one(200);
+  d.start_worker({"--lease-ms", "1000"});
+  CHECK_MESSAGE(wait_until(
+                    [&] {
+                      text = ops_scrape(port);
+                      auto v = ops_series(text, series);
+                      return !v.empty() && v != "0";
+                    },
+                    15s),
+                text);
 }
 
 TEST_CASE("operations: a key rotation: the gateway takes the new API key and the previous one") {
