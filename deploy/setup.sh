@@ -22,7 +22,7 @@ case "${1:-}" in
   --runtime) runtime=1 ;;
   "") ;;
   -h | --help)
-    sed -n '2,11p' "$0"
+    sed -n '2,10p' "$0"
     exit 0
     ;;
   *)
