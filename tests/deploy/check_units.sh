@@ -57,6 +57,21 @@ trap 'rm -rf "$root" "$second_root" "$no_bench"' EXIT
 for p in pushonce-leader pushonce-worker pushonce-gateway; do ln -s "$(cd "$bin_dir" && pwd)/$p" "$no_bench/$p"; done
 bash "$here/deploy/install.sh" --destdir "$no_bench/root" --bin-dir "$no_bench" >/dev/null 2>&1 ||
   { echo "FAIL: install.sh refuses to install without pushonce-bench"; exit 1; }
+# deploy/setup.sh --runtime lists every library the programs load (or a package it pulls in)
+runtime=$(sed -n '/^RUNTIME_PACKAGES=(/,/^)/p' "$here/deploy/setup.sh" | grep -v '^RUNTIME_PACKAGES=(\|^)' | tr -s ' \n' '\n' | grep .)
+allowed="$runtime"
+for p in $runtime; do
+  allowed+=$'\n'$(dpkg-query -W -f='${Depends}\n' "$p" 2>/dev/null | tr ',|' '\n\n' | sed 's/ *(.*//; s/^ *//; s/:any$//')
+done
+for prog in pushonce-leader pushonce-worker pushonce-gateway pushonce-bench; do
+  for lib in $(ldd "$bin_dir/$prog" | awk '$3 ~ /^\// {print $3}'); do
+    case "$(basename "$lib")" in libc.so* | libm.so* | libgcc_s.so* | ld-linux* | libpthread* | libdl* | librt*) continue ;; esac
+    pkg=$(dpkg -S "$(readlink -f "$lib")" 2>/dev/null | head -1 | cut -d: -f1)
+    [ -n "$pkg" ] || pkg=$(dpkg -S "$lib" 2>/dev/null | head -1 | cut -d: -f1)
+    [ -n "$pkg" ] || continue  # not from a package (a local build): nothing to list
+    grep -qx "$pkg" <<<"$allowed" || { echo "FAIL: $prog loads $lib ($pkg), which setup.sh --runtime does not install"; exit 1; }
+  done
+done
 # an older install's world-readable pushonce.env is closed by the next install
 chmod 0644 "$root/etc/pushonce/pushonce.env"
 bash "$here/deploy/install.sh" --destdir "$root" --bin-dir "$bin_dir" >/dev/null
