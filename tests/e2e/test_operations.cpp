@@ -296,6 +296,11 @@ TEST_CASE("operations: a key rotation: the gateway takes the new API key and the
   CHECK(publish_with("old-key-0123456789", 2) == 200);
   CHECK(publish_with("another-key-01234", 3) == 401);
   CHECK(ops_inbox_reaches(d, "rot", 2));
+  // A previous JWT secret is held to the current one's rule (32 bytes at least).
+  auto short_previous = run_cli("pushonce-gateway", {"--listen", "127.0.0.1:0", "--dev-auth"},
+                                {{"PUSHONCE_JWT_SECRET_PREVIOUS", "short"}}, 10s);
+  CHECK(short_previous.code() == 2);
+  CHECK(short_previous.run.err.find("PUSHONCE_JWT_SECRET_PREVIOUS") != std::string::npos);
 }
 
 TEST_CASE("operations: the CLI reads an environment file and its secrets/redis_url") {
