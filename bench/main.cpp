@@ -7,7 +7,8 @@
 //   floor   fanout against a stand-in built into the tool that does no work: the tool's
 //           own share of every figure
 // Exit status: 0 when every session got every message once, in order; 1 on any duplicate,
-// loss, unannounced gap or reordering; 2 on a usage error.
+// loss, unannounced gap or reordering, a refused or unanswered publish, or nothing
+// published; 2 on a usage error.
 
 #include <pthread.h>
 #include <sys/resource.h>
@@ -67,6 +68,9 @@ int main(int argc, char** argv) {
     else
       std::fputs(report.table().c_str(), stdout);
     std::fflush(stdout);
+    if (o.json)  // the table names the reasons on its first line; JSON in "failures"
+      for (const auto& why : report.failures())
+        std::fprintf(stderr, "pushonce-bench: FAILED: %s\n", why.c_str());
     return report.exit_status();
   });
 }

@@ -37,17 +37,44 @@ double run_report::messages_per_s() const {
   return publish_s > 0 ? static_cast<double>(ledger.published) / publish_s : 0.0;
 }
 
+std::vector<std::string> run_report::failures() const {
+  std::vector<std::string> why;
+  if (frames.duplicates != 0) why.push_back(fmt::format("{} duplicates", frames.duplicates));
+  if (ledger.lost != 0) why.push_back(fmt::format("{} messages lost", ledger.lost));
+  if (frames.out_of_order != 0)
+    why.push_back(fmt::format("{} messages out of order", frames.out_of_order));
+  if (frames.gaps != 0) why.push_back(fmt::format("{} unannounced offset gaps", frames.gaps));
+  if (ledger.delivered_refused != 0)
+    why.push_back(fmt::format("{} messages delivered though refused", ledger.delivered_refused));
+  if (sessions > 0 && opened == 0) why.push_back("no session opened");
+  if (requests > 0) {
+    // A publish the system did not take is a message the run could not check: the
+    // verifier only passes what it checked (a wrong --api-key refuses every one).
+    if (ledger.refused != 0) {
+      std::string errs;
+      for (const auto& [k, v] : publish_errors)
+        errs += fmt::format("{}{}×{}", errs.empty() ? "" : " ", v, k);
+      why.push_back(fmt::format("{} messages refused (publish errors: {})", ledger.refused,
+                                errs.empty() ? "none recorded" : errs));
+    }
+    if (ledger.unknown != 0)
+      why.push_back(fmt::format("{} messages unanswered by the end", ledger.unknown));
+    if (ledger.published == 0) why.push_back("nothing was published");
+  }
+  return why;
+}
+
 int run_report::exit_status() const {
-  const bool bad = frames.duplicates != 0 || ledger.lost != 0 || frames.out_of_order != 0 ||
-                   frames.gaps != 0 || ledger.delivered_refused != 0 ||
-                   (sessions > 0 && opened == 0);
-  return bad ? 1 : 0;
+  return failures().empty() ? 0 : 1;
 }
 
 json::object run_report::to_json() const {
   json::object o;
   o["mode"] = mode;
   o["ok"] = exit_status() == 0;
+  json::array why;
+  for (auto& f : failures()) why.emplace_back(f);
+  o["failures"] = std::move(why);
   o["sessions"] = sessions;
   o["users"] = users;
   o["gateways"] = gateways;
@@ -117,8 +144,11 @@ std::string run_report::table() const {
   auto row = [&](std::string_view k, const std::string& v) {
     fmt::format_to(std::back_inserter(t), "  {:<26} {}\n", k, v);
   };
+  const auto why = failures();
+  std::string reasons;
+  for (const auto& f : why) reasons += (reasons.empty() ? "" : "; ") + f;
   fmt::format_to(std::back_inserter(t), "pushonce-bench {}: {}\n", mode,
-                 exit_status() == 0 ? "OK" : "FAILED");
+                 why.empty() ? std::string("OK") : "FAILED: " + reasons);
   row("sessions / users",
       fmt::format("{} / {} on {} gateway(s), {} thread(s)", sessions, users, gateways, threads));
   row("opened", fmt::format("{} in {:.2f} s, connect p50 {:.2f} ms p99 {:.2f} ms, {} failed",

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "bench/latency_histogram.hpp"
 #include "bench/verifier.hpp"
@@ -58,8 +59,12 @@ struct run_report {
   double frames_per_s() const;
   /// Published messages per second.
   double messages_per_s() const;
-  /// Exit status: 1 on any duplicate, loss, out-of-order or unannounced gap, a message
-  /// delivered though its publish was refused, or no session opened; else 0.
+  /// Why the run failed, one reason each (empty: it passed): any duplicate, loss,
+  /// out-of-order or unannounced gap, a message delivered though its publish was refused,
+  /// no session opened; and, when it published: a refused or unanswered publish, or
+  /// nothing published at all (the run checked nothing).
+  std::vector<std::string> failures() const;
+  /// 1 when failures() names any, else 0.
   int exit_status() const;
   boost::json::object to_json() const;
   std::string table() const;

@@ -77,7 +77,12 @@ json::array history(const std::string& line, const std::optional<lua::claim_reco
   }
   for (const auto& text : detail) {
     auto v = json::parse(text, ec);
-    if (!ec) events.push_back(std::move(v));
+    if (ec) continue;
+    // The leader records `published` per assignment too: the outbox line said it first.
+    if (v.is_object() && v.as_object().contains("event") &&
+        v.as_object().at("event") == "published")
+      continue;
+    events.push_back(std::move(v));
   }
   return events;
 }

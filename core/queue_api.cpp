@@ -71,8 +71,12 @@ asio::awaitable<outcome<none>> queue_api::register_queues(std::vector<std::strin
   for (const auto& q : queues) {
     if (!valid_name(q)) co_return bad_name("queue", q);
     cmds.push_back({"SET", keys_.queue(q, "registered"), registered_value(accept_timeout_ms)});
-    cmds.push_back({"SADD", keys_.plain("queues"), q});
   }
+  // The namespace's list of queues, which every leader's --queue list must cover
+  // (leader/queue_list.hpp). Its own slot on a cluster: a plain pipelined command.
+  redis::command all{"SADD", keys_.plain("queues")};
+  all.insert(all.end(), queues.begin(), queues.end());
+  if (!queues.empty()) cmds.push_back(std::move(all));
   auto rs = co_await conn_->exec_all(std::move(cmds));
   for (auto& r : rs)
     if (!r.ok()) co_return failure_of(r);

@@ -4,13 +4,17 @@
 # edited /etc/pushonce/pushonce.env or an existing secret is never overwritten.
 #
 #   deploy/install.sh [--prefix DIR] [--sysconfdir DIR] [--destdir DIR] [--bin-dir DIR]
-#                     [--no-user] [--dry-run]
+#                     [--secrets-from DIR] [--no-user] [--dry-run]
 #
 #   --prefix DIR      programs in DIR/bin, docs in DIR/share (default /usr/local)
 #   --sysconfdir DIR  pushonce.env, secrets and units under DIR (default /etc)
 #   --destdir DIR     stage everything under DIR (paths inside the files stay as if
 #                     installed for real; no user is made, systemd is not told)
 #   --bin-dir DIR     where the built programs are (default build/bin; see deploy/build.sh)
+#   --secrets-from DIR  take jwt_secret, api_key and admin_token from DIR (a copy of the
+#                     first machine's /etc/pushonce/secrets) instead of making new ones:
+#                     every machine of a deployment must share them; a different one
+#                     already here is replaced
 #   --no-user         do not create the pushonce system user
 #   --dry-run         print what would be done, change nothing
 #
@@ -20,26 +24,40 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 
 prefix=/usr/local sysconfdir=/etc destdir="" bin_dir="$here/build/bin" make_user=1 dry=0
+secrets_from=""
 while (($#)); do
   case "$1" in
     --prefix) prefix=$2; shift 2 ;;
     --sysconfdir) sysconfdir=$2; shift 2 ;;
     --destdir) destdir=$2; shift 2 ;;
     --bin-dir) bin_dir=$2; shift 2 ;;
+    --secrets-from) secrets_from=$2; shift 2 ;;
     --no-user) make_user=0; shift ;;
     --dry-run) dry=1; shift ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "error: unknown argument $1 (see $0 --help)" >&2; exit 2 ;;
   esac
 done
 case "$prefix$sysconfdir" in *[!A-Za-z0-9/._-]*) echo "error: odd characters in a path" >&2; exit 2 ;; esac
 [ -n "$destdir" ] && make_user=0
+if [ -n "$secrets_from" ]; then
+  for s in jwt_secret api_key admin_token; do
+    [ -s "$secrets_from/$s" ] || { echo "error: --secrets-from: $secrets_from/$s is missing or empty" >&2; exit 1; }
+  done
+fi
 
-programs=(pushonce-leader pushonce-worker pushonce-gateway pushonce-bench)
+programs=(pushonce-leader pushonce-worker pushonce-gateway)
 units=(pushonce-leader.service pushonce-worker@.service pushonce-gateway@.service)
 for p in "${programs[@]}"; do
   [ -x "$bin_dir/$p" ] || { echo "error: $bin_dir/$p is missing: run deploy/build.sh first" >&2; exit 1; }
 done
+# pushonce-bench (the load generator and verifier, docs/operations.md "Check your
+# deployment") is installed when it was built; the daemons do not need it.
+if [ -x "$bin_dir/pushonce-bench" ]; then
+  programs+=(pushonce-bench)
+else
+  echo "install: $bin_dir/pushonce-bench not built: installing without it" >&2
+fi
 
 changed=0
 say() { echo "install: $*"; }
@@ -111,6 +129,13 @@ if [ ! -d "$conf/secrets" ]; then
   changed=1
 fi
 for s in jwt_secret api_key admin_token; do
+  if [ -n "$secrets_from" ]; then
+    if [ -s "$conf/secrets/$s" ] && cmp -s "$secrets_from/$s" "$conf/secrets/$s"; then continue; fi
+    say "$conf/secrets/$s (from $secrets_from)"
+    run install -m 0600 "$secrets_from/$s" "$conf/secrets/$s"
+    changed=1
+    continue
+  fi
   [ -s "$conf/secrets/$s" ] && continue
   say "$conf/secrets/$s (new random secret)"
   if ((!dry)); then

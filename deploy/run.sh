@@ -29,6 +29,8 @@ done
 bash deploy/setup.sh
 programs=(pushonce-leader pushonce-worker)
 [ -f gateway/CMakeLists.txt ] && programs+=(pushonce-gateway)
+# the load generator and verifier too: deploy/install.sh installs it with the others
+programs+=(pushonce-bench)
 bash deploy/build.sh "${programs[@]}"
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }

@@ -1,21 +1,54 @@
 #!/usr/bin/env bash
 # Installs everything pushonce needs to build, run and test on Debian 12.
 # Idempotent; run as root (or with sudo available). Skips apt when all packages are present.
+#   deploy/setup.sh            build and test machine: compilers, -dev packages, Redis,
+#                              nginx, chromium, promtool; the system redis-server,
+#                              redis-sentinel, nginx and prometheus it starts are stopped
+#                              (the tests run private ones)
+#   deploy/setup.sh --runtime  a production host: only the shared libraries the installed
+#                              programs load (RUNTIME_PACKAGES below); no service is
+#                              started or stopped
 set -euo pipefail
 
-packages=(
-  cmake g++ make pkg-config git ca-certificates
-  libhiredis-dev libfmt-dev doctest-dev libssl-dev
-  libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev libboost-program-options1.81-dev
-  libjwt-dev redis-server redis-tools redis-sentinel jq clang-format
-  clang libclang-rt-14-dev
-  chromium
-  nginx systemd openssl
-  python3-jwt python3-cryptography
+# The libraries pushonce-leader, -worker, -gateway and -bench link (Debian 12 names).
+RUNTIME_PACKAGES=(
+  libhiredis0.14 libfmt9 libssl3 libjwt0
+  libboost-json1.81.0 libboost-url1.81.0 libboost-program-options1.81.0
+  libstdc++6 ca-certificates
 )
-# Node.js runs the JS client's unit tests and the browser tests (Debian 12 ships 18.x;
-# a newer one already installed is used as it is).
-command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
+
+runtime=0
+case "${1:-}" in
+  --runtime) runtime=1 ;;
+  "") ;;
+  -h | --help)
+    sed -n '2,10p' "$0"
+    exit 0
+    ;;
+  *)
+    echo "setup.sh: unknown option '$1' (see --help)" >&2
+    exit 2
+    ;;
+esac
+
+if ((runtime)); then
+  packages=("${RUNTIME_PACKAGES[@]}")
+else
+  packages=(
+    cmake g++ make pkg-config git ca-certificates
+    libhiredis-dev libfmt-dev doctest-dev libssl-dev
+    libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev libboost-program-options1.81-dev
+    libjwt-dev redis-server redis-tools redis-sentinel jq clang-format
+    clang libclang-rt-14-dev
+    chromium
+    nginx systemd openssl
+    python3-jwt python3-cryptography # the checkout examples' test (examples/checkout)
+    prometheus # promtool: the test command checks deploy/prometheus/alerts.yml
+  )
+  # Node.js runs the JS client's unit tests and the browser tests (Debian 12 ships 18.x;
+  # a newer one already installed is used as it is).
+  command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -28,9 +61,13 @@ if ((${#missing[@]})); then
   echo "setup: installing ${missing[*]}"
   $sudo apt-get update -q
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
-  # Debian starts a system redis-server on 6379 (and redis-sentinel on 26379); pushonce runs
-  # its own private ones.
-  for unit in redis-server redis-sentinel; do
+  if ((runtime)); then
+    echo "setup: runtime libraries installed; services left as they were"
+    exit 0
+  fi
+  # Debian starts a system redis-server on 6379 (and redis-sentinel on 26379, prometheus on
+  # 9090); pushonce's tests run their own private ones.
+  for unit in redis-server redis-sentinel prometheus; do
     if command -v systemctl >/dev/null && systemctl is-active --quiet "$unit" 2>/dev/null; then
       $sudo systemctl stop "$unit" || true
     fi
@@ -45,6 +82,7 @@ if ((${#missing[@]})); then
 else
   echo "setup: all packages present"
 fi
+((runtime)) && exit 0
 
 # playwright-core drives Debian's chromium (never `npx playwright install`: downloads of
 # browser builds are blocked); installed from the lock file.

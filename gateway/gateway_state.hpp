@@ -35,9 +35,10 @@ namespace pushonce::gateway {
 struct gateway_settings {
   std::string id;
   bool dev_auth = false;
-  std::vector<std::string> allowed_origins;  // empty: any
-  std::optional<std::string> api_key;        // PUSHONCE_API_KEY; none: /api/publish is 403
-  std::optional<std::string> admin_token;    // PUSHONCE_ADMIN_TOKEN; none: /api/status is 403
+  std::vector<std::string> allowed_origins;     // empty: any
+  std::optional<std::string> api_key;           // PUSHONCE_API_KEY; none: /api/publish is 403
+  std::optional<std::string> api_key_previous;  // PUSHONCE_API_KEY_PREVIOUS: also accepted
+  std::optional<std::string> admin_token;       // PUSHONCE_ADMIN_TOKEN; none: /api/status is 403
   std::chrono::milliseconds idle_ttl{std::chrono::hours(24 * 7)};
   std::chrono::milliseconds hello_timeout{std::chrono::seconds(10)};
   std::size_t max_frame = 64 * 1024;    // WebSocket payload; over: 1009

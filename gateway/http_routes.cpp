@@ -7,6 +7,7 @@
 
 #include "core/log.hpp"
 #include "core/lua/rate_limit.hpp"
+#include "core/metrics_text.hpp"
 #include "core/queue_api.hpp"
 #include "core/redis/cluster_health.hpp"
 #include "core/status.hpp"
@@ -96,7 +97,8 @@ asio::awaitable<http_response> readyz(http_request& req, gateway_state& st) {
 std::optional<http_response> bearer_check(const http_request& req, gateway_state& st,
                                           const std::string& client,
                                           const std::optional<std::string>& secret,
-                                          const char* env_name, const char* what) {
+                                          const char* env_name, const char* what,
+                                          const std::optional<std::string>& previous = {}) {
   if (!secret)
     return error_response(errc::forbidden, std::string(env_name) + " is not configured",
                           req.version());
@@ -112,7 +114,8 @@ std::optional<http_response> bearer_check(const http_request& req, gateway_state
   std::string_view auth = req[http::field::authorization];
   constexpr std::string_view bearer = "Bearer ";
   if (auth.size() <= bearer.size() || auth.substr(0, bearer.size()) != bearer ||
-      !same_secret(auth.substr(bearer.size()), *secret)) {
+      (!same_secret(auth.substr(bearer.size()), *secret) &&
+       !(previous && same_secret(auth.substr(bearer.size()), *previous)))) {
     ++st.metrics.bearer_failures;
     st.bearer_failures.failed(client);
     std::uint64_t dropped = 0;
@@ -128,7 +131,8 @@ std::optional<http_response> bearer_check(const http_request& req, gateway_state
 
 std::optional<http_response> publish_auth(const http_request& req, gateway_state& st,
                                           const std::string& client) {
-  return bearer_check(req, st, client, st.settings.api_key, "PUSHONCE_API_KEY", "API key");
+  return bearer_check(req, st, client, st.settings.api_key, "PUSHONCE_API_KEY", "API key",
+                      st.settings.api_key_previous);
 }
 
 std::optional<http_response> admin_auth(const http_request& req, gateway_state& st,
@@ -248,7 +252,8 @@ asio::awaitable<std::string> queue_metrics(gateway_state& st) {
 }
 
 // GET /metrics: Prometheus text format. This gateway's own counters, and the system's
-// counters from NS:stats (the same on every gateway).
+// counters from NS:stats (the same on every gateway: the active leader's /metrics is the
+// one copy to aggregate; docs/operations.md "Monitoring a drop").
 asio::awaitable<http_response> metrics(http_request& req, gateway_state& st) {
   std::string out;
   const auto& id = st.settings.id;
@@ -323,11 +328,11 @@ asio::awaitable<http_response> metrics(http_request& req, gateway_state& st) {
         "# HELP pushonce_redis_up 1 when Redis answered (cached 1 s).\n"
         "# TYPE pushonce_redis_up gauge\npushonce_redis_up{{gateway=\"{}\"}} {}\n",
         id, r.ok() ? 1 : 0);
-    if (r.ok()) {
-      for (std::size_t i = 0; i + 1 < r.value.elements.size(); i += 2) {
-        auto name = "pushonce_" + r.value.elements[i].str + "_total";
-        part += fmt::format("# TYPE {} counter\n{} {}\n", name, name, r.value.elements[i + 1].str);
-      }
+    if (r.ok()) {  // every known counter, 0 before Redis has it (core/metrics_text)
+      std::vector<std::pair<std::string, std::string>> stats;
+      for (std::size_t i = 0; i + 1 < r.value.elements.size(); i += 2)
+        stats.emplace_back(r.value.elements[i].str, r.value.elements[i + 1].str);
+      part += system_counters_text(stats, "");
     }
     if (r.ok()) part += co_await queue_metrics(st);
     st.stats_cache.store(part);

@@ -116,8 +116,11 @@ early_answer route_request(beast::tcp_stream& stream, request_parser& parser,
     return {refusal(req, v, *st, info), nullptr, false, true};
   if (beast::websocket::is_upgrade(req)) {
     if (path != "/ws") return {not_found_response(req)};
+    // Draining (SIGTERM, before the sessions are closed): new sessions go elsewhere (503;
+    // nginx tries the next gateway), so the drain delay works behind a proxy that does not
+    // probe /readyz.
     auto v = st->admit.on_upgrade(req[http::field::origin], req[http::field::host],
-                                  st->stopping.load(), info);
+                                  st->stopping.load() || st->draining.load(), info);
     if (!v) return {refusal(req, v, *st, info), nullptr, false, true};
     stream.expires_never();
     start_websocket_session(stream.release_socket(), parser.release(), st, std::move(info));

@@ -62,10 +62,14 @@ class key_source {
 std::string token_alg(std::string_view token);
 
 /// As make_jwt_authenticator / make_dev_authenticator, with a key set for tokens whose
+/// (`previous_secret`, during a rotation: an HS256 token that does not verify with
+/// `secret` may verify with it; PUSHONCE_JWT_SECRET_PREVIOUS)
 /// header names another algorithm than HS256 (`keys` may be null: none).
 std::unique_ptr<authenticator> make_jwt_authenticator(std::string secret, jwt::verify_options opts,
-                                                      std::shared_ptr<key_source> keys);
+                                                      std::shared_ptr<key_source> keys,
+                                                      std::string previous_secret = {});
 std::unique_ptr<authenticator> make_dev_authenticator(std::string secret, jwt::verify_options opts,
-                                                      std::shared_ptr<key_source> keys);
+                                                      std::shared_ptr<key_source> keys,
+                                                      std::string previous_secret = {});
 
 }  // namespace pushonce::gateway

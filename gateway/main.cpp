@@ -203,6 +203,12 @@ gateway::server_options to_options(const command_line& cl) {
   }
   // Secrets: PUSHONCE_X or the file named by PUSHONCE_X_FILE (systemd credentials).
   o.settings.api_key = secret_from_env("PUSHONCE_API_KEY");
+  // A rotation: the key being replaced, accepted too until it is removed.
+  o.settings.api_key_previous = secret_from_env("PUSHONCE_API_KEY_PREVIOUS");
+  // The previous JWT secret of a rotation is held to the same rule as the current one.
+  if (auto why = jwt::secret_problem(secret_from_env("PUSHONCE_JWT_SECRET_PREVIOUS").value_or(""));
+      !why.empty())
+    throw usage_error("PUSHONCE_JWT_SECRET_PREVIOUS: " + why);
   o.settings.admin_token = secret_from_env("PUSHONCE_ADMIN_TOKEN");
   for (auto [name, value] : {std::pair{"PUSHONCE_API_KEY", &o.settings.api_key},
                              std::pair{"PUSHONCE_ADMIN_TOKEN", &o.settings.admin_token}})

@@ -17,6 +17,7 @@
 #include <random>
 #include <thread>
 
+#include "core/config.hpp"
 #include "core/exit_on_exception.hpp"
 #include "core/heartbeat.hpp"
 #include "core/jwt.hpp"
@@ -166,9 +167,13 @@ int server::run() {
     log::warn(
         "PUSHONCE_JWT_SECRET and --jwt-jwks are not set and --dev-auth is off: every hello is "
         "refused");
+  // A rotation: tokens signed with the previous secret still verify while it is set.
+  auto previous = secret_from_env("PUSHONCE_JWT_SECRET_PREVIOUS").value_or("");
+  if (!previous.empty())
+    log::info("PUSHONCE_JWT_SECRET_PREVIOUS is set: tokens signed with it are accepted too");
   state->auth = state->settings.dev_auth
-                    ? make_dev_authenticator(secret, state->settings.jwt, keys)
-                    : make_jwt_authenticator(secret, state->settings.jwt, keys);
+                    ? make_dev_authenticator(secret, state->settings.jwt, keys, previous)
+                    : make_jwt_authenticator(secret, state->settings.jwt, keys, previous);
 
   auto address = asio::ip::make_address(opts_.listen_host);
   auto lst = std::make_shared<listener>(ioc, tcp::endpoint(address, opts_.listen_port), state,

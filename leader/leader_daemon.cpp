@@ -8,6 +8,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <cstdlib>
 
 #include "core/exit_on_exception.hpp"
 #include "core/heartbeat.hpp"
@@ -15,11 +16,13 @@
 #include "core/lua/claim_record.hpp"
 #include "core/lua/opening.hpp"
 #include "core/lua/presence.hpp"
+#include "core/metrics_text.hpp"
 #include "core/queue_settings.hpp"
 #include "core/redis/scripts.hpp"
 #include "core/trace.hpp"
 #include "core/use_tuple.hpp"
 #include "leader/opening_plan.hpp"
+#include "leader/queue_list.hpp"
 
 namespace pushonce::leader {
 
@@ -163,6 +166,8 @@ asio::awaitable<void> leader_daemon::lease_loop() {
       registered_ = reg.has_value();
       if (!registered_) log::warn("cannot register queues yet: {}", reg.error().message);
     }
+    co_await check_queue_list();
+    if (stopping_) break;
     auto call = lease_.next_call();
     auto reply = co_await call_lease(call);
     if (stopping_) break;
@@ -173,6 +178,103 @@ asio::awaitable<void> leader_daemon::lease_loop() {
     lease_timer_.expires_at(lease_.next_wake());
     co_await lease_timer_.async_wait(use_tuple);
   }
+}
+
+// Every third of a lease: does the namespace have a queue this leader would not serve?
+asio::awaitable<void> leader_daemon::check_queue_list() {
+  if (!registered_ || !on_queue_conflict_) co_return;
+  redis::command cmd{"SMEMBERS", keys_.plain("queues")};
+  auto r = co_await conn_->exec(std::move(cmd));
+  if (!r.ok() || r.value.elements.empty()) co_return;  // Redis away: the next round checks
+  std::vector<std::string> registered;
+  for (auto& e : r.value.elements) registered.push_back(e.str);
+  auto missing = queues_missing_from(opts_.queues, std::move(registered));
+  if (missing.empty()) co_return;
+  auto fn = std::move(on_queue_conflict_);
+  on_queue_conflict_ = nullptr;
+  fn(fmt::format(
+      "queue list conflict: the namespace's queues include {} (registered by another leader), "
+      "which this leader's --queue list ({}) lacks: after a failover to it they would stall. Give "
+      "every leader the same --queue list (or remove a retired queue with SREM {} NAME)",
+      fmt::join(missing, ", "), fmt::join(opts_.queues, ","), keys_.plain("queues")));
+}
+
+asio::awaitable<std::string> leader_daemon::metrics_text() {
+  const std::string own = "leader=\"" + metric_label_value(opts_.id) + "\"";
+  std::string out;
+  out += metric_text("pushonce_leader_active", "gauge",
+                     "1 while this leader holds the lease (assigns), 0 while it stands by.", own,
+                     leading() ? 1 : 0);
+  out += metric_text("pushonce_leader_fencing_token", "gauge",
+                     "The fencing token of this leader's lease (0 while it stands by).", own,
+                     static_cast<double>(lease_.token()));
+  out += metric_text("pushonce_leader_assignments_total", "counter",
+                     "Assignments this leader made since it started.", own,
+                     static_cast<double>(assigned_));
+  if (!leading()) co_return out;
+  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  const auto since = std::to_string(now - 3000);
+  std::vector<redis::command> cmds{{"HGETALL", keys_.plain("stats")},
+                                   {"ZCOUNT", keys_.plain("workers"), since, "+inf"},
+                                   {"ZCOUNT", keys_.plain("gateways"), since, "+inf"},
+                                   {"XLEN", keys_.plain("dead-letters")}};
+  auto rs = co_await conn_->exec_all(std::move(cmds));
+  const std::string ns = "namespace=\"" + metric_label_value(keys_.ns()) + "\"";
+  out += metric_text("pushonce_redis_up", "gauge", "1 when Redis answered this scrape.", own,
+                     rs[0].ok() ? 1 : 0);
+  if (!rs[0].ok()) co_return out;
+  std::vector<std::pair<std::string, std::string>> stats;
+  for (std::size_t i = 0; i + 1 < rs[0].value.elements.size(); i += 2)
+    stats.emplace_back(rs[0].value.elements[i].str, rs[0].value.elements[i + 1].str);
+  out += system_counters_text(stats, ns);
+  auto count = [](const redis::result& r) {
+    return r.ok() ? static_cast<double>(r.value.integer) : 0.0;
+  };
+  out += metric_text("pushonce_workers_alive", "gauge",
+                     "Workers whose heartbeat was seen in the last 3 s.", ns, count(rs[1]));
+  out += metric_text("pushonce_gateways_alive", "gauge",
+                     "Gateways whose heartbeat was seen in the last 3 s.", ns, count(rs[2]));
+  out += metric_text("pushonce_dead_letters", "gauge",
+                     "Entries in the dead-letter stream (list, replay or purge them).", ns,
+                     count(rs[3]));
+  // Sweeper lag per outbox (this leader's queues, every bus shard): the age of the oldest
+  // entry after the sweep cursor, 0 when none. A few leases at most while the sweepers keep
+  // up; it grows while no worker sweeps.
+  struct lag_outbox {
+    std::string label, stream, cursor;
+  };
+  std::vector<lag_outbox> outboxes;
+  for (const auto& q : opts_.queues)
+    outboxes.push_back({"q:" + q, keys_.queue(q, "outbox"), keys_.queue(q, "sweep")});
+  for (unsigned n = 0; n < keys_.shards(); ++n)
+    outboxes.push_back({"bus:" + std::to_string(n), keys_.bus(n, "outbox"), keys_.bus(n, "sweep")});
+  std::vector<redis::command> cursors;
+  for (const auto& o : outboxes) cursors.push_back({"GET", o.cursor});
+  auto cs = co_await conn_->exec_all(std::move(cursors));
+  std::vector<redis::command> oldest;
+  for (std::size_t i = 0; i < outboxes.size(); ++i) {
+    std::string from = cs[i].ok() && !cs[i].value.is_nil() ? "(" + cs[i].value.str : "-";
+    oldest.push_back({"XRANGE", outboxes[i].stream, from, "+", "COUNT", "1"});
+  }
+  auto os = co_await conn_->exec_all(std::move(oldest));
+  out +=
+      "# HELP pushonce_sweeper_lag_seconds Age of the oldest outbox entry the sweepers have "
+      "not passed yet (0: none).\n# TYPE pushonce_sweeper_lag_seconds gauge\n";
+  for (std::size_t i = 0; i < outboxes.size(); ++i) {
+    double lag = 0;
+    if (os[i].ok() && !os[i].value.elements.empty()) {
+      const auto& id = os[i].value.elements[0].elements.empty()
+                           ? os[i].value.elements[0].str
+                           : os[i].value.elements[0].elements[0].str;
+      long long ms = std::atoll(id.c_str());
+      if (ms > 0 && now > ms) lag = static_cast<double>(now - ms) / 1000.0;
+    }
+    out += fmt::format("pushonce_sweeper_lag_seconds{{{},outbox=\"{}\"}} {}\n", ns,
+                       metric_label_value(outboxes[i].label), lag);
+  }
+  co_return out;
 }
 
 asio::awaitable<bool> leader_daemon::ensure_source(const std::string& queue) {

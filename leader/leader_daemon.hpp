@@ -8,6 +8,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -50,6 +51,15 @@ class leader_daemon {
   boost::asio::awaitable<void> stop();
 
   bool leading() const { return lease_.leading(); }
+  /// The leader's /metrics (--metrics-listen): its own figures always; the system-wide
+  /// ones (NS:stats, live workers and gateways, dead letters) only while it holds the
+  /// lease, so that they are exported once per namespace.
+  boost::asio::awaitable<std::string> metrics_text();
+  /// Called (once) when another leader registered a queue this one's --queue list lacks:
+  /// after a failover to this leader that queue would stall. The program stops (exit 2).
+  void on_queue_conflict(std::function<void(const std::string&)> fn) {
+    on_queue_conflict_ = std::move(fn);
+  }
   unsigned long long assigned() const { return assigned_; }
 
  private:
@@ -77,6 +87,7 @@ class leader_daemon {
                                              std::optional<std::chrono::milliseconds> after,
                                              long long now);
   boost::asio::awaitable<void> fold_dead_gateways(long long now);
+  boost::asio::awaitable<void> check_queue_list();
   void on_wake(const std::string& channel, const std::string& payload);
   /// Publishes the trace events and the published count of one batch (fire and forget).
   void record(const std::string& queue, const std::vector<assignment>& batch, const char* kind);
@@ -99,6 +110,7 @@ class leader_daemon {
   bool registered_ = false;  // opts_.queues are marked registered in Redis
   unsigned long long assigned_ = 0;
   boost::asio::thread_pool signing_{1};  // admission tokens (leader_admission.cpp)
+  std::function<void(const std::string&)> on_queue_conflict_;
 };
 
 }  // namespace pushonce::leader

@@ -4,11 +4,16 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/program_options.hpp>
+#include <cstdio>
 #include <cstring>
+#include <string_view>
 
+#include "core/env_file.hpp"
 #include "core/exit_on_exception.hpp"
+#include "core/hangup.hpp"
 #include "core/heartbeat.hpp"
 #include "core/log.hpp"
+#include "core/metrics_listener.hpp"
 #include "core/names.hpp"
 #include "core/program.hpp"
 #include "leader/admin.hpp"
@@ -22,8 +27,10 @@ namespace {
 
 constexpr const char* usage_text =
     "usage: pushonce-leader run [--queue Q]... [--accept-timeout S] [--lease-ms MS]\n"
-    "                           [--assign-batch N] [--opening-batch N]\n"
-    "       pushonce-leader join|leave|position|accept USER [--queue Q] [--json]\n"
+    "                           [--assign-batch N] [--opening-batch N] [--metrics-listen ADDR]\n"
+    "       pushonce-leader join|leave|position USER [--queue Q] [--json]\n"
+    "       pushonce-leader accept USER [--queue Q] [--id ASSIGNMENT] [--json]\n"
+    "       pushonce-leader token USER [--ttl SECONDS] (signs with PUSHONCE_JWT_SECRET)\n"
     "       pushonce-leader queue [--queue Q] [--limit N] [--offset N] [--json]\n"
     "       pushonce-leader resource add ID... [--meta JSON] | release ID | remove ID | list\n"
     "       pushonce-leader publish USER JSON [--id KEY] [--json]\n"
@@ -34,7 +41,9 @@ constexpr const char* usage_text =
     "       pushonce-leader status [--queue Q] [--json]\n"
     "       pushonce-leader trace ID [--json]\n"
     "       pushonce-leader admission verify TOKEN [--json]\n"
-    "       pushonce-leader dead-letters list [--limit N] | replay ID | purge [--json]\n";
+    "       pushonce-leader dead-letters list [--limit N] | replay ID | purge [--json]\n"
+    "Admin commands read /etc/pushonce/pushonce.env when it exists and can be read (--env-file "
+    "FILE for another; the environment wins).\n";
 
 int run_daemon(command_line& cl) {
   leader::daemon_options opts;
@@ -63,11 +72,35 @@ int run_daemon(command_line& cl) {
   }
   opts.admission_issuer = cl.common.admission.issuer;
   opts.admission_ttl = cl.common.admission.ttl;
+  auto metrics_at = metrics_listen_option(
+      cl.vm.count("metrics-listen") ? std::optional(cl.vm["metrics-listen"].as<std::string>())
+                                    : std::nullopt);
   log::set_identity("leader", opts.id);
 
   asio::io_context io;
   leader::leader_daemon d(io.get_executor(), redis_options(cl.common, "pushonce-leader:" + opts.id),
                           keys(cl.common.ns, cl.common.bus_shards), opts);
+  std::unique_ptr<metrics_listener> metrics;
+  if (metrics_at) {
+    metrics = std::make_unique<metrics_listener>(io.get_executor(), *metrics_at,
+                                                 [&d] { return d.metrics_text(); });
+    metrics->start();
+    log::info("metrics on {}:{}", metrics_at->host, metrics->port());
+  }
+  int exit_code = exit_ok;
+  // A --queue list that lacks a queue of the namespace: a configuration error (exit 2,
+  // which the unit does not restart); the lease is released first when held.
+  d.on_queue_conflict([&](const std::string& why) {
+    log::error("{}", why);
+    exit_code = exit_usage;
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+          co_await d.stop();
+          io.stop();
+        },
+        exit_on_exception("leader shutdown"));
+  });
   d.start();
   // The daemon publishes no custom message; --bus-shards is shown so that a deployment's
   // settings can be checked in one place (every process must use the same number).
@@ -80,6 +113,7 @@ int run_daemon(command_line& cl) {
       : opts.admission_signer->public_half()
           ? "ES256 kid " + opts.admission_signer->public_half()->kid
           : std::string("HS256"));
+  hangup_guard hangups(io);
   asio::signal_set signals(io, SIGTERM, SIGINT);
   signals.async_wait([&](auto ec, int sig) {
     if (ec) return;
@@ -93,8 +127,9 @@ int run_daemon(command_line& cl) {
         exit_on_exception("leader shutdown"));
   });
   io.run();
+  if (metrics) metrics->stop();
   log::info("stopped after {} assignments", d.assigned());
-  return exit_ok;
+  return exit_code;
 }
 
 int run_command(command_line& cl, bool json) {
@@ -116,6 +151,7 @@ int run_command(command_line& cl, bool json) {
   ro.connect_timeout = std::chrono::milliseconds(1000);
   ro.command_timeout = std::chrono::milliseconds(3000);
   ro.backoff_max = std::chrono::milliseconds(250);
+  ro.fail_on_login_refusal = true;  // a wrong password or database: say so at once
   asio::io_context io;
   auto conn = redis::connection::create(io.get_executor(), ro);
   conn->start();
@@ -154,7 +190,8 @@ int main(int argc, char** argv) {
                                                           "queue: how many users to list")(
       "offset", po::value<long long>(), "queue: how many to skip from the head (pages)")(
       "meta", po::value<std::string>(), "resource add: metadata JSON")(
-      "id", po::value<std::string>(), "publish: idempotency key; run: leader name")(
+      "id", po::value<std::string>(),
+      "publish: idempotency key; accept: the assignment id; run: leader name")(
       "ttl", po::value<long long>(), "token: lifetime in seconds")(
       "accept-timeout", po::value<double>()->default_value(0),
       "run: seconds to accept (0: never expire); settings: the queue's own")(
@@ -167,7 +204,39 @@ int main(int argc, char** argv) {
       "abandon-after", po::value<long long>(),
       "settings: seconds without a session before a user leaves the line (0: never)")(
       "at", po::value<std::string>(), "open: when (RFC 3339 or ms since the epoch)")(
-      "shuffle", po::bool_switch(), "open: shuffle the pre-queue at the opening");
+      "shuffle", po::bool_switch(), "open: shuffle the pre-queue at the opening")(
+      "env-file", po::value<std::string>()->value_name("FILE"),
+      "read PUSHONCE_* settings from FILE (systemd EnvironmentFile syntax; the environment "
+      "wins), and its secrets/redis_url and secrets/jwt_secret when readable; admin commands "
+      "default to /etc/pushonce/pushonce.env when it exists and can be read")(
+      "metrics-listen", po::value<std::string>()->value_name("ADDR"),
+      "run: serve GET /metrics (Prometheus) and /healthz on HOST:PORT (env "
+      "PUSHONCE_METRICS_LISTEN; default: none)");
+  // The environment file goes first: the common options read the variables it sets.
+  // Admin commands default to the installed one; `run` reads one only when named.
+  {
+    std::string env_file;
+    bool daemon = false, given = false;
+    for (int i = 1; i < argc; ++i) {
+      std::string_view a = argv[i];
+      if (a == "run") daemon = true;
+      if (a == "--env-file" && i + 1 < argc) {
+        env_file = argv[i + 1];
+        given = true;
+      } else if (a.rfind("--env-file=", 0) == 0) {
+        env_file = std::string(a.substr(11));
+        given = true;
+      }
+    }
+    if (given || !daemon) {
+      try {
+        load_env_file(env_file);
+      } catch (const usage_error& e) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return exit_usage;
+      }
+    }
+  }
   program_info info{"pushonce-leader", usage_text, json};
   return run_program(argc, argv, info, own, [&](command_line& cl) {
     if (!cl.positional.empty() && cl.positional[0] == "run") return run_daemon(cl);

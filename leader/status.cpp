@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 #include <set>
 
+#include "core/redis/failure_of.hpp"
 #include "leader/admin.hpp"
 
 namespace pushonce::leader {
@@ -84,6 +85,15 @@ std::string render(const json::object& s, const std::string& queue) {
 
 asio::awaitable<int> run_status(admin_context& ctx) {
   if (!ctx.args.empty()) co_return ctx.out.usage("usage: pushonce-leader status [--queue Q]");
+  // A queue named with --queue that no leader has run is not_found, as for join.
+  if (ctx.vm.count("queue")) {
+    redis::command exists{"EXISTS", ctx.k.queue(ctx.queue, "registered")};
+    auto r = co_await ctx.conn->exec(std::move(exists));
+    if (!r.ok()) co_return ctx.out.fail(failure_of(r));
+    if (r.value.integer == 0)
+      co_return ctx.out.fail(
+          failure{errc::not_found, "queue " + ctx.queue + " is not run by any leader"});
+  }
   auto s = co_await collect_status(ctx.conn, ctx.k, ctx.queue);
   if (!s) co_return ctx.out.fail(s.error());
   co_return ctx.out.ok(s.value(), render(s.value(), ctx.queue));

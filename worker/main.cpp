@@ -9,8 +9,10 @@
 
 #include "core/defaults.hpp"
 #include "core/exit_on_exception.hpp"
+#include "core/hangup.hpp"
 #include "core/heartbeat.hpp"
 #include "core/log.hpp"
+#include "core/metrics_listener.hpp"
 #include "core/names.hpp"
 #include "core/program.hpp"
 #include "worker/bus_worker.hpp"
@@ -21,7 +23,8 @@ using namespace pushonce;
 
 int main(int argc, char** argv) {
   po::options_description own("worker options");
-  own.add_options()("id", po::value<std::string>(), "worker name (default: <host>-<pid>-<random>)")(
+  own.add_options()("id", po::value<std::string>(),
+                    "worker name (default: w-<pid>-<random>; the units give <host>-<instance>)")(
       "concurrency", po::value<std::size_t>()->default_value(64), "messages in flight at once")(
       "max-queued-bytes", po::value<std::size_t>()->default_value(64u << 20),
       "bytes of bus payloads held while every claim slot is busy; beyond: dropped (the "
@@ -43,7 +46,10 @@ int main(int argc, char** argv) {
       "PUSHONCE_WAIT_REPLICAS, default 0: no WAIT)")(
       "wait-replicas-timeout-ms", po::value<long long>()->default_value(100),
       "how long WAIT waits for the replicas (1-60000 ms); then the frames are published anyway "
-      "and counted as wait_replicas_timeout");
+      "and counted as wait_replicas_timeout")(
+      "metrics-listen", po::value<std::string>()->value_name("ADDR"),
+      "serve GET /metrics (Prometheus: this worker's counters) and /healthz on HOST:PORT (env "
+      "PUSHONCE_METRICS_LISTEN; default: none)");
   program_info info{"pushonce-worker",
                     "usage: pushonce-worker [--id NAME] [--concurrency N] [--lease-ms MS] "
                     "[--bus-shards N] [--redis URL | --redis-cluster URL | --redis-sentinel URL] "
@@ -94,6 +100,9 @@ int main(int argc, char** argv) {
       opts.claim.wait_replicas = static_cast<int>(n.value_or(0));
       opts.claim.wait_timeout = std::chrono::milliseconds(t);
     }
+    auto metrics_at = metrics_listen_option(
+        cl.vm.count("metrics-listen") ? std::optional(cl.vm["metrics-listen"].as<std::string>())
+                                      : std::nullopt);
     log::set_identity("worker", opts.id);
 
     asio::io_context io;
@@ -112,6 +121,16 @@ int main(int argc, char** argv) {
         opts.concurrency, lease, opts.claim.wait_replicas, redis_display(cl.common), cl.common.ns,
         cl.common.bus_shards);
 
+    hangup_guard hangups(io);
+    std::unique_ptr<metrics_listener> metrics;
+    if (metrics_at) {
+      metrics = std::make_unique<metrics_listener>(
+          io.get_executor(), *metrics_at, [&w, id = opts.id]() -> asio::awaitable<std::string> {
+            co_return worker_metrics_text(id, w.counters());
+          });
+      metrics->start();
+      log::info("metrics on {}:{}", metrics_at->host, metrics->port());
+    }
     asio::signal_set signals(io, SIGTERM, SIGINT);
     signals.async_wait([&](auto ec, int sig) {
       if (ec) return;
@@ -125,6 +144,7 @@ int main(int argc, char** argv) {
           exit_on_exception("worker shutdown"));
     });
     io.run();
+    if (metrics) metrics->stop();
     const auto& c = w.counters();
     log::info("stopped: received {} won {} lost {} delivered {} failed {}", c.received, c.won,
               c.lost, c.delivered, c.failed);

@@ -3,6 +3,7 @@
 // them it adds to NS:stats, under which field: plain data, no Redis.
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -26,5 +27,9 @@ struct worker_counters {
 /// `flushed` (what was last added), in a fixed order; fields that did not grow are left out.
 std::vector<std::pair<std::string_view, std::uint64_t>> stats_increments(
     const worker_counters& now, const worker_counters& flushed);
+
+/// The worker's own /metrics (--metrics-listen): every counter as
+/// pushonce_worker_<name>_total{worker="ID"}, present from start (0).
+std::string worker_metrics_text(std::string_view id, const worker_counters& c);
 
 }  // namespace pushonce::worker

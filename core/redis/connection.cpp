@@ -36,6 +36,7 @@ struct connection::state : link::client {
 
   void on_up() override {
     failed_over = false;
+    queue.set_note({});
     io.notify_connected();
   }
   bool on_reply(reply r) override {
@@ -58,6 +59,11 @@ struct connection::state : link::client {
     return stuck;
   }
   void on_stopped() override { queue.close(error::stopped); }
+  void on_connect_failed(std::error_code ec, const std::string& why) override {
+    queue.set_note(why);
+    if (ec == error::login_refused && io.options().fail_on_login_refusal)
+      queue.close(error::login_refused);
+  }
 
   // READONLY/LOADING/MASTERDOWN: the connection is dropped so that the next one finds the
   // new master. OOM/BUSY/MISCONF/NOREPLICAS/NOPERM: the command fails as redis_unavailable

@@ -88,8 +88,22 @@ endpoint endpoint::parse(std::string_view url) {
   if (e.host.empty()) fail(url, "missing host");
 
   if (u.has_port()) {
-    std::string_view p(u.port().data(), u.port().size());
-    if (p.empty()) fail(url, "empty port");
+    // The port as written in the URL (the parser's own port() keeps only what it could
+    // read as one, so a port like "notaport" would look empty).
+    auto authority =
+        url.substr(url.find("://") == std::string_view::npos ? 0 : url.find("://") + 3);
+    authority = authority.substr(0, authority.find_first_of("/?#"));
+    auto at = authority.rfind('@');
+    if (at != std::string_view::npos) authority.remove_prefix(at + 1);
+    auto colon = authority.rfind(':');
+    if (!authority.empty() && authority.front() == '[') {
+      auto close = authority.find(']');
+      colon = close == std::string_view::npos ? std::string_view::npos : authority.find(':', close);
+    }
+    std::string_view p = colon == std::string_view::npos
+                             ? std::string_view(u.port().data(), u.port().size())
+                             : authority.substr(colon + 1);
+    if (p.empty()) fail(url, "empty port after the host's ':'");
     e.port = parse_port(url, p);
   }
 

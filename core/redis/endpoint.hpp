@@ -63,6 +63,10 @@ struct connection_options {
   // Redis Sentinel; when enabled, every (re)connect asks the sentinels where the master is
   // (`where` is then the master last found) and checks that it answers ROLE as master.
   sentinel_config sentinel;
+  // A refused login (error::login_refused: a wrong password or database) fails every
+  // command at once and for good, instead of retrying until the command timeout: for a CLI
+  // call, which has nobody to wait for an operator to fix Redis.
+  bool fail_on_login_refusal = false;
 };
 
 }  // namespace pushonce::redis

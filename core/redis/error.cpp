@@ -28,6 +28,8 @@ class category final : public std::error_category {
         return "the channel's cluster slot is served by another node";
       case error::not_master:
         return "the server the sentinels named is not (or no longer) a master";
+      case error::login_refused:
+        return "Redis refused the login (AUTH or SELECT)";
     }
     return "unknown Redis error";
   }

@@ -1,11 +1,18 @@
 #include "core/redis/failure_of.hpp"
 
+#include "core/redis/error.hpp"
 #include "core/redis/error_reply.hpp"
 
 namespace pushonce {
 
 failure failure_of(const redis::result& r) {
-  if (r.ec) return {errc::redis_unavailable, "Redis did not answer: " + r.ec.message()};
+  if (r.ec == redis::error::login_refused && !r.value.str.empty())
+    return {errc::redis_unavailable, "Redis refused the login: " + r.value.str};
+  // The text of a command that failed before it was sent says why (no connection to the
+  // address tried, a refused login).
+  if (r.ec)
+    return {errc::redis_unavailable, "Redis did not answer: " + r.ec.message() +
+                                         (r.value.str.empty() ? "" : " (" + r.value.str + ")")};
   if (!r.value.is_error()) return {errc::internal, "unexpected reply from Redis"};
   std::string code(r.value.error_code());
   // OOM, BUSY, READONLY, NOREPLICAS, NOPERM ...: Redis is there but refuses work for now

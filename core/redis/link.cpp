@@ -1,5 +1,7 @@
 #include "core/redis/link.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -9,6 +11,7 @@
 
 #include "core/exit_on_exception.hpp"
 #include "core/log.hpp"
+#include "core/redis/error.hpp"
 #include "core/redis/sentinel_lookup.hpp"
 #include "core/use_tuple.hpp"
 
@@ -113,9 +116,24 @@ asio::awaitable<void> link::run([[maybe_unused]] std::shared_ptr<void> keep_aliv
     auto ec = co_await stream_.connect(opts_);
     if (stopped_) break;
     if (ec) {
-      if (!was_down_ || retry_.attempts() % 20 == 0)
-        log::warn("{}: cannot connect to {}: {}; retrying (attempt {})", role_,
-                  opts_.where.display(), ec.message(), retry_.attempts() + 1);
+      // A refused login says what Redis answered (WRONGPASS, NOAUTH, DB index out of
+      // range) and is an error: it will not pass until someone fixes a setting.
+      const bool login = ec == error::login_refused && !stream_.refusal().empty();
+      std::string why =
+          login ? stream_.refusal()
+                : fmt::format("cannot connect to {}: {}", opts_.where.display(), ec.message());
+      // (a caller that fails at once on a refused login reports it itself: one line)
+      if ((!was_down_ || retry_.attempts() % 20 == 0) && !(login && opts_.fail_on_login_refusal)) {
+        if (login)
+          log::error(
+              "{}: {} (check the password, user and database of the Redis URL); retrying "
+              "(attempt {})",
+              role_, why, retry_.attempts() + 1);
+        else
+          log::warn("{}: {}; retrying (attempt {})", role_, why, retry_.attempts() + 1);
+      }
+      owner_.on_connect_failed(ec, why);
+      if (stopped_) break;
       was_down_ = true;
       next_seed();
       co_await pause_before_retry();

@@ -49,6 +49,9 @@ class link {
     virtual bool on_tick(clock_type::time_point now) = 0;
     /// stop() was called: fail whatever is pending. Called once.
     virtual void on_stopped() = 0;
+    /// A connect attempt failed; `why` names the address and the cause (Redis's own reply
+    /// to a refused login). The link retries after its backoff unless stopped.
+    virtual void on_connect_failed(std::error_code /*ec*/, const std::string& /*why*/) {}
   };
 
   /// The ticker runs every tenth of the command timeout (10 to 100 ms).

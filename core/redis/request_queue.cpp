@@ -18,7 +18,7 @@ bool request_queue::push(command cmd, handler_type handler, clock_type::time_poi
   std::error_code ec = closed_;
   if (!ec && active_ >= max_queued_) ec = error::queue_full;
   if (ec) {
-    deliver_(std::move(handler), ec, reply{});
+    deliver_(std::move(handler), ec, noted());
     return false;
   }
   ++active_;
@@ -63,7 +63,7 @@ bool request_queue::expire(clock_type::time_point now) {
   while (!waiting_.empty() && waiting_.front().deadline <= now) {
     entry e = std::move(waiting_.front());
     waiting_.pop_front();
-    finish(e, error::timeout, {});
+    finish(e, error::timeout, noted());
   }
   flush();
   return stuck;
@@ -80,14 +80,23 @@ void request_queue::on_disconnect() {
 
 void request_queue::close(std::error_code ec) {
   closed_ = ec;
-  for (auto* q : {&inflight_, &waiting_}) {
-    while (!q->empty()) {
-      entry e = std::move(q->front());
-      q->pop_front();
-      finish(e, ec, {});
-    }
+  while (!inflight_.empty()) {
+    entry e = std::move(inflight_.front());
+    inflight_.pop_front();
+    finish(e, ec, {});
+  }
+  while (!waiting_.empty()) {
+    entry e = std::move(waiting_.front());
+    waiting_.pop_front();
+    finish(e, ec, noted());
   }
   flush();
+}
+
+reply request_queue::noted() const {
+  reply r;
+  r.str = note_;
+  return r;
 }
 
 void request_queue::finish(entry& e, std::error_code ec, reply r) {

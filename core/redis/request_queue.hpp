@@ -61,6 +61,10 @@ class request_queue {
   void on_disconnect();
   /// Fails everything with `ec`, and every later push.
   void close(std::error_code ec);
+  /// Why the connection is not up (e.g. "cannot connect to 10.0.0.5:6379: Connection
+  /// refused"), or empty: given, as the reply's text, to commands failed before they were
+  /// written (timed out waiting, or closed), so that the caller can say what happened.
+  void set_note(std::string note) { note_ = std::move(note); }
 
   bool has_waiting() const { return !waiting_.empty(); }
   std::size_t waiting() const { return waiting_.size(); }
@@ -87,6 +91,7 @@ class request_queue {
   };
 
   void finish(entry& e, std::error_code ec, reply r);
+  reply noted() const;  // an empty reply whose text is note_
   void flush();
 
   std::size_t max_queued_;
@@ -96,6 +101,7 @@ class request_queue {
   std::vector<ready> ready_;
   std::size_t active_ = 0;
   std::error_code closed_;
+  std::string note_;
 };
 
 }  // namespace pushonce::redis

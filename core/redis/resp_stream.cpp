@@ -1,5 +1,7 @@
 #include "core/redis/resp_stream.hpp"
 
+#include <fmt/format.h>
+
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
@@ -136,6 +138,7 @@ asio::awaitable<std::error_code> resp_stream::start_tls(const connection_options
 
 asio::awaitable<std::error_code> resp_stream::connect(const connection_options& opts) {
   close();
+  refusal_.clear();
   reader_.reset();
   auto ex = socket_.get_executor();
   tls_.reset();
@@ -179,12 +182,14 @@ asio::awaitable<std::error_code> resp_stream::connect(const connection_options& 
       reply r;
       if (auto e = co_await read(r)) co_return e;
       // A wrong password or db is not a transport fault, but retrying will not fix it
-      // either; report it as a refused connection so the caller backs off and logs.
+      // either: error::login_refused, with Redis's own words and the address kept for the
+      // log and the caller (never the password: AUTH's arguments are not repeated).
       if (r.is_error()) {
         auto what = classify_error_code(r.error_code());
         if (what == error_reply_class::failover || what == error_reply_class::unavailable)
           co_return error::refused;  // BUSY, LOADING, READONLY ...: try again later
-        co_return std::make_error_code(std::errc::permission_denied);
+        refusal_ = fmt::format("{} refused {}: {}", opts.where.display(), hello[i].front(), r.str);
+        co_return error::login_refused;
       }
       if (hello[i].front() == "ROLE" && !sentinel_choice::is_master(r)) co_return error::not_master;
     }

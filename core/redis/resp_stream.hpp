@@ -36,6 +36,9 @@ class resp_stream {
   /// Reads the next complete reply.
   boost::asio::awaitable<std::error_code> read(reply& out);
   void close();
+  /// After connect() failed with error::login_refused: "HOST:PORT refused AUTH: WRONGPASS
+  /// ..." (the server's address, the command and Redis's reply); else empty.
+  const std::string& refusal() const { return refusal_; }
   /// The TLS stream of a rediss:// connection, else nullptr: write on it when there is one,
   /// else on socket().
   boost::asio::ssl::stream<boost::asio::ip::tcp::socket>* tls() { return tls_ ? &*tls_ : nullptr; }
@@ -54,6 +57,7 @@ class resp_stream {
   std::optional<boost::asio::ssl::stream<boost::asio::ip::tcp::socket>> tls_;
   std::shared_ptr<boost::asio::ssl::context> tls_context_;
   resp_reader reader_;
+  std::string refusal_;
   std::unique_ptr<char[]> buf_;
 };
 

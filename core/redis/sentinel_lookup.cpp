@@ -22,8 +22,7 @@ namespace {
 // Connects to one sentinel: with the URL's credentials, then without when they are refused.
 asio::awaitable<std::error_code> connect_sentinel(resp_stream& s, connection_options o) {
   auto ec = co_await s.connect(o);
-  if (ec != std::make_error_code(std::errc::permission_denied) || o.where.password.empty())
-    co_return ec;
+  if (ec != error::login_refused || o.where.password.empty()) co_return ec;
   o.where.user.clear();
   o.where.password.clear();
   co_return co_await s.connect(o);

@@ -45,6 +45,7 @@ sed -e '/# redirect-begin/,/# redirect-end/d' \
     -e '/# gateway$/d' \
     -e "s|^upstream pushonce_gateways {|&\n$upstreams|" \
     -e "s|listen 443 ssl;  # https|listen 127.0.0.1:$tls_port ssl;  # https|" \
+    -e '/# https6$/d' \
     -e "s|listen 127.0.0.1:8088;  # local|listen 127.0.0.1:$port;  # local|" \
     -e "s|/etc/pushonce/tls/|$dir/tls/|g" \
     "$here/pushonce.conf" >"$dir/pushonce.conf"

@@ -31,6 +31,47 @@ for u in pushonce-leader.service pushonce-worker@.service pushonce-gateway@.serv
   grep -q '^Environment=PUSHONCE_REDIS_FILE=%d/redis_url' "$root/etc/systemd/system/$u" ||
     { echo "FAIL: $u does not read the Redis URL from its credential"; exit 1; }
 done
+# every daemon comes back whatever ended it (a signal systemd counts as clean, SIGHUP or
+# SIGTERM from someone else, included), except a usage or configuration error (exit 2)
+for u in pushonce-leader.service pushonce-worker@.service pushonce-gateway@.service; do
+  f="$root/etc/systemd/system/$u"
+  grep -q '^Restart=always$' "$f" || { echo "FAIL: $u does not restart on every exit (Restart=always)"; exit 1; }
+  grep -q '^RestartPreventExitStatus=2$' "$f" || { echo "FAIL: $u restarts after a usage error (RestartPreventExitStatus=2)"; exit 1; }
+done
+# a second machine takes the first one's secrets (--secrets-from), replacing its own
+second_root=$(mktemp -d)
+trap 'rm -rf "$root" "$second_root"' EXIT
+bash "$here/deploy/install.sh" --destdir "$second_root" --bin-dir "$bin_dir" >/dev/null
+bash "$here/deploy/install.sh" --destdir "$second_root" --bin-dir "$bin_dir" \
+  --secrets-from "$root/etc/pushonce/secrets" >/dev/null
+for s in jwt_secret api_key admin_token; do
+  cmp -s "$root/etc/pushonce/secrets/$s" "$second_root/etc/pushonce/secrets/$s" ||
+    { echo "FAIL: --secrets-from did not carry $s over"; exit 1; }
+  [ "$(stat -c %a "$second_root/etc/pushonce/secrets/$s")" = 600 ] || { echo "FAIL: copied $s not 0600"; exit 1; }
+done
+again=$(bash "$here/deploy/install.sh" --destdir "$second_root" --bin-dir "$bin_dir" --secrets-from "$root/etc/pushonce/secrets")
+[[ "$again" == *"nothing to do"* ]] || { echo "FAIL: --secrets-from twice changed files"; exit 1; }
+# the daemons do not need pushonce-bench: an install without it works
+no_bench=$(mktemp -d)
+trap 'rm -rf "$root" "$second_root" "$no_bench"' EXIT
+for p in pushonce-leader pushonce-worker pushonce-gateway; do ln -s "$(cd "$bin_dir" && pwd)/$p" "$no_bench/$p"; done
+bash "$here/deploy/install.sh" --destdir "$no_bench/root" --bin-dir "$no_bench" >/dev/null 2>&1 ||
+  { echo "FAIL: install.sh refuses to install without pushonce-bench"; exit 1; }
+# deploy/setup.sh --runtime lists every library the programs load (or a package it pulls in)
+runtime=$(sed -n '/^RUNTIME_PACKAGES=(/,/^)/p' "$here/deploy/setup.sh" | grep -v '^RUNTIME_PACKAGES=(\|^)' | tr -s ' \n' '\n' | grep .)
+allowed="$runtime"
+for p in $runtime; do
+  allowed+=$'\n'$(dpkg-query -W -f='${Depends}\n' "$p" 2>/dev/null | tr ',|' '\n\n' | sed 's/ *(.*//; s/^ *//; s/:any$//')
+done
+for prog in pushonce-leader pushonce-worker pushonce-gateway pushonce-bench; do
+  for lib in $(ldd "$bin_dir/$prog" | awk '$3 ~ /^\// {print $3}'); do
+    case "$(basename "$lib")" in libc.so* | libm.so* | libgcc_s.so* | ld-linux* | libpthread* | libdl* | librt*) continue ;; esac
+    pkg=$(dpkg -S "$(readlink -f "$lib")" 2>/dev/null | head -1 | cut -d: -f1)
+    [ -n "$pkg" ] || pkg=$(dpkg -S "$lib" 2>/dev/null | head -1 | cut -d: -f1)
+    [ -n "$pkg" ] || continue  # not from a package (a local build): nothing to list
+    grep -qx "$pkg" <<<"$allowed" || { echo "FAIL: $prog loads $lib ($pkg), which setup.sh --runtime does not install"; exit 1; }
+  done
+done
 # an older install's world-readable pushonce.env is closed by the next install
 chmod 0644 "$root/etc/pushonce/pushonce.env"
 bash "$here/deploy/install.sh" --destdir "$root" --bin-dir "$bin_dir" >/dev/null

@@ -105,6 +105,23 @@ TEST_CASE("pushonce-bench: sessions resume through a gateway killed and restarte
   CHECK(num(o, "delivered") == num(o, "expected"));
 }
 
+TEST_CASE("pushonce-bench: publishes refused (a wrong API key) fail the run, with the reason") {
+  bench_system sys;
+  auto r =
+      run_cli("pushonce-bench",
+              {"fanout", "--gateway", sys.gateways(), "--api-key", "not-the-key", "--sessions", "4",
+               "--users", "2", "--messages", "20", "--rate", "100", "--json", "--no-progress"},
+              {}, 60s);
+  INFO(r.describe());
+  CHECK(r.code() == 1);
+  auto o = report_of(r.run.out);
+  CHECK(num(o, "published") == 0);
+  CHECK(num(o, "refused") == 20);
+  CHECK_FALSE(o.at("ok").as_bool());
+  CHECK(r.run.err.find("FAILED: 20 messages refused") != std::string::npos);
+  CHECK(r.run.err.find("nothing was published") != std::string::npos);
+}
+
 TEST_CASE("pushonce-bench: a stand-in that duplicates frames is caught, exit status 1") {
   auto r = run_cli("pushonce-bench",
                    {"floor", "--duplicate-every", "50", "--sessions", "10", "--users", "5",

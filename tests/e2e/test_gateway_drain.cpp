@@ -8,6 +8,7 @@
 #include <boost/json.hpp>
 #include <chrono>
 #include <csignal>
+#include <exception>
 #include <string>
 
 #include "tests/support/deployment.hpp"
@@ -87,6 +88,16 @@ TEST_CASE("gateway: /readyz turns 503 first on SIGTERM, sessions close 1001 afte
   REQUIRE(frame.has_value());
   CHECK(frame->find("\"during\":\"drain\"") != std::string::npos);
   CHECK_FALSE(alice.closed());
+  // A new session is refused while draining (503: a proxy that does not probe /readyz,
+  // such as nginx with proxy_next_upstream http_503, sends it to another gateway).
+  ws_client late;
+  std::string refusal;
+  try {
+    late.connect("127.0.0.1", port);
+  } catch (const std::exception& e) {
+    refusal = e.what();
+  }
+  CHECK_MESSAGE(refusal.find("503") != std::string::npos, refusal);
 
   // then 1001 after the delay, and exit 0
   REQUIRE(alice.wait_closed(5s));

@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include "bench/report.hpp"
 #include "bench/verifier.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
@@ -159,6 +160,51 @@ TEST_CASE("bench ledger: a message with no answer is owed to nobody") {
   l.account(v, t);
   CHECK(t.expected == 0);
   CHECK(l.message_totals().unknown == 1);
+}
+
+TEST_CASE("bench report: a run that published nothing, or had publishes refused, fails") {
+  run_report r;
+  r.mode = "fanout";
+  r.sessions = 2;
+  r.opened = 2;
+  r.requests = 1;
+  r.ledger.published = 10;
+  CHECK(r.exit_status() == 0);
+
+  // Every publish refused (a 403 from a wrong API key): nothing to verify.
+  r.ledger.published = 0;
+  r.ledger.refused = 10;
+  r.publish_errors["403"] = 1;
+  CHECK(r.exit_status() == 1);
+  CHECK_FALSE(r.to_json().at("ok").as_bool());
+  CHECK(r.table().find("FAILED") != std::string::npos);
+  CHECK(r.table().find("10 messages refused") != std::string::npos);
+  CHECK(r.table().find("nothing was published") != std::string::npos);
+
+  // Some refused, some published: still a failure, with the reason.
+  r.ledger.published = 5;
+  r.ledger.refused = 5;
+  CHECK(r.exit_status() == 1);
+  CHECK(r.to_json().at("failures").as_array().size() == 1);
+
+  // Publishes that never got an answer by the end.
+  r.ledger.refused = 0;
+  r.ledger.unknown = 3;
+  CHECK(r.exit_status() == 1);
+  CHECK(r.table().find("3 messages unanswered") != std::string::npos);
+
+  // Nothing published and nothing refused: a run that checked nothing.
+  r.ledger.published = 0;
+  r.ledger.unknown = 0;
+  CHECK(r.exit_status() == 1);
+
+  // A run that sends no publishes (idle, or fanout with --hold only) is judged by its
+  // sessions alone.
+  run_report idle;
+  idle.mode = "idle";
+  idle.sessions = 2;
+  idle.opened = 2;
+  CHECK(idle.exit_status() == 0);
 }
 
 }  // namespace test_bench_verifier_unit

@@ -247,6 +247,23 @@ TEST_CASE("redis URL forms") {
   CHECK(v6.display() == "[::1]:7000");
 }
 
+TEST_CASE("a bad redis URL names the part that is wrong") {
+  auto reason = [](const char* url) {
+    try {
+      endpoint::parse(url);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no exception");
+  };
+  CHECK(reason("redis://h:notaport").find("port 'notaport' is not a number") != std::string::npos);
+  CHECK(reason("redis://:pw@h:12ab").find("port '12ab' is not a number") != std::string::npos);
+  CHECK(reason("redis://[::1]:x1").find("port 'x1' is not a number") != std::string::npos);
+  CHECK(reason("redis://h:/3").find("empty port") != std::string::npos);
+  CHECK(reason("redis://h:99999").find("port '99999' is not a number") != std::string::npos);
+  CHECK(reason("redis://h:1/x").find("database 'x'") != std::string::npos);
+}
+
 TEST_CASE("bad redis URLs") {
   for (const char* bad :
        {"", "localhost:6379", "http://h:6379", "rediss://", "redis://", "redis://h:0",

@@ -6,6 +6,7 @@
 #include "core/lua/script_limits.hpp"
 #include "core/redis/scripts.hpp"
 #include "gateway/authenticator.hpp"
+#include "gateway/key_set.hpp"
 #include "gateway/protocol.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
@@ -196,6 +197,18 @@ TEST_CASE("gateway hello rules: authenticators") {
   CHECK(dev_jwt->authenticate(t).value() == "bob");
   t.token = "forged";
   CHECK_FALSE(dev_jwt->authenticate(t));
+
+  // A rotation: the new secret and the previous one both verify; any other does not.
+  auto rotating = make_jwt_authenticator("new-secret", {}, nullptr, "old-secret");
+  t.token = pushonce::jwt::mint("carol", std::chrono::seconds(60), "old-secret");
+  CHECK(rotating->authenticate(t).value() == "carol");
+  t.token = pushonce::jwt::mint("carol", std::chrono::seconds(60), "new-secret");
+  CHECK(rotating->authenticate(t).value() == "carol");
+  t.token = pushonce::jwt::mint("carol", std::chrono::seconds(60), "third-secret");
+  CHECK_FALSE(rotating->authenticate(t));
+  auto after = make_jwt_authenticator("new-secret", {}, nullptr, "");
+  t.token = pushonce::jwt::mint("carol", std::chrono::seconds(60), "old-secret");
+  CHECK_FALSE(after->authenticate(t));  // the rotation ended: the old secret is gone
 }
 
 }  // namespace test_gateway_protocol_unit

@@ -66,6 +66,17 @@ TEST_CASE("history: published, then delivered or redelivered with offset and att
   CHECK(h.at(1).at("offset") == 5);
   CHECK(h.at(1).at("attempts") == 1);
 
+  // The leader's own `published` record (NS:trace:<id>, one per assignment) is the same
+  // event as the outbox line's: shown once, with the line's fields.
+  auto once = history(line(4096), d,
+                      {R"({"event":"published","kind":"assignment","queue":"q"})",
+                       R"({"event":"claimed","worker":"w1"})"},
+                      ts + 1000, window);
+  REQUIRE(once.size() == 3);
+  CHECK(event(once, 0) == "published");
+  CHECK(event(once, 1) == "delivered");
+  CHECK(event(once, 2) == "claimed");
+
   d.attempts = 3;
   auto h2 = history(line(4096), d, {}, ts + 1000, window);
   CHECK(event(h2, 1) == "redelivered");
