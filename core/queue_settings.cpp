@@ -110,6 +110,8 @@ std::optional<std::string> settings_problem(const settings_values& v) {
   if (bad(v.max_waiting)) return "--max-waiting must be 0 (no cap) to 1000000000";
   if (bad(v.abandon_after_s)) return "--abandon-after must be 0 (never) to 1000000000 seconds";
   if (bad(v.accept_timeout_s)) return "--accept-timeout must be 0 (never) to 1000000000 seconds";
+  if (v.join_pow_bits && (*v.join_pow_bits < 0 || *v.join_pow_bits > 32))
+    return "--join-pow-bits must be 0 (off) to 32";
   return std::nullopt;
 }
 
@@ -118,6 +120,7 @@ settings_change settings_fields(const settings_values& v) {
   if (v.max_waiting) out.emplace_back("max_waiting", std::to_string(*v.max_waiting));
   if (v.abandon_after_s) out.emplace_back("abandon_after_s", std::to_string(*v.abandon_after_s));
   if (v.accept_timeout_s) out.emplace_back("accept_timeout_s", std::to_string(*v.accept_timeout_s));
+  if (v.join_pow_bits) out.emplace_back("join_pow_bits", std::to_string(*v.join_pow_bits));
   return out;
 }
 

@@ -48,7 +48,7 @@ using settings_change = std::vector<std::pair<std::string, std::string>>;
 /// `settings --max-waiting N --abandon-after S --accept-timeout S` (each optional): the
 /// fields to write, or why not (non-negative whole numbers up to 10^9).
 struct settings_values {
-  std::optional<long long> max_waiting, abandon_after_s, accept_timeout_s;
+  std::optional<long long> max_waiting, abandon_after_s, accept_timeout_s, join_pow_bits;
 };
 std::optional<std::string> settings_problem(const settings_values& v);
 settings_change settings_fields(const settings_values& v);

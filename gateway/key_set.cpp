@@ -15,6 +15,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/admission_token.hpp"
 #include "core/jwt_claims.hpp"
 
 namespace pushonce::gateway {
@@ -25,36 +26,8 @@ failure unauthorized(std::string why) {
   return {errc::unauthorized, std::move(why)};
 }
 
-// base64url without padding (RFC 7515 §2) -> bytes; std::nullopt when it is not that.
-std::optional<std::string> b64url_decode(std::string_view in) {
-  std::string out;
-  unsigned val = 0;
-  int bits = -8;
-  for (char c : in) {
-    int d;
-    if (c >= 'A' && c <= 'Z')
-      d = c - 'A';
-    else if (c >= 'a' && c <= 'z')
-      d = c - 'a' + 26;
-    else if (c >= '0' && c <= '9')
-      d = c - '0' + 52;
-    else if (c == '-')
-      d = 62;
-    else if (c == '_')
-      d = 63;
-    else if (c == '=')
-      break;
-    else
-      return std::nullopt;
-    val = (val << 6) | static_cast<unsigned>(d);
-    bits += 6;
-    if (bits >= 0) {
-      out.push_back(static_cast<char>((val >> bits) & 0xff));
-      bits -= 8;
-    }
-  }
-  return out;
-}
+// base64url (RFC 7515 §2) -> bytes: the one decoder, core/admission_token's.
+using ::pushonce::admission::base64url_bytes;
 
 std::string field(const boost::json::object& o, const char* name) {
   auto it = o.find(name);
@@ -63,7 +36,7 @@ std::string field(const boost::json::object& o, const char* name) {
 }
 
 std::string bytes_of(const boost::json::object& k, const char* name, const std::string& which) {
-  auto v = b64url_decode(field(k, name));
+  auto v = base64url_bytes(field(k, name));
   if (!v || v->empty())
     throw std::invalid_argument(which + ": \"" + name + "\" is missing or not base64url");
   return *v;
@@ -193,7 +166,7 @@ std::shared_ptr<const key_set> key_set::load(const std::string& path) {
 std::string token_alg(std::string_view token) {
   auto dot = token.find('.');
   if (dot == std::string_view::npos) return {};
-  auto header = b64url_decode(token.substr(0, dot));
+  auto header = base64url_bytes(token.substr(0, dot));
   if (!header) return {};
   boost::system::error_code ec;
   auto h = boost::json::parse(*header, ec);
@@ -206,7 +179,7 @@ outcome<std::string> key_set::verify(std::string_view token,
   if (token.size() > 8192) return unauthorized("token too long");
   auto dot = token.find('.');
   if (dot == std::string_view::npos) return unauthorized("invalid token (malformed)");
-  auto header_text = b64url_decode(token.substr(0, dot));
+  auto header_text = base64url_bytes(token.substr(0, dot));
   boost::system::error_code ec;
   auto header = header_text ? boost::json::parse(*header_text, ec) : boost::json::value();
   if (!header_text || ec || !header.is_object()) return unauthorized("invalid token (malformed)");

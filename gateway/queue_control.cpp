@@ -39,10 +39,11 @@ outcome<lua::settings_call> parse_queue_control(std::string_view body, long long
   lua::settings_call c;
   c.queue = std::string(q->as_string());
   std::string_view action = a->as_string();
-  const bool has_values =
-      o.contains("max_waiting") || o.contains("abandon_after_s") || o.contains("accept_timeout_s");
+  const bool has_values = o.contains("max_waiting") || o.contains("abandon_after_s") ||
+                          o.contains("accept_timeout_s") || o.contains("join_pow_bits");
   if (action != "settings" && has_values)
-    return control_refusal("max_waiting, abandon_after_s, accept_timeout_s go with settings");
+    return control_refusal(
+        "max_waiting, abandon_after_s, accept_timeout_s, join_pow_bits go with settings");
   if (action != "open" && (o.contains("at") || o.contains("shuffle")))
     return control_refusal("at and shuffle go with open");
   if (action == "settings") {
@@ -50,8 +51,9 @@ outcome<lua::settings_call> parse_queue_control(std::string_view body, long long
     auto mw = control_number(o, "max_waiting");
     auto ab = control_number(o, "abandon_after_s");
     auto at = control_number(o, "accept_timeout_s");
-    if (!mw || !ab || !at) return control_refusal("settings values must be whole numbers");
-    values = {*mw, *ab, *at};
+    auto pow = control_number(o, "join_pow_bits");
+    if (!mw || !ab || !at || !pow) return control_refusal("settings values must be whole numbers");
+    values = {*mw, *ab, *at, *pow};
     if (auto why = settings_problem(values)) return control_refusal(*why);
     c.fields = settings_fields(values);
     c.op = c.fields.empty() ? lua::settings_op::get : lua::settings_op::set;

@@ -35,7 +35,7 @@ constexpr const char* usage_text =
     "       pushonce-leader resource add ID... [--meta JSON] | release ID | remove ID | list\n"
     "       pushonce-leader publish USER JSON [--id KEY] [--json]\n"
     "       pushonce-leader settings [--max-waiting N] [--abandon-after S] [--accept-timeout S]\n"
-    "                                [--queue Q] [--json]\n"
+    "                                [--join-pow-bits N] [--queue Q] [--json]\n"
     "       pushonce-leader pause|resume|close [--queue Q] [--json]\n"
     "       pushonce-leader open [--at TIME] [--shuffle] [--queue Q] [--json]\n"
     "       pushonce-leader status [--queue Q] [--json]\n"
@@ -88,11 +88,8 @@ int run_daemon(command_line& cl) {
     log::info("metrics on {}:{}", metrics_at->host, metrics->port());
   }
   int exit_code = exit_ok;
-  // A --queue list that lacks a queue of the namespace: a configuration error (exit 2,
-  // which the unit does not restart); the lease is released first when held.
-  d.on_queue_conflict([&](const std::string& why) {
-    log::error("{}", why);
-    exit_code = exit_usage;
+  // Releases the lease (when held) and stops: on SIGTERM/SIGINT and on a queue conflict.
+  auto shut_down = [&] {
     asio::co_spawn(
         io,
         [&]() -> asio::awaitable<void> {
@@ -100,6 +97,13 @@ int run_daemon(command_line& cl) {
           io.stop();
         },
         exit_on_exception("leader shutdown"));
+  };
+  // A --queue list that lacks a queue of the namespace: a configuration error (exit 2,
+  // which the unit does not restart).
+  d.on_queue_conflict([&](const std::string& why) {
+    log::error("{}", why);
+    exit_code = exit_usage;
+    shut_down();
   });
   d.start();
   // The daemon publishes no custom message; --bus-shards is shown so that a deployment's
@@ -118,13 +122,7 @@ int run_daemon(command_line& cl) {
   signals.async_wait([&](auto ec, int sig) {
     if (ec) return;
     log::info("signal {}: releasing the lease", sig);
-    asio::co_spawn(
-        io,
-        [&]() -> asio::awaitable<void> {
-          co_await d.stop();
-          io.stop();
-        },
-        exit_on_exception("leader shutdown"));
+    shut_down();
   });
   io.run();
   if (metrics) metrics->stop();
@@ -201,6 +199,8 @@ int main(int argc, char** argv) {
       "opening-batch", po::value<long long>()->default_value(1000),
       "run: pre-queued users drawn or moved per script call at an opening, 1..1000")(
       "max-waiting", po::value<long long>(), "settings: the most users waiting (0: no cap)")(
+      "join-pow-bits", po::value<long long>(),
+      "settings: leading zero bits of the proof of work a join needs (0: off, up to 32)")(
       "abandon-after", po::value<long long>(),
       "settings: seconds without a session before a user leaves the line (0: never)")(
       "at", po::value<std::string>(), "open: when (RFC 3339 or ms since the epoch)")(

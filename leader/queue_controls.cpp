@@ -37,15 +37,18 @@ std::variant<lua::settings_call, std::string> settings_call_of(admin_context& ct
   c.queue = ctx.queue;
   const auto& vm = ctx.vm;
   bool has_values = vm.count("max-waiting") || vm.count("abandon-after") ||
+                    vm.count("join-pow-bits") ||
                     (vm.count("accept-timeout") && !vm["accept-timeout"].defaulted());
   if (command != "settings" && has_values)
-    return "--max-waiting, --abandon-after and --accept-timeout go with `settings`";
+    return "--max-waiting, --abandon-after, --accept-timeout and --join-pow-bits go with "
+           "`settings`";
   if (command != "open" && (vm.count("at") || (vm.count("shuffle") && vm["shuffle"].as<bool>())))
     return "--at and --shuffle go with `open`";
   if (command == "settings") {
     settings_values v;
     if (vm.count("max-waiting")) v.max_waiting = vm["max-waiting"].as<long long>();
     if (vm.count("abandon-after")) v.abandon_after_s = vm["abandon-after"].as<long long>();
+    if (vm.count("join-pow-bits")) v.join_pow_bits = vm["join-pow-bits"].as<long long>();
     if (vm.count("accept-timeout") && !vm["accept-timeout"].defaulted()) {
       auto s = vm["accept-timeout"].as<double>();
       if (s != static_cast<double>(static_cast<long long>(s)))

@@ -20,6 +20,7 @@ done
 cat >>"$known" <<'OTHERS'
 systemctl enable --now
 chrt --idle
+node --test
 redis-server --tls-port --tls-cert-file --tls-key-file --tls-ca-cert-file --tls-cluster
   --tls-replication --port --appendonly --dir --dbfilename
 redis-cli --cluster --rdb

@@ -254,4 +254,31 @@ TEST_CASE("abandonment: abandon.lua is fenced like expire.lua") {
   });
 }
 
+TEST_CASE("abandonment: a pre-queued ghost leaves the pre-queue too") {
+  redis_fixture fx;
+  queue_api api(fx.conn, fx.k);
+  const std::string q = "default";
+  fx.run([&]() -> asio::awaitable<void> {
+    std::vector<std::string> queues{q};
+    CO_DO(api.register_queues(std::move(queues)));
+    const auto later = std::to_string(
+        std::chrono::duration_cast<std::chrono::milliseconds>(
+            std::chrono::system_clock::now().time_since_epoch() + std::chrono::hours(1))
+            .count());
+    CO_DO(fx.conn->exec(
+        cmd({"HSET", fx.k.queue(q, "settings"), "state", "prequeue", "opens_at", later})));
+    CO_LET(auto j, api.join(q, "early"));
+    REQUIRE(j.has_value());
+    CHECK(j.value().opens_at.has_value());
+    std::vector<std::string> users{"early"};
+    CO_LET(auto r, call(*fx.conn, "abandon", lua::abandon_command(fx.k, q, 0, users)));
+    REQUIRE(r.ok());
+    CHECK(lua::parse_abandon_reply(r.value)->removed == 1);
+    CO_LET(long long left, integer(*fx.conn, cmd({"ZCARD", fx.k.queue(q, "prequeue")})));
+    CHECK(left == 0);
+    CO_LET(auto stats, fx.conn->exec(cmd({"HGET", fx.k.queue(q, "stats"), "abandoned"})));
+    CHECK(stats.value.str == "1");
+  });
+}
+
 }  // namespace test_presence_integration

@@ -173,14 +173,16 @@ TEST_CASE("presence scripts: each names its KEYS in the builder's order") {
   CHECK(std::vector<std::string>(reclaim.end() - 3, reclaim.end()) ==
         std::vector<std::string>{"g~1", "u", "2"});
   auto ab = command_keys(pushonce::lua::abandon_command(k, "q", 3, {"u"}));
-  CHECK(key_names("abandon") ==
-        std::vector<std::string>{"waiting", "events", "pending", "stats", "fence"});
-  REQUIRE(ab.size() == 5);
+  CHECK(key_names("abandon") == std::vector<std::string>{"waiting", "events", "pending", "stats",
+                                                         "fence", "prequeue", "draw"});
+  REQUIRE(ab.size() == 7);
   CHECK(ends_with(ab[0], ":waiting"));
   CHECK(ends_with(ab[1], ":events"));
   CHECK(ends_with(ab[2], ":pending"));
   CHECK(ends_with(ab[3], ":stats"));
   CHECK(ends_with(ab[4], ":fence"));
+  CHECK(ends_with(ab[5], ":prequeue"));
+  CHECK(ends_with(ab[6], ":prequeue:draw"));
 }
 
 TEST_CASE("presence replies: absent range, fold and abandon parse; junk is refused") {

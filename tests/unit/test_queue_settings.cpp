@@ -80,9 +80,15 @@ TEST_CASE("queue settings: CLI values are checked and become fields") {
   CHECK(settings_fields(v) == settings_change{{"max_waiting", "0"},
                                               {"abandon_after_s", "120"},
                                               {"accept_timeout_s", "30"}});
-  CHECK(settings_problem(settings_values{-1, std::nullopt, std::nullopt}));
-  CHECK(settings_problem(settings_values{std::nullopt, 2'000'000'000, std::nullopt}));
-  CHECK(settings_problem(settings_values{std::nullopt, std::nullopt, -5}));
+  CHECK(settings_problem(settings_values{-1, std::nullopt, std::nullopt, std::nullopt}));
+  CHECK(settings_problem(settings_values{std::nullopt, 2'000'000'000, std::nullopt, std::nullopt}));
+  CHECK(settings_problem(settings_values{std::nullopt, std::nullopt, -5, std::nullopt}));
+  settings_values pow;
+  pow.join_pow_bits = 16;
+  CHECK_FALSE(settings_problem(pow));
+  CHECK(settings_fields(pow) == settings_change{{"join_pow_bits", "16"}});
+  pow.join_pow_bits = 33;
+  CHECK(settings_problem(pow));
 }
 
 TEST_CASE("queue settings: opening times in RFC 3339 or ms since the epoch") {
