@@ -21,6 +21,7 @@ position_notifier::position_notifier(asio::any_io_executor ex,
                                      std::chrono::milliseconds interval, std::size_t reread_chunk)
     : reread_chunk_(std::max<std::size_t>(reread_chunk, 1)),
       strand_(asio::make_strand(ex)),
+      estimates_(std::make_shared<wait_estimates>(conn, k)),
       api_(std::move(conn), std::move(k)),
       timer_(strand_),
       schedule_(interval) {}
@@ -169,6 +170,10 @@ void position_notifier::push_due() {
   for (const auto& name : schedule_.due(clock::now())) {
     auto it = queues_.find(name);
     if (it == queues_.end()) continue;
+    if (!estimates_->fresh(name)) {  // the pace first: one read per queue per second
+      asio::co_spawn(strand_, refresh_and_push(name), exit_on_exception("position push"));
+      continue;
+    }
     push(name, it->second);
     const auto& v = it->second.view;
     log::debug(
@@ -177,6 +182,15 @@ void position_notifier::push_due() {
         name, v.seq(), it->second.sessions.size(), v.watched(), v.pending_count(), v.held_count(),
         v.resyncing() ? ", re-reading" : "");
   }
+}
+
+asio::awaitable<void> position_notifier::refresh_and_push(std::string queue) {
+  auto self = shared_from_this();
+  std::string q = queue;
+  auto call = estimates_->refresh(std::move(q));  // named: GCC 12 and co_await
+  co_await std::move(call);
+  auto it = queues_.find(queue);
+  if (it != queues_.end()) push(queue, it->second);
 }
 
 // Each session of the queue gets its position when it changed since it was last told.
@@ -199,7 +213,8 @@ void position_notifier::push(const std::string& queue, queue_state& q) {
     }
     if (at.state == kind::waiting && at.position != w->second.last) {
       w->second.last = at.position;
-      s->deliver(std::make_shared<const std::string>(render_position(queue, at.position)));
+      s->deliver(std::make_shared<const std::string>(
+          render_position(queue, at.position, estimates_->eta_s(queue, at.position))));
     }
     ++w;
   }
