@@ -14,6 +14,11 @@ std::optional<long long> queue_pace::eta_s(long long position, long long now_ms)
   return estimate_wait_s(position, record, now_ms, paused, prequeue);
 }
 
+double queue_pace::per_minute(long long now_ms) const {
+  if (paused || prequeue) return 0;
+  return recent_assignments_per_minute(record, now_ms);
+}
+
 std::vector<redis::command> queue_pace_reads(const keys& k, const std::string& queue) {
   return {{"HGETALL", k.queue(queue, "rate")},
           {"HMGET", k.queue(queue, "settings"), "paused", "state"}};

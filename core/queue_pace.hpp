@@ -25,6 +25,8 @@ struct queue_pace {
   /// eta_s at `position` at `now_ms` (core/wait_estimate), nullopt when there is nothing
   /// to go by.
   std::optional<long long> eta_s(long long position, long long now_ms) const;
+  /// The recent pace (core/wait_estimate), 0 when paused or pre-queued.
+  double per_minute(long long now_ms) const;
 };
 
 /// HGETALL of the rate hash, HMGET of the settings' paused and state.

@@ -60,8 +60,11 @@ double recent_assignments_per_minute(const assignment_record& r, long long now_m
 std::optional<long long> estimate_wait_s(long long position, const assignment_record& r,
                                          long long now_ms, bool paused, bool prequeue) {
   if (paused || prequeue || position <= 0) return std::nullopt;
-  const double per_min = recent_assignments_per_minute(r, now_ms);
-  if (!(per_min > 0)) return std::nullopt;
+  return wait_s_at(position, recent_assignments_per_minute(r, now_ms));
+}
+
+std::optional<long long> wait_s_at(long long position, double per_min) {
+  if (!(per_min > 0) || position <= 0) return std::nullopt;
   const double s = std::ceil(static_cast<double>(position) * 60.0 / per_min - 1e-9);
   return static_cast<long long>(std::clamp(s, 0.0, 1e12));
 }

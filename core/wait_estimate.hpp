@@ -22,6 +22,10 @@ inline constexpr long long wait_estimate_min_count = 20;
 /// within 300 s.
 double recent_assignments_per_minute(const assignment_record& r, long long now_ms);
 
+/// Whole seconds until a user at `position` is likely assigned at `per_min` assignments a
+/// minute: position ÷ pace, rounded up; nullopt when per_min is not positive.
+std::optional<long long> wait_s_at(long long position, double per_min);
+
 /// Whole seconds until a user at `position` (1 = next) is likely assigned: position ÷
 /// the recent pace, rounded up; nullopt when there is nothing to go by (no assignment
 /// within 300 s, the queue paused or in its pre-queue, no position).

@@ -6,8 +6,10 @@
 // of at most reread_chunk users) only when it missed an event or the event counter went
 // back, and pushes each waiting session its latest position
 // at most once per interval (gateway/position_schedule), with its estimated wait
-// (gateway/wait_estimates: the queue's pace read at most once a second). A user no longer waiting
-// (assigned, left) stops being watched. A pre-queued session is watched by its user until
+// (gateway/wait_estimates: the queue's pace read at most once a second); a session far
+// from the head at most once per position_gap (cadence by distance), and a push visits
+// only the sessions due (position_due), so its cost follows the assignment rate. A user no longer
+// waiting (assigned, left) stops being watched. A pre-queued session is watched by its user until
 // an opening moves the user (a queue event naming it, or a re-read finding it waiting).
 
 #include <boost/asio/any_io_executor.hpp>
@@ -72,14 +74,17 @@ class position_notifier : public std::enable_shared_from_this<position_notifier>
     std::map<const session*, watcher> sessions;
     std::unordered_map<long long, int> sessions_of;  // ticket -> sessions watching it
     std::unordered_multimap<std::string, const session*> prequeued;  // user -> sessions
+    position_due<const session*> due;  // waiting sessions by when they may be told next
+    std::optional<position_schedule::clock::time_point> last_move;  // the last change
   };
 
   void changed(const std::string& queue);
   void arm();
   void push_due();
-  void push(const std::string& queue, queue_state& q);
+  void push(const std::string& queue, queue_state& q, position_schedule::clock::time_point now);
   /// Reads the queue's pace (at most once a second), then pushes its positions.
-  boost::asio::awaitable<void> refresh_and_push(std::string queue);
+  boost::asio::awaitable<void> refresh_and_push(std::string queue,
+                                                position_schedule::clock::time_point now);
   static void add_ticket(queue_state& q, long long ticket);
   /// One session less watches `ticket`; the view forgets it with the last one.
   static void drop_ticket(queue_state& q, long long ticket);

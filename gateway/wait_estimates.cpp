@@ -48,6 +48,13 @@ std::optional<long long> wait_estimates::eta_s(const std::string& queue, long lo
   return it->second.pace->eta_s(position, pace_now_ms());
 }
 
+double wait_estimates::per_minute(const std::string& queue) const {
+  std::lock_guard lock(mutex_);
+  auto it = queues_.find(queue);
+  if (it == queues_.end() || !it->second.pace) return 0;
+  return it->second.pace->per_minute(pace_now_ms());
+}
+
 void wait_estimates::forget(const std::string& queue) {
   std::lock_guard lock(mutex_);
   auto it = queues_.find(queue);

@@ -34,6 +34,9 @@ class wait_estimates {
   bool fresh(const std::string& queue) const;
   /// eta_s at `position` from the pace held (nullopt when none is held yet).
   std::optional<long long> eta_s(const std::string& queue, long long position) const;
+  /// The pace held for the queue (assignments a minute; 0 when none, paused or
+  /// pre-queued): for many frames at once with wait_s_at.
+  double per_minute(const std::string& queue) const;
   /// The queue is no longer watched here.
   void forget(const std::string& queue);
   /// Reads made so far (one pipeline of two commands each).
