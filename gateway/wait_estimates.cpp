@@ -55,10 +55,4 @@ double wait_estimates::per_minute(const std::string& queue) const {
   return it->second.pace->per_minute(pace_now_ms());
 }
 
-void wait_estimates::forget(const std::string& queue) {
-  std::lock_guard lock(mutex_);
-  auto it = queues_.find(queue);
-  if (it != queues_.end() && !it->second.reading) queues_.erase(it);
-}
-
 }  // namespace pushonce::gateway

@@ -37,8 +37,6 @@ class wait_estimates {
   /// The pace held for the queue (assignments a minute; 0 when none, paused or
   /// pre-queued): for many frames at once with wait_s_at.
   double per_minute(const std::string& queue) const;
-  /// The queue is no longer watched here.
-  void forget(const std::string& queue);
   /// Reads made so far (one pipeline of two commands each).
   std::uint64_t reads() const { return reads_.load(); }
 
