@@ -22,6 +22,16 @@ long long now_ms_since_epoch() {
 void log_internal(const op_context& ctx, const failure& f, std::string_view op) {
   if (is_internal(f)) log::warn("ws: {}: {} failed: {} {}", ctx.user, op, f.code, f.message);
 }
+
+// The estimated wait at `position`: the queue's pace read when the one held is a second old.
+asio::awaitable<std::optional<long long>> queue_eta(const op_context& ctx, std::string queue,
+                                                    long long position) {
+  auto estimates = ctx.st.positions->estimates();
+  std::string q = queue;
+  auto call = estimates->refresh(std::move(q));  // named: GCC 12 and co_await
+  co_await std::move(call);
+  co_return estimates->eta_s(queue, position);
+}
 }  // namespace
 
 bool is_internal(const failure& f) {
@@ -32,10 +42,11 @@ std::string reply_failure(const failure& f, std::string_view op) {
   return render_error(f.code, f.message, op);
 }
 
-std::string reply_join(std::string_view queue, const outcome<join_result>& r) {
+std::string reply_join(std::string_view queue, const outcome<join_result>& r,
+                       std::optional<long long> eta_s) {
   if (!r) return reply_failure(r.error(), "join");
   if (r.value().opens_at) return render_joined_prequeue(queue, r.value().opens_at);
-  return render_joined(queue, r.value().position, r.value().ticket);
+  return render_joined(queue, r.value().position, r.value().ticket, eta_s);
 }
 
 std::string reply_leave(std::string_view queue, const outcome<none>& r) {
@@ -49,9 +60,9 @@ std::string reply_position(std::string_view queue, const outcome<long long>& r) 
 }
 
 std::string reply_standing(std::string_view queue, const std::string& user,
-                           const outcome<queue_standing>& r) {
+                           const outcome<queue_standing>& r, std::optional<long long> eta_s) {
   if (!r) return reply_failure(r.error(), "position");
-  if (r.value().position > 0) return render_position(queue, r.value().position);
+  if (r.value().position > 0) return render_position(queue, r.value().position, eta_s);
   if (r.value().prequeued) return render_position_prequeue(queue, r.value().opens_at);
   return reply_failure(failure{errc::not_queued, user + " is not in queue " + std::string(queue)},
                        "position");
@@ -102,7 +113,12 @@ asio::awaitable<void> handle_join(op_context ctx, join_op op) {
     co_return;
   }
   if (!r) log_internal(ctx, r.error(), "join");
-  ctx.io.send_text(reply_join(queue, r));
+  std::optional<long long> eta;
+  if (r && !r.value().opens_at) {
+    auto call = queue_eta(ctx, queue, r.value().position);  // named: GCC 12 and co_await
+    eta = co_await std::move(call);
+  }
+  ctx.io.send_text(reply_join(queue, r, eta));
   if (r && r.value().opens_at)
     ctx.st.positions->watch_prequeued(ctx.io.self(), queue, ctx.user);
   else if (r)
@@ -122,7 +138,12 @@ asio::awaitable<void> handle_position(op_context ctx, position_op op) {
   std::string queue = std::move(op.queue), q = queue, user = ctx.user;
   auto r = co_await ctx.st.queues->standing(std::move(q), std::move(user));
   if (!r) log_internal(ctx, r.error(), "position");
-  ctx.io.send_text(reply_standing(queue, ctx.user, r));
+  std::optional<long long> eta;
+  if (r && r.value().position > 0) {
+    auto call = queue_eta(ctx, queue, r.value().position);  // named: GCC 12 and co_await
+    eta = co_await std::move(call);
+  }
+  ctx.io.send_text(reply_standing(queue, ctx.user, r, eta));
   if (r && r.value().position > 0)
     ctx.st.positions->watch(ctx.io.self(), queue, ctx.user, r.value().ticket, r.value().position,
                             r.value().seq);

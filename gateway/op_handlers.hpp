@@ -44,13 +44,16 @@ std::string reply_failure(const failure& f, std::string_view op);
 /// True when a failure is the gateway's problem rather than the client's (logged).
 bool is_internal(const failure& f);
 
-std::string reply_join(std::string_view queue, const outcome<join_result>& r);
+/// eta_s: the estimated wait stamped on the answer (null when none).
+std::string reply_join(std::string_view queue, const outcome<join_result>& r,
+                       std::optional<long long> eta_s = std::nullopt);
 std::string reply_leave(std::string_view queue, const outcome<none>& r);
 std::string reply_position(std::string_view queue, const outcome<long long>& r);
 /// The user's standing (waiting: position; pre-queued: position null and opens_at; else
 /// error not_found).
 std::string reply_standing(std::string_view queue, const std::string& user,
-                           const outcome<queue_standing>& r);
+                           const outcome<queue_standing>& r,
+                           std::optional<long long> eta_s = std::nullopt);
 std::string reply_accept(const outcome<std::pair<std::string, std::string>>& r);
 /// An ack is not answered unless it failed.
 std::optional<std::string> reply_ack(const outcome<none>& r);

@@ -7,6 +7,7 @@
 
 #include "core/exit_on_exception.hpp"
 #include "core/log.hpp"
+#include "core/wait_estimate.hpp"
 #include "gateway/protocol.hpp"
 #include "gateway/queue_event.hpp"
 #include "gateway/session.hpp"
@@ -21,6 +22,7 @@ position_notifier::position_notifier(asio::any_io_executor ex,
                                      std::chrono::milliseconds interval, std::size_t reread_chunk)
     : reread_chunk_(std::max<std::size_t>(reread_chunk, 1)),
       strand_(asio::make_strand(ex)),
+      estimates_(std::make_shared<wait_estimates>(conn, k)),
       api_(std::move(conn), std::move(k)),
       timer_(strand_),
       schedule_(interval) {}
@@ -33,6 +35,7 @@ void position_notifier::watch(std::shared_ptr<session> s, std::string queue, std
     auto* key = s.get();
     if (auto old = st.sessions.find(key); old != st.sessions.end()) drop_watcher(st, old);
     st.sessions[key] = watcher{std::move(s), std::move(u), ticket, position};
+    st.due.set(key, clock::time_point::min());
     add_ticket(st, ticket);
     st.view.watch(ticket, position, seq);
     self->maybe_resync(q);
@@ -63,6 +66,7 @@ void position_notifier::drop_watcher(queue_state& q,
         break;
       }
   }
+  q.due.remove(w->first);
   q.sessions.erase(w);
 }
 
@@ -77,6 +81,7 @@ void position_notifier::moved(queue_state& q, long long seq, const queue_event_m
       if (w == q.sessions.end() || w->second.ticket != 0) continue;
       w->second.ticket = ticket;
       w->second.last = 0;
+      q.due.set(w->first, clock::time_point::min());
       add_ticket(q, ticket);
       watched = true;
     }
@@ -148,7 +153,9 @@ void position_notifier::resync_all() {
 
 // On the strand. The queue's positions may have moved: push them when the schedule says.
 void position_notifier::changed(const std::string& queue) {
-  schedule_.changed(queue, clock::now());
+  const auto now = clock::now();
+  queues_[queue].last_move = now;
+  schedule_.changed(queue, now);
   arm();
 }
 
@@ -166,10 +173,15 @@ void position_notifier::arm() {
 }
 
 void position_notifier::push_due() {
-  for (const auto& name : schedule_.due(clock::now())) {
+  const auto now = clock::now();
+  for (const auto& name : schedule_.due(now)) {
     auto it = queues_.find(name);
     if (it == queues_.end()) continue;
-    push(name, it->second);
+    if (!estimates_->fresh(name)) {  // the pace first: one read per queue per second
+      asio::co_spawn(strand_, refresh_and_push(name, now), exit_on_exception("position push"));
+      continue;
+    }
+    push(name, it->second, now);
     const auto& v = it->second.view;
     log::debug(
         "positions of queue {}: pushed at event {}: {} sessions, {} tickets ({} not yet known), {} "
@@ -179,30 +191,48 @@ void position_notifier::push_due() {
   }
 }
 
-// Each session of the queue gets its position when it changed since it was last told.
-void position_notifier::push(const std::string& queue, queue_state& q) {
-  for (auto w = q.sessions.begin(); w != q.sessions.end();) {
-    auto s = w->second.s.lock();
-    if (w->second.ticket == 0) {  // pre-queued: told when the opening moves it
-      if (!s)
-        drop_watcher(q, w++);
-      else
-        ++w;
+asio::awaitable<void> position_notifier::refresh_and_push(std::string queue,
+                                                          clock::time_point now) {
+  auto self = shared_from_this();
+  std::string q = queue;
+  auto call = estimates_->refresh(std::move(q));  // named: GCC 12 and co_await
+  co_await std::move(call);
+  auto it = queues_.find(queue);
+  if (it != queues_.end()) push(queue, it->second, now);
+  arm();
+}
+
+// Each session of the queue that is due gets its position when it changed since it was
+// last told, and is due again one position_gap later (from the queue's pace).
+void position_notifier::push(const std::string& queue, queue_state& q, clock::time_point now) {
+  const double per_min = estimates_->per_minute(queue);
+  const auto interval = schedule_.interval();
+  using kind = queue_view::standing::kind;
+  for (const session* key : q.due.due(now)) {
+    auto w = q.sessions.find(key);
+    if (w == q.sessions.end() || w->second.ticket == 0) {  // pre-queued: not due here
+      q.due.remove(key);
       continue;
     }
+    auto s = w->second.s.lock();
     auto at = q.view.at(w->second.ticket);
-    using kind = queue_view::standing::kind;
     if (!s || at.state == kind::gone) {  // closed, or no longer waiting
-      drop_ticket(q, w->second.ticket);
-      w = q.sessions.erase(w);
+      drop_watcher(q, w);
       continue;
     }
     if (at.state == kind::waiting && at.position != w->second.last) {
       w->second.last = at.position;
-      s->deliver(std::make_shared<const std::string>(render_position(queue, at.position)));
+      s->deliver(std::make_shared<const std::string>(
+          render_position(queue, at.position, wait_s_at(at.position, per_min))));
     }
-    ++w;
+    const auto told = w->second.last;
+    q.due.set(key, now + position_gap(interval, told, wait_s_at(told, per_min)));
   }
+  // Sessions put off may still have a change to be told: wake for them until every
+  // session was visited once after the last change.
+  const auto longest = std::max<clock::duration>(interval, cadence_max_gap);
+  if (auto next = q.due.next(); next && q.last_move && *next <= *q.last_move + longest)
+    schedule_.wake_at(queue, *next);
 }
 
 void position_notifier::maybe_resync(const std::string& queue) {
@@ -280,6 +310,7 @@ asio::awaitable<void> position_notifier::resync(std::string queue) {
             break;
           }
         w.last = 0;
+        now.due.set(key, clock::time_point::min());
       } else {
         --now.sessions_of[w.ticket];  // the view forgets the old ticket in resynced()
         if (now.sessions_of[w.ticket] <= 0) now.sessions_of.erase(w.ticket);

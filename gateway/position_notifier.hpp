@@ -5,8 +5,11 @@
 // sessions wait with from those events (gateway/queue_view), re-reading a queue (in calls
 // of at most reread_chunk users) only when it missed an event or the event counter went
 // back, and pushes each waiting session its latest position
-// at most once per interval (gateway/position_schedule). A user no longer waiting
-// (assigned, left) stops being watched. A pre-queued session is watched by its user until
+// at most once per interval (gateway/position_schedule), with its estimated wait
+// (gateway/wait_estimates: the queue's pace read at most once a second); a session far
+// from the head at most once per position_gap (cadence by distance), and a push visits
+// only the sessions due (position_due), so its cost follows the assignment rate. A user no longer
+// waiting (assigned, left) stops being watched. A pre-queued session is watched by its user until
 // an opening moves the user (a queue event naming it, or a re-read finding it waiting).
 
 #include <boost/asio/any_io_executor.hpp>
@@ -27,6 +30,7 @@
 #include "gateway/position_schedule.hpp"
 #include "gateway/queue_event.hpp"
 #include "gateway/queue_view.hpp"
+#include "gateway/wait_estimates.hpp"
 
 namespace pushonce::gateway {
 
@@ -50,6 +54,8 @@ class position_notifier : public std::enable_shared_from_this<position_notifier>
   /// position when the opening moves it.
   void watch_prequeued(std::shared_ptr<session> s, std::string queue, std::string user);
   void unwatch(const session* s, std::string queue);
+  /// The queues' estimated waits, shared with the join and position answers.
+  const std::shared_ptr<wait_estimates>& estimates() const { return estimates_; }
   void unwatch_all(const session* s);
   /// A message on the wake channel (a queue event, or a bare queue name: ignored).
   void on_wake(std::string payload);
@@ -68,12 +74,17 @@ class position_notifier : public std::enable_shared_from_this<position_notifier>
     std::map<const session*, watcher> sessions;
     std::unordered_map<long long, int> sessions_of;  // ticket -> sessions watching it
     std::unordered_multimap<std::string, const session*> prequeued;  // user -> sessions
+    position_due<const session*> due;  // waiting sessions by when they may be told next
+    std::optional<position_schedule::clock::time_point> last_move;  // the last change
   };
 
   void changed(const std::string& queue);
   void arm();
   void push_due();
-  void push(const std::string& queue, queue_state& q);
+  void push(const std::string& queue, queue_state& q, position_schedule::clock::time_point now);
+  /// Reads the queue's pace (at most once a second), then pushes its positions.
+  boost::asio::awaitable<void> refresh_and_push(std::string queue,
+                                                position_schedule::clock::time_point now);
   static void add_ticket(queue_state& q, long long ticket);
   /// One session less watches `ticket`; the view forgets it with the last one.
   static void drop_ticket(queue_state& q, long long ticket);
@@ -88,6 +99,7 @@ class position_notifier : public std::enable_shared_from_this<position_notifier>
   backoff reread_backoff_{std::chrono::milliseconds(500), std::chrono::seconds(10),
                           std::chrono::milliseconds(200)};
   boost::asio::strand<boost::asio::any_io_executor> strand_;
+  std::shared_ptr<wait_estimates> estimates_;
   queue_api api_;
   boost::asio::steady_timer timer_;
   std::optional<position_schedule::clock::time_point> armed_;

@@ -15,6 +15,22 @@ void position_schedule::changed(const std::string& queue, clock::time_point now)
   s.due = at;
 }
 
+void position_schedule::wake_at(const std::string& queue, clock::time_point at) {
+  auto& s = queues_[queue];
+  if (!s.due || at < *s.due) s.due = at;
+}
+
+position_schedule::clock::duration position_gap(position_schedule::clock::duration interval,
+                                                long long position,
+                                                std::optional<long long> eta_s) {
+  if (position <= cadence_head || !eta_s) return interval;
+  const auto tenth = std::chrono::duration_cast<position_schedule::clock::duration>(
+      std::chrono::milliseconds(*eta_s * 100));
+  const position_schedule::clock::duration most =
+      std::max<position_schedule::clock::duration>(interval, cadence_max_gap);
+  return std::clamp<position_schedule::clock::duration>(tenth, interval, most);
+}
+
 std::vector<std::string> position_schedule::due(clock::time_point now) {
   std::vector<std::string> out;
   for (auto& [q, s] : queues_) {

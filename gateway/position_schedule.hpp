@@ -8,7 +8,9 @@
 #include <chrono>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace pushonce::gateway {
@@ -22,6 +24,9 @@ class position_schedule {
 
   /// `queue`'s positions changed at `now`.
   void changed(const std::string& queue, clock::time_point now);
+  /// Some of `queue`'s sessions are due again at `at` (position_cadence): push then, or
+  /// earlier when a change asks for it.
+  void wake_at(const std::string& queue, clock::time_point at);
   /// The queues to push at `now` (each marked pushed at `now`).
   std::vector<std::string> due(clock::time_point now);
   /// When the next push is due (the timer to arm), if any queue waits for one.
@@ -38,6 +43,54 @@ class position_schedule {
   };
   clock::duration interval_, settle_;
   std::map<std::string, state> queues_;
+};
+
+/// Position cadence by distance (docs/protocol.md): the least time between two position
+/// frames of one session at `position` whose estimated wait is `eta_s`: the interval for
+/// the first `cadence_head` positions and without an estimate, else eta_s ÷ 10, at least
+/// the interval and at most `cadence_max_gap` (unless the interval is longer).
+inline constexpr long long cadence_head = 100;
+inline constexpr std::chrono::seconds cadence_max_gap{20};
+position_schedule::clock::duration position_gap(position_schedule::clock::duration interval,
+                                                long long position, std::optional<long long> eta_s);
+
+/// The sessions of one queue by the time each may be told its position next: a push
+/// visits only the sessions due (so its cost follows the frames sent, not the number
+/// waiting). Key: a session's identity.
+template <typename Key>
+class position_due {
+ public:
+  using clock = position_schedule::clock;
+
+  /// `key` is due at `at` (replacing when it was due before).
+  void set(Key key, clock::time_point at) {
+    remove(key);
+    at_.emplace(key, at);
+    order_.emplace(at, key);
+  }
+  void remove(Key key) {
+    auto it = at_.find(key);
+    if (it == at_.end()) return;
+    order_.erase({it->second, key});
+    at_.erase(it);
+  }
+  /// The keys due at `now`, earliest first; each stays until set() again or remove().
+  std::vector<Key> due(clock::time_point now) const {
+    std::vector<Key> out;
+    for (auto it = order_.begin(); it != order_.end() && it->first <= now; ++it)
+      out.push_back(it->second);
+    return out;
+  }
+  /// When the next key is due, if any is held.
+  std::optional<clock::time_point> next() const {
+    if (order_.empty()) return std::nullopt;
+    return order_.begin()->first;
+  }
+  std::size_t size() const { return at_.size(); }
+
+ private:
+  std::map<Key, clock::time_point> at_;
+  std::set<std::pair<clock::time_point, Key>> order_;
 };
 
 }  // namespace pushonce::gateway

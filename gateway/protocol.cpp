@@ -176,12 +176,20 @@ std::string render_error(errc code, std::string_view message, std::string_view o
   return json::serialize(o);
 }
 
-std::string render_joined(std::string_view queue, long long position, long long ticket) {
+namespace {
+json::value eta_value(std::optional<long long> eta_s) {
+  return eta_s ? json::value(*eta_s) : json::value(nullptr);
+}
+}  // namespace
+
+std::string render_joined(std::string_view queue, long long position, long long ticket,
+                          std::optional<long long> eta_s) {
   json::object o;
   o["type"] = "joined";
   o["queue"] = queue;
   o["position"] = position;
   o["ticket"] = ticket;
+  o["eta_s"] = eta_value(eta_s);
   return json::serialize(o);
 }
 
@@ -192,11 +200,13 @@ std::string render_left(std::string_view queue) {
   return json::serialize(o);
 }
 
-std::string render_position(std::string_view queue, long long position) {
+std::string render_position(std::string_view queue, long long position,
+                            std::optional<long long> eta_s) {
   json::object o;
   o["type"] = "position";
   o["queue"] = queue;
   o["position"] = position;
+  o["eta_s"] = eta_value(eta_s);
   return json::serialize(o);
 }
 
@@ -206,6 +216,7 @@ std::string render_joined_prequeue(std::string_view queue, std::optional<long lo
   o["queue"] = queue;
   o["position"] = nullptr;
   o["ticket"] = nullptr;
+  o["eta_s"] = nullptr;
   o["opens_at"] = opens_at ? json::value(*opens_at) : json::value(nullptr);
   return json::serialize(o);
 }
@@ -215,6 +226,7 @@ std::string render_position_prequeue(std::string_view queue, std::optional<long 
   o["type"] = "position";
   o["queue"] = queue;
   o["position"] = nullptr;
+  o["eta_s"] = nullptr;
   o["opens_at"] = opens_at ? json::value(*opens_at) : json::value(nullptr);
   return json::serialize(o);
 }

@@ -73,12 +73,15 @@ std::string render_welcome(std::string_view user, std::string_view session, std:
 std::string render_pow_refusal(std::string_view message, const pow_challenge& challenge);
 /// {"type":"error","code":client_error_code(code),"message","op"}
 std::string render_error(errc code, std::string_view message, std::string_view op);
-std::string render_joined(std::string_view queue, long long position, long long ticket);
+/// eta_s: the estimated wait in whole seconds (core/wait_estimate), null when none.
+std::string render_joined(std::string_view queue, long long position, long long ticket,
+                          std::optional<long long> eta_s = std::nullopt);
 std::string render_left(std::string_view queue);
-std::string render_position(std::string_view queue, long long position);
-/// A pre-queued user: {"type":"joined","queue","position":null,"ticket":null,"opens_at"}
-/// and {"type":"position","queue","position":null,"opens_at"} (opens_at null when the
-/// queue is no longer in its pre-queue: closed while the user waited in it).
+std::string render_position(std::string_view queue, long long position,
+                            std::optional<long long> eta_s = std::nullopt);
+/// A pre-queued user: {"type":"joined","queue","position":null,"ticket":null,"eta_s":null,
+/// "opens_at"} and {"type":"position","queue","position":null,"eta_s":null,"opens_at"} (opens_at
+/// null when the queue is no longer in its pre-queue: closed while the user waited in it).
 std::string render_joined_prequeue(std::string_view queue, std::optional<long long> opens_at);
 std::string render_position_prequeue(std::string_view queue, std::optional<long long> opens_at);
 std::string render_accepted(std::string_view id);

@@ -8,6 +8,7 @@
 #include "core/names.hpp"
 #include "core/publisher.hpp"
 #include "core/queue_api.hpp"
+#include "core/queue_pace.hpp"
 
 namespace pushonce::leader {
 
@@ -80,12 +81,23 @@ asio::awaitable<int> position(admin_context& ctx, queue_api& q) {
     json::object pre{{"user", user},
                      {"queue", ctx.queue},
                      {"position", nullptr},
+                     {"eta_s", nullptr},
                      {"opens_at", st.opens_at ? json::value(*st.opens_at) : json::value(nullptr)}};
     co_return ctx.out.ok(pre, user + " is in the pre-queue of " + ctx.queue);
   }
-  json::object o{{"user", user}, {"queue", ctx.queue}, {"position", st.position}};
-  co_return ctx.out.ok(
-      o, user + " is at position " + std::to_string(st.position) + " in queue " + ctx.queue);
+  // The estimated wait: null when the queue's pace cannot be read either.
+  std::optional<long long> eta;
+  auto read = read_queue_pace(ctx.conn, ctx.k, ctx.queue);  // named: GCC 12 and co_await
+  auto pace = co_await std::move(read);
+  if (pace) eta = pace.value().eta_s(st.position, pace_now_ms());
+  json::object o{{"user", user},
+                 {"queue", ctx.queue},
+                 {"position", st.position},
+                 {"eta_s", eta ? json::value(*eta) : json::value(nullptr)}};
+  std::string text =
+      user + " is at position " + std::to_string(st.position) + " in queue " + ctx.queue;
+  if (eta) text += " (about " + std::to_string(*eta) + " s to wait)";
+  co_return ctx.out.ok(o, text);
 }
 
 asio::awaitable<int> accept(admin_context& ctx, queue_api& q) {

@@ -33,7 +33,8 @@
 // Events (client.on(name, fn) returns an unsubscribe function; client.off(name, fn)):
 //   message     every message frame delivered to the app, once per id, in offset order
 //   assignment  / expired: the messages of that kind (after 'message')
-//   position    every position frame: replies to position() and pushed updates
+//   position    every position frame: replies to position() and pushed updates (eta_s:
+//               the estimated wait in seconds or null; waitWords(eta_s) says it)
 //   state       (state, detail): 'connecting' | 'resuming' (reconnecting with since) |
 //               'open' (detail: the welcome frame) | 'closed'; after a drop the detail is
 //               the close {code, reason}. 'closed' is final: after close(), or close
@@ -127,6 +128,15 @@ export function tokenSubject(token) {
   } catch {
     return null;
   }
+}
+
+/**
+ * The estimated wait of a joined or position frame (its eta_s, whole seconds) in words:
+ * "about N min" (at least 1), or '' when the frame has none (null: nothing to go by).
+ */
+export function waitWords(etaS) {
+  if (typeof etaS !== 'number' || !Number.isFinite(etaS) || etaS < 0) return '';
+  return `about ${Math.max(1, Math.round(etaS / 60))} min`;
 }
 
 /**

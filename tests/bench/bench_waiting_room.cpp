@@ -12,7 +12,9 @@
 //   3. R resources in one `resource add`: time from the add to each assigned user's first
 //      assignment frame (p50/p99/max), assignments/s, Redis CPU per assignment;
 //   4. sustained: --sustained-rate resources/s added in chunks for 3 s while
-//      --churn-percent of the waiting users leave and join again: assignments/s;
+//      --churn-percent of the waiting users leave and join again: assignments/s, and the
+//      position frames/s the sessions got and the gateways' CPU seconds from the start of
+//      this phase to the final positions;
 //   5. checks: every user got at most one assignment and every assignment reached its user
 //      (duplicates, losses), every session still waiting was last told its true rank.
 // Prints one JSON line; exit 0 when nothing was lost, duplicated or mispositioned.
@@ -192,6 +194,7 @@ struct user_state {
   long long assignments = 0;  // assignment frames
   long long first_assignment_ms = 0;
   long long first_position_ms = 0;  // the first frame with a number as position
+  long long position_frames = 0;    // position frames (answers and pushes)
   std::string assignment_id;
   long long duplicates = 0;
   bool joined = false;
@@ -217,6 +220,7 @@ struct client {
     if (f.find(R"("type":"position")") != std::string::npos ||
         f.find(R"("type":"joined")") != std::string::npos) {
       u.position = number_of(f, R"("position":)");
+      if (f.find(R"("type":"position")") != std::string::npos) ++u.position_frames;
       if (u.position > 0 && !u.first_position_ms) u.first_position_ms = now_ms();
       if (!u.joined) {
         u.joined = true;
@@ -260,8 +264,9 @@ struct client {
     std::string out;
     out.reserve(users.size() * 32);
     for (auto& u : users)
-      out += fmt::format("{} {} {} {} {} {}\n", u.index, u.position, u.assignments,
-                         u.first_assignment_ms, u.duplicates, u.first_position_ms);
+      out +=
+          fmt::format("{} {} {} {} {} {} {}\n", u.index, u.position, u.assignments,
+                      u.first_assignment_ms, u.duplicates, u.first_position_ms, u.position_frames);
     write_file("report", out);
   }
 
@@ -520,7 +525,7 @@ std::vector<user_state> collect(const std::string& dir, std::vector<std::unique_
     std::ifstream f(fmt::format("{}/client-{}.report", dir, c));
     user_state u;
     while (f >> u.index >> u.position >> u.assignments >> u.first_assignment_ms >> u.duplicates >>
-           u.first_position_ms)
+           u.first_position_ms >> u.position_frames)
       out.push_back(u);
   }
   return out;
@@ -793,6 +798,13 @@ int coordinate(const options& o) {
   const double cpu_window_s = static_cast<double>(now_ms() - t0) / 1000.0;
   std::this_thread::sleep_for(3s);  // frames delivered, positions settled
   auto burst = collect(dir.string(), clients);
+  // Position frames and gateway CPU from here to the last collection (the sustained phase
+  // and its final positions).
+  const long long frames_t0 = now_ms();
+  double gw_cpu0 = 0;
+  for (auto& g : gateways) gw_cpu0 += process_cpu_s(g->pid());
+  long long frames0 = 0;
+  for (auto& u : burst) frames0 += u.position_frames;
   std::vector<long long> lat;
   for (auto& u : burst)
     if (u.assignments > 0) lat.push_back(u.first_assignment_ms - t0);
@@ -826,6 +838,15 @@ int coordinate(const options& o) {
 
   // 5. Checks: exactly once, true ranks.
   auto last = collect(dir.string(), clients);
+  const long long frames_ms = std::max(1LL, now_ms() - frames_t0);
+  double gw_cpu1 = 0;
+  for (auto& g : gateways) gw_cpu1 += process_cpu_s(g->pid());
+  long long frames1 = 0;
+  for (auto& u : last) frames1 += u.position_frames;
+  // A session far from the head is told at most every 20 s (cadence by distance): its
+  // final position may come that much after the line stops.
+  std::this_thread::sleep_for(21s);
+  last = collect(dir.string(), clients);
   std::map<std::string, long long> rank;
   {
     auto line = r.cmd({"ZRANGE", fmt::format("{}:{{q:default}}:waiting", ns), "0", "-1"});
@@ -884,6 +905,7 @@ int coordinate(const options& o) {
       R"("first_frame_ms_p50":{},"first_frame_ms_p99":{},"first_frame_ms_max":{},)"
       R"("assignments_per_s_burst":{:.0f},"redis_cpu_us_per_assignment":{:.1f},)"
       R"("leader_cpu_us_per_assignment":{:.1f},"admission_tokens":{},"sustained_assignments_per_s":{:.0f},"assigned":{},"assignment_frames":{},)"
+      R"("position_frames_per_s_sustained":{:.0f},"gateway_cpu_s_sustained":{:.2f},"sustained_window_s":{:.1f},)"
       R"("duplicates":{},"users_assigned_twice":{},"lost":{},"wrong_positions":{}}})",
       o.users, o.interval_ms, waiting, o.gateways, o.workers, o.clients, o.batch,
       static_cast<double>(join_end - join_start) / 1000.0,
@@ -899,7 +921,9 @@ int coordinate(const options& o) {
       (leader_cpu1 - leader_cpu0) * 1e6 / static_cast<double>(std::max(1LL, expected)),
       signed_tokens,
       to_assign ? static_cast<double>(sustained) * 1000.0 / static_cast<double>(sustained_ms) : 0.0,
-      held, frames, duplicates, twice, lost, wrong);
+      held, frames,
+      static_cast<double>(frames1 - frames0) * 1000.0 / static_cast<double>(frames_ms),
+      gw_cpu1 - gw_cpu0, static_cast<double>(frames_ms) / 1000.0, duplicates, twice, lost, wrong);
   std::printf("%s\n", line.c_str());
   std::fflush(stdout);
   const bool ok = duplicates == 0 && twice == 0 && lost == 0 && wrong == 0;

@@ -425,12 +425,18 @@ describe('waiting room in a browser', { skip: skipReason ?? false }, () => {
       assert.equal(await carol.page.textContent('#card-status'), 'assigned');
       await shot(carol.page, 'assigned-carol');
       await waitText(dave.page, '#position', 'You are #1 in line');
+      // The estimated wait next to the position: "about N min", or nothing when the
+      // gateway has no pace to go by yet.
+      const daveEta = (await dave.page.textContent('#eta')).trim();
+      assert.ok((await dave.page.isHidden('#eta')) ? daveEta === '' : /^about \d+ min$/.test(daveEta),
+        `estimated wait: "${daveEta}"`);
 
       // carol does nothing: the gateway's `expired` message settles her card.
       await carol.page.waitForSelector('#log li[data-kind="expired"]', { timeout: 8000 });
       const expiredAt = Date.now();
       await waitText(carol.page, '#card-status', 'expired');
       await waitText(carol.page, '#position', 'Not in line');
+      assert.equal(await carol.page.isHidden('#eta'), true, 'no estimated wait out of line');
       const waited = expiredAt - offeredAt;
       console.log(`# carol's offer expired ${waited} ms after it was shown`);
       assert.ok(waited >= ACCEPT_TIMEOUT_S * 1000 - 300 && waited < ACCEPT_TIMEOUT_S * 1000 + 3000, `expired after ${waited} ms`);

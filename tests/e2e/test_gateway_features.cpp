@@ -167,6 +167,57 @@ TEST_CASE("gateway features: waiting users get position frames when the queue mo
   CHECK(p3b.at("position") == 1);
 }
 
+TEST_CASE("gateway features: position frames and answers carry the estimated wait eta_s") {
+  system_under_test sys;
+  std::vector<std::unique_ptr<ws_client>> users;
+  for (int i = 1; i <= 8; ++i) {
+    users.push_back(sys.connect(R"({"op":"hello","user":"w)" + std::to_string(i) + "\"}"));
+    REQUIRE_FALSE(next_of_type(*users.back(), "welcome").empty());
+    REQUIRE(users.back()->send(R"({"op":"join"})"));
+    auto j = next_of_type(*users.back(), "joined");
+    REQUIRE(j.contains("eta_s"));
+    CHECK(j.at("eta_s").is_null());  // nothing assigned yet: nothing to go by
+  }
+  auto before = json::parse(sys.cli({"position", "w8"}).out).as_object();
+  REQUIRE(before.contains("eta_s"));
+  CHECK(before.at("eta_s").is_null());
+
+  // Assignments at a steady pace: the pushed frames carry a number.
+  for (int i = 1; i <= 3; ++i) {
+    CHECK(sys.cli({"resource", "add", "e" + std::to_string(i)}).exit_code == 0);
+    std::this_thread::sleep_for(300ms);
+  }
+  json::object pushed;
+  for (int tries = 0; tries < 20 && (pushed.empty() || !pushed.at("eta_s").is_int64()); ++tries)
+    pushed = next_of_type(*users[7], "position", 1s);
+  REQUIRE_FALSE(pushed.empty());
+  REQUIRE(pushed.at("eta_s").is_int64());
+  CHECK(pushed.at("eta_s").as_int64() >= 1);
+  // A position answer, and the CLI's, too.
+  REQUIRE(users[7]->send(R"({"op":"position"})"));
+  auto answer = next_of_type(*users[7], "position");
+  REQUIRE_FALSE(answer.empty());
+  CHECK(answer.at("position") == 5);
+  CHECK(answer.at("eta_s").is_int64());
+  auto cli = json::parse(sys.cli({"position", "w8"}).out).as_object();
+  CHECK(cli.at("position") == 5);
+  CHECK(cli.at("eta_s").is_int64());
+
+  // Paused: nothing to go by (the gateway's read is at most a second old).
+  CHECK(sys.cli({"pause"}).exit_code == 0);
+  auto paused = json::parse(sys.cli({"position", "w8"}).out).as_object();
+  CHECK(paused.at("eta_s").is_null());
+  json::object answer_paused;
+  for (int tries = 0; tries < 30; ++tries) {  // polled: the gateway reads once a second
+    REQUIRE(users[7]->send(R"({"op":"position"})"));
+    answer_paused = next_of_type(*users[7], "position");
+    REQUIRE_FALSE(answer_paused.empty());
+    if (answer_paused.at("eta_s").is_null()) break;
+    std::this_thread::sleep_for(200ms);
+  }
+  CHECK(answer_paused.at("eta_s").is_null());
+}
+
 TEST_CASE("gateway features: admin status API, metrics, web files") {
   system_under_test sys;
   CHECK(http_request("127.0.0.1", sys.port, "GET", "/api/status").status == 401);

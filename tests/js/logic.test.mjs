@@ -11,6 +11,7 @@ import {
   SeenIds,
   normalizeId,
   tokenSubject,
+  waitWords,
 } from '../../gateway/web/pushonce.js';
 
 // ---- backoff ------------------------------------------------------------------------------
@@ -253,4 +254,15 @@ test('ops: rejectAll fails every pending op', async () => {
   m.rejectAll(new PushonceError({ code: 'disconnected', message: 'gone' }));
   for (const p of ops) await assert.rejects(p, { code: 'disconnected' });
   assert.equal(m.settle({ type: 'pong' }), false);
+});
+
+// ---- estimated wait -----------------------------------------------------------------------
+
+test('waitWords: eta_s in whole minutes, at least 1; nothing when there is none', () => {
+  assert.equal(waitWords(null), '');
+  assert.equal(waitWords(undefined), '');
+  assert.equal(waitWords(0), 'about 1 min');
+  assert.equal(waitWords(20), 'about 1 min');
+  assert.equal(waitWords(150), 'about 3 min');
+  assert.equal(waitWords(3600), 'about 60 min');
 });

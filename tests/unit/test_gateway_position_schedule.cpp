@@ -53,4 +53,52 @@ TEST_CASE("position schedule: queues keep their own pace; a forgotten queue is n
   CHECK_FALSE(s.next());
 }
 
+TEST_CASE("position cadence: the first 100 positions and no estimate get the interval") {
+  using pushonce::gateway::position_gap;
+  CHECK(position_gap(1s, 1, 5000) == 1s);
+  CHECK(position_gap(1s, 100, 5000) == 1s);
+  CHECK(position_gap(1s, 5000, std::nullopt) == 1s);
+  CHECK(position_gap(250ms, 101, std::nullopt) == 250ms);
+}
+
+TEST_CASE("position cadence: far from the head, eta_s / 10 between 1 interval and 20 s") {
+  using pushonce::gateway::position_gap;
+  CHECK(position_gap(1s, 101, 5) == 1s);    // a tenth below the interval
+  CHECK(position_gap(1s, 2000, 60) == 6s);  // a minute away: every 6 s
+  CHECK(position_gap(1s, 20000, 150) == 15s);
+  CHECK(position_gap(1s, 100000, 3600) == 20s);   // never more than 20 s apart
+  CHECK(position_gap(30s, 100000, 3600) == 30s);  // an interval over 20 s stands
+}
+
+TEST_CASE("position cadence: sessions due by time; a push visits only the due ones") {
+  pushonce::gateway::position_due<int> d;
+  auto t0 = position_schedule::clock::time_point{} + 10s;
+  CHECK_FALSE(d.next());
+  d.set(1, t0);
+  d.set(2, t0 + 6s);
+  d.set(3, t0 + 1s);
+  CHECK(*d.next() == t0);
+  CHECK(d.due(t0) == std::vector<int>{1});
+  CHECK(d.due(t0 + 1s) == std::vector<int>{1, 3});
+  d.set(1, t0 + 2s);  // told: due again later
+  CHECK(d.due(t0 + 1s) == std::vector<int>{3});
+  d.remove(3);
+  CHECK(*d.next() == t0 + 2s);
+  CHECK(d.due(t0 + 10s) == std::vector<int>{1, 2});
+  CHECK(d.size() == 2);
+}
+
+TEST_CASE("position schedule: a wake for sessions put off, or earlier for a change") {
+  position_schedule s(1s);
+  auto t0 = position_schedule::clock::time_point{} + 10s;
+  s.changed("q", t0);
+  CHECK(s.due(t0 + 20ms).size() == 1);
+  s.wake_at("q", t0 + 6s);
+  CHECK(*s.next() == t0 + 6s);
+  s.wake_at("q", t0 + 9s);  // a later wake does not put it off
+  CHECK(*s.next() == t0 + 6s);
+  CHECK(s.due(t0 + 6s).size() == 1);
+  CHECK_FALSE(s.next());
+}
+
 }  // namespace test_gateway_position_schedule_unit

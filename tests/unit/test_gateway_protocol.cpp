@@ -124,9 +124,14 @@ TEST_CASE("gateway protocol: rendered frames") {
   CHECK(render_error(pushonce::errc::bad_request, "say \"hi\"", "join") ==
         R"({"type":"error","code":"bad_request","message":"say \"hi\"","op":"join"})");
   CHECK(render_joined("default", 1, 9) ==
-        R"({"type":"joined","queue":"default","position":1,"ticket":9})");
+        R"({"type":"joined","queue":"default","position":1,"ticket":9,"eta_s":null})");
+  CHECK(render_joined("default", 1, 9, 42) ==
+        R"({"type":"joined","queue":"default","position":1,"ticket":9,"eta_s":42})");
   CHECK(render_left("q") == R"({"type":"left","queue":"q"})");
-  CHECK(render_position("q", 2) == R"({"type":"position","queue":"q","position":2})");
+  CHECK(render_position("q", 2) == R"({"type":"position","queue":"q","position":2,"eta_s":null})");
+  CHECK(render_position("q", 2, 7) == R"({"type":"position","queue":"q","position":2,"eta_s":7})");
+  CHECK(render_position_prequeue("q", 5) ==
+        R"({"type":"position","queue":"q","position":null,"eta_s":null,"opens_at":5})");
   CHECK(render_accepted("12") == R"({"type":"accepted","id":"12"})");
   CHECK(render_pong() == R"({"type":"pong"})");
 }
