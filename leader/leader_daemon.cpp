@@ -192,11 +192,7 @@ asio::awaitable<void> leader_daemon::check_queue_list() {
   if (missing.empty()) co_return;
   auto fn = std::move(on_queue_conflict_);
   on_queue_conflict_ = nullptr;
-  fn(fmt::format(
-      "queue list conflict: the namespace's queues include {} (registered by another leader), "
-      "which this leader's --queue list ({}) lacks: after a failover to it they would stall. Give "
-      "every leader the same --queue list (or remove a retired queue with SREM {} NAME)",
-      fmt::join(missing, ", "), fmt::join(opts_.queues, ","), keys_.plain("queues")));
+  fn(queue_conflict_message(missing, opts_.queues, keys_.plain("queues")));
 }
 
 asio::awaitable<std::string> leader_daemon::metrics_text() {

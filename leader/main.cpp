@@ -18,6 +18,7 @@
 #include "core/program.hpp"
 #include "leader/admin.hpp"
 #include "leader/leader_daemon.hpp"
+#include "leader/queue_list.hpp"
 
 namespace po = boost::program_options;
 namespace asio = boost::asio;
@@ -44,6 +45,38 @@ constexpr const char* usage_text =
     "       pushonce-leader dead-letters list [--limit N] | replay ID | purge [--json]\n"
     "Admin commands read /etc/pushonce/pushonce.env when it exists and can be read (--env-file "
     "FILE for another; the environment wins).\n";
+
+// A --queue list that lacks a queue of the namespace is refused before the daemon starts
+// (the daemon checks again every third of a lease). An unreachable Redis is not a
+// conflict: the daemon's own check runs once it answers.
+std::optional<std::string> queue_conflict_at_start(const common_options& common,
+                                                   const std::vector<std::string>& mine) {
+  auto ro = redis_options(common, "pushonce-leader:check");
+  ro.connect_timeout = std::chrono::milliseconds(1000);
+  ro.command_timeout = std::chrono::milliseconds(2000);
+  asio::io_context io;
+  auto conn = redis::connection::create(io.get_executor(), ro);
+  conn->start();
+  keys k(common.ns, common.bus_shards);
+  std::optional<std::string> out;
+  asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<void> {
+        redis::command cmd{"SMEMBERS", k.plain("queues")};
+        auto r = co_await conn->exec(std::move(cmd));
+        if (r.ok()) {
+          std::vector<std::string> registered;
+          for (auto& e : r.value.elements) registered.push_back(e.str);
+          auto missing = leader::queues_missing_from(mine, std::move(registered));
+          if (!missing.empty())
+            out = leader::queue_conflict_message(missing, mine, k.plain("queues"));
+        }
+        conn->stop();
+      },
+      exit_on_exception("queue list check"));
+  io.run();
+  return out;
+}
 
 int run_daemon(command_line& cl) {
   leader::daemon_options opts;
@@ -78,6 +111,10 @@ int run_daemon(command_line& cl) {
   log::set_identity("leader", opts.id);
 
   asio::io_context io;
+  if (auto conflict = queue_conflict_at_start(cl.common, opts.queues)) {
+    log::error("{}", *conflict);
+    return exit_usage;
+  }
   leader::leader_daemon d(io.get_executor(), redis_options(cl.common, "pushonce-leader:" + opts.id),
                           keys(cl.common.ns, cl.common.bus_shards), opts);
   std::unique_ptr<metrics_listener> metrics;

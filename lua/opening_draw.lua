@@ -20,12 +20,8 @@ local count = #ARGV - 2
 if not token or not after or count < 1 or count > 1000 then
   return redis.error_reply('bad_request fencing token, cursor and 1..1000 draw keys expected')
 end
-local stored = tonumber(redis.call('GET', fence) or '0') or 0
-if stored > token then
-  return redis.error_reply('fenced fencing token ' .. ARGV[1] .. ' is older than ' ..
-                           string.format('%d', stored))
-end
-if token > stored then redis.call('SET', fence, ARGV[1]) end
+local refused = fence_refusal(fence, token, ARGV[1])
+if refused then return refused end
 
 local cfg = redis.call('HMGET', settings, 'state', 'opens_at')
 if cfg[1] ~= 'prequeue' or now_ms() < (tonumber(cfg[2] or '0') or 0) then

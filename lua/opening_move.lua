@@ -31,12 +31,8 @@ local queue = ARGV[4]
 if not token or not max or max < 1 or max > 1000 then
   return redis.error_reply('bad_request fencing token and a batch size 1..1000 expected')
 end
-local stored = tonumber(redis.call('GET', fence) or '0') or 0
-if stored > token then
-  return redis.error_reply('fenced fencing token ' .. ARGV[1] .. ' is older than ' ..
-                           string.format('%d', stored))
-end
-if token > stored then redis.call('SET', fence, ARGV[1]) end
+local refused = fence_refusal(fence, token, ARGV[1])
+if refused then return refused end
 
 local cfg = redis.call('HMGET', settings, 'state', 'opens_at', 'shuffle')
 if cfg[1] ~= 'prequeue' or now_ms() < (tonumber(cfg[2] or '0') or 0) then

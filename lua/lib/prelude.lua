@@ -164,3 +164,16 @@ local function admission_state(admissions, id, state)
   local rest = string.match(rec, '^%S+ (.*)$')
   if rest then redis.call('HSET', admissions, id, state .. ' ' .. rest) end
 end
+
+-- A fenced write: refuses (an error reply to return) when the queue's fence is above the
+-- caller's fencing token, else raises the fence to it. token: the parsed number,
+-- token_text: as the caller gave it.
+local function fence_refusal(fence, token, token_text)
+  local stored = tonumber(redis.call('GET', fence) or '0') or 0
+  if stored > token then
+    return redis.error_reply('fenced fencing token ' .. token_text .. ' is older than ' ..
+                             string.format('%d', stored))
+  end
+  if token > stored then redis.call('SET', fence, token_text) end
+  return nil
+end

@@ -76,9 +76,9 @@ std::vector<long long> random_keys(std::mt19937_64& rng, long long n) {
 }  // namespace
 
 TEST_CASE("settings: not_found for an unknown queue, defaults, set, pause/resume, close/open") {
+  received wakes;  // before the fixture: its teardown may still deliver to it
   redis_fixture fx;
   queue_api api(fx.conn, fx.k);
-  received wakes;
   auto sub = fx.subscriber(wakes);
   fx.run([&]() -> asio::awaitable<void> {
     CO_LET(auto unknown, api.settings(change(settings_op::get)));
@@ -268,9 +268,9 @@ TEST_CASE("pre-queue: join answers opens_at, standing, leave; opens_at must be i
 }
 
 TEST_CASE("opening: shuffled batches under the fencing token; resumed, every user exactly once") {
+  received wakes;  // before the fixture: its teardown may still deliver to it
   redis_fixture fx;
   queue_api api(fx.conn, fx.k);
-  received wakes;
   auto sub = fx.subscriber(wakes);
   const int n = 2500;
   fx.run(
