@@ -12,67 +12,20 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const BIN_DIR = process.env.PUSHONCE_BIN_DIR || path.join(ROOT, 'build', 'bin');
-const ARTIFACTS = process.env.PUSHONCE_ARTIFACTS || path.join(ROOT, 'build', 'browser-artifacts');
-const REDIS_SERVER = process.env.REDIS_SERVER || 'redis-server';
-const CHROMIUM = process.env.PUSHONCE_CHROMIUM || '/usr/bin/chromium';
-const LEADER = path.join(BIN_DIR, 'pushonce-leader');
-const GATEWAY = path.join(BIN_DIR, 'pushonce-gateway');
+import { ARTIFACTS, BIN_DIR, CHROMIUM, CHROMIUM_ARGS, GATEWAY, LEADER, REDIS_SERVER, ROOT, WORKER, children, freePort, loadChromium, sleep, waitFor } from './harness.mjs';
+
 const NAMESPACE = `ponginx${process.pid}`;
-const CHROMIUM_ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic',
-  '--ignore-certificate-errors', // the test's own self-signed certificate
-];
+const BROWSER_ARGS = [...CHROMIUM_ARGS, '--ignore-certificate-errors']; // the test's own self-signed certificate
 
-let chromium = null;
-let skipReason = null;
-try {
-  ({ chromium } = await import('playwright-core'));
-} catch {
-  skipReason = 'playwright-core is not installed (npm install in tests/browser)';
-}
-if (!skipReason && !fs.existsSync(CHROMIUM)) skipReason = `no browser at ${CHROMIUM}`;
-if (!skipReason && !fs.existsSync(GATEWAY)) skipReason = `no programs in ${BIN_DIR} (build first)`;
+const { chromium, skipReason: noBrowser } = await loadChromium();
+let skipReason = noBrowser;
 if (!skipReason && !['/usr/sbin/nginx', '/usr/bin/nginx'].some((p) => fs.existsSync(p))) skipReason = 'nginx is not installed';
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function waitFor(cond, { timeout = 5000, interval = 50, what = 'condition' } = {}) {
-  const deadline = Date.now() + timeout;
-  let last;
-  for (;;) {
-    try {
-      const v = await cond();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeout} ms waiting for ${what}${last ? `: ${last.message}` : ''}`);
-    await sleep(interval);
-  }
-}
-async function freePort() {
-  const srv = net.createServer();
-  srv.listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  const { port } = srv.address();
-  srv.close();
-  await once(srv, 'close');
-  return port;
-}
 
-const children = new Set();
 let tmpDir;
 let logDir;
 let redisUrl;
-process.on('exit', () => {
-  for (const c of children) {
-    try { c.kill('SIGKILL'); } catch { /* gone */ }
-  }
-});
 
 const stackEnv = () => ({ ...process.env, PUSHONCE_REDIS: redisUrl, PUSHONCE_NAMESPACE: NAMESPACE, PUSHONCE_LOG_LEVEL: 'info' });
 function startProcess(name, file, args, env = stackEnv()) {
@@ -120,7 +73,7 @@ describe('the demo page through nginx (TLS)', { skip: skipReason ?? false }, () 
     logDir = path.join(ARTIFACTS, 'logs');
     fs.mkdirSync(logDir, { recursive: true });
     tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pushonce-browser-nginx-'));
-    const launched = chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    const launched = chromium.launch({ executablePath: CHROMIUM, headless: true, args: BROWSER_ARGS });
     const rport = await freePort();
     startProcess('redis', REDIS_SERVER, ['--port', String(rport), '--bind', '127.0.0.1', '--save', '',
       '--appendonly', 'no', '--dir', tmpDir], process.env);

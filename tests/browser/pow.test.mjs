@@ -19,62 +19,15 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const BIN_DIR = process.env.PUSHONCE_BIN_DIR || path.join(ROOT, 'build', 'bin');
-const ARTIFACTS = process.env.PUSHONCE_ARTIFACTS || path.join(ROOT, 'build', 'browser-artifacts');
-const REDIS_SERVER = process.env.REDIS_SERVER || 'redis-server';
-const CHROMIUM = process.env.PUSHONCE_CHROMIUM || '/usr/bin/chromium';
-const LEADER = path.join(BIN_DIR, 'pushonce-leader');
-const WORKER = path.join(BIN_DIR, 'pushonce-worker');
-const GATEWAY = path.join(BIN_DIR, 'pushonce-gateway');
+import { ARTIFACTS, BIN_DIR, CHROMIUM, CHROMIUM_ARGS, GATEWAY, LEADER, REDIS_SERVER, ROOT, WORKER, children, freePort, loadChromium, sleep, waitFor } from './harness.mjs';
+
 const NAMESPACE = `popow${process.pid}`;
 const BITS = 14; // the test's difficulty: a fraction of a second
-const CHROMIUM_ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic',
-];
 
-let chromium = null;
-let skipReason = null;
-try {
-  ({ chromium } = await import('playwright-core'));
-} catch {
-  skipReason = 'playwright-core is not installed (npm install in tests/browser)';
-}
-if (!skipReason && !fs.existsSync(CHROMIUM)) skipReason = `no browser at ${CHROMIUM}`;
-if (!skipReason && !fs.existsSync(GATEWAY)) skipReason = `no programs in ${BIN_DIR} (build first)`;
+const { chromium, skipReason } = await loadChromium();
 
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-async function waitFor(cond, { timeout = 10000, what = 'condition' } = {}) {
-  const deadline = Date.now() + timeout;
-  for (;;) {
-    try {
-      const v = await cond();
-      if (v) return v;
-    } catch {
-      // not yet
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
 
-async function freePort() {
-  const srv = net.createServer();
-  srv.listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  const { port } = srv.address();
-  srv.close();
-  await once(srv, 'close');
-  return port;
-}
-
-const children = new Set();
-process.on('exit', () => {
-  for (const c of children) c.kill('SIGKILL');
-});
 let tmpDir;
 let logDir;
 let redisPort;
@@ -139,14 +92,14 @@ describe('proof of work in a browser', { skip: skipReason ?? false }, () => {
     tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pushonce-pow-'));
     redisPort = await freePort();
     startProcess('redis', REDIS_SERVER, ['--port', String(redisPort), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', tmpDir], process.env);
-    await waitFor(async () => (await redis('PING')).startsWith('+PONG'), { what: 'redis' });
+    await waitFor(async () => (await redis('PING')).startsWith('+PONG'), { timeout: 10000, what: 'redis' });
     startProcess('leader', LEADER, ['run']);
     startProcess('worker', WORKER, ['--id', 'pow-w1']);
     const port = await freePort();
     startProcess('gateway', GATEWAY, ['--listen', `127.0.0.1:${port}`, '--dev-auth', '--id', 'pow-gw']);
     base = `http://127.0.0.1:${port}`;
-    await waitFor(async () => (await fetch(`${base}/healthz`)).status === 200, { what: 'gateway' });
-    await waitFor(async () => (await leader(['status', '--json'])).leader, { what: 'a leader' });
+    await waitFor(async () => (await fetch(`${base}/healthz`)).status === 200, { timeout: 10000, what: 'gateway' });
+    await waitFor(async () => (await leader(['status', '--json'])).leader, { timeout: 10000, what: 'a leader' });
     await redis('HSET', `${NAMESPACE}:{q:default}:settings`, 'join_pow_bits', String(BITS));
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
   });

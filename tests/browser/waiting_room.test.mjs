@@ -3,12 +3,7 @@
 // redis-server, `pushonce-leader run --accept-timeout 2`, two workers and a
 // `pushonce-gateway --dev-auth` (plus, for the JWT scenario, one without --dev-auth).
 //
-// Environment (CTest sets all three; the defaults make `node --test tests/browser/` work
-// from the repo root after a build in ./build):
-//   PUSHONCE_BIN_DIR    the programs              (default <repo>/build/bin)
-//   PUSHONCE_ARTIFACTS  screenshots and the logs  (default <repo>/build/browser-artifacts)
-//   REDIS_SERVER        the redis-server binary   (default redis-server on PATH)
-//   PUSHONCE_CHROMIUM   the browser               (default /usr/bin/chromium)
+// Environment: tests/browser/harness.mjs.
 // Screenshots (1280×800) go to PUSHONCE_ARTIFACTS/<state>.png, the programs' output to
 // PUSHONCE_ARTIFACTS/logs/, and a failing test leaves failure-<test>-<n>.png behind.
 
@@ -23,84 +18,26 @@ import { createRequire } from 'node:module';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const BIN_DIR = process.env.PUSHONCE_BIN_DIR || path.join(ROOT, 'build', 'bin');
-const ARTIFACTS = process.env.PUSHONCE_ARTIFACTS || path.join(ROOT, 'build', 'browser-artifacts');
-const REDIS_SERVER = process.env.REDIS_SERVER || 'redis-server';
-const CHROMIUM = process.env.PUSHONCE_CHROMIUM || '/usr/bin/chromium';
-const LEADER = path.join(BIN_DIR, 'pushonce-leader');
-const WORKER = path.join(BIN_DIR, 'pushonce-worker');
-const GATEWAY = path.join(BIN_DIR, 'pushonce-gateway');
+import { ARTIFACTS, BIN_DIR, CHROMIUM, CHROMIUM_ARGS, GATEWAY, LEADER, REDIS_SERVER, ROOT, WORKER, children, freePort, loadChromium, sleep, waitFor } from './harness.mjs';
+
 
 const VIEWPORT = { width: 1280, height: 800 };
 const ACCEPT_TIMEOUT_S = 2;
 const JWT_SECRET = 'browser-test-jwt-secret-0123456789';
 const ADMIN_TOKEN = 'browser-test-admin-token';
 const NAMESPACE = `pobrowser${process.pid}`;
-const CHROMIUM_ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic',
-];
 
 // Skip (rather than fail) when the browser pieces are not installed on this machine.
-let chromium = null;
-let skipReason = null;
-try {
-  ({ chromium } = await import('playwright-core'));
-} catch {
-  skipReason = 'playwright-core is not installed (npm install in tests/browser)';
-}
-if (!skipReason && !fs.existsSync(CHROMIUM)) skipReason = `no browser at ${CHROMIUM}`;
-if (!skipReason && !fs.existsSync(GATEWAY)) skipReason = `no programs in ${BIN_DIR} (build first)`;
+const { chromium, skipReason } = await loadChromium();
 
 // ---- small helpers ----------------------------------------------------------------------
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** Polls cond (sync or async) until it returns a truthy value; throws after timeoutMs. */
-async function waitFor(cond, { timeout = 5000, interval = 25, what = 'condition' } = {}) {
-  const deadline = Date.now() + timeout;
-  let last;
-  for (;;) {
-    try {
-      const v = await cond();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeout} ms waiting for ${what}${last ? `: ${last.message}` : ''}`);
-    }
-    await sleep(interval);
-  }
-}
-
-async function freePort() {
-  const srv = net.createServer();
-  srv.listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  const { port } = srv.address();
-  srv.close();
-  await once(srv, 'close');
-  return port;
-}
 
 // ---- the stack ----------------------------------------------------------------------------
-const children = new Set(); // every long-running process started here
 let tmpDir;
 let redisUrl;
 let logDir;
 
-process.on('exit', () => {
-  for (const c of children) {
-    try {
-      c.kill('SIGKILL');
-    } catch {
-      // gone already
-    }
-  }
-});
 for (const sig of ['SIGINT', 'SIGTERM']) {
   process.once(sig, () => process.exit(130)); // runs the 'exit' handler above
 }
