@@ -3,7 +3,7 @@
 file(GLOB assets ${WEB_DIR}/*.html ${WEB_DIR}/*.js ${WEB_DIR}/*.css ${WEB_DIR}/*.svg)
 list(SORT assets)
 set(body "// generated from gateway/web/ by cmake/embed_web.cmake; do not edit\n")
-string(APPEND body "#include \"gateway/web_assets.hpp\"\n\nnamespace pushonce::gateway {\n\n")
+string(APPEND body "#include \"gateway/http/web_assets.hpp\"\n\nnamespace pushonce::gateway {\n\n")
 string(APPEND body "const std::vector<web_asset>& web_assets() {\n  static const std::vector<web_asset> all = {\n")
 foreach(f ${assets})
   get_filename_component(name ${f} NAME)

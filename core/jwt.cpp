@@ -111,8 +111,8 @@ std::string mint(std::string_view user, std::chrono::seconds ttl, std::string_vi
   return out;
 }
 
-outcome<std::string> verify(std::string_view token, std::string_view secret,
-                            const verify_options& opts) {
+outcome<identity> verify(std::string_view token, std::string_view secret,
+                         const verify_options& opts) {
   if (secret.empty()) return unauthorized("no JWT secret is configured");
   if (token.empty()) return unauthorized("missing token");
   if (token.size() > 8192) return unauthorized("token too long");
@@ -127,10 +127,10 @@ outcome<std::string> verify(std::string_view token, std::string_view secret,
   if (!text) return unauthorized("token has no claims");
   std::string claims(text);
   std::free(text);
-  return user_of_claims(claims, opts);
+  return identity_of_claims(claims, opts);
 }
 
-outcome<std::string> user_of_claims(std::string_view claims_json, const verify_options& opts) {
+outcome<identity> identity_of_claims(std::string_view claims_json, const verify_options& opts) {
   boost::system::error_code ec;
   auto claims = boost::json::parse(claims_json, ec);
   if (ec || !claims.is_object()) return unauthorized("token claims are not a JSON object");
@@ -139,7 +139,11 @@ outcome<std::string> user_of_claims(std::string_view claims_json, const verify_o
   if (sub == claims.as_object().end() || !sub->value().is_string() ||
       !valid_name(std::string(sub->value().as_string())))
     return unauthorized("token has no valid sub");
-  return std::string(sub->value().as_string());
+  identity who{std::string(sub->value().as_string()), time_of(claims.as_object(), "exp").value,
+               std::nullopt};
+  if (auto iat = time_of(claims.as_object(), "iat"); iat.kind == claim_kind::number)
+    who.iat = iat.value;
+  return who;
 }
 
 std::string secret_problem(std::string_view secret) {

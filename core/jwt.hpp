@@ -35,11 +35,20 @@ struct verify_options {
   std::optional<long long> now;
 };
 
-/// The token's user, or a failure: code "unauthorized" and why (bad signature, wrong
+/// Who a verified token speaks for, and when it was issued and ends (seconds since the
+/// epoch): a session follows its token's `exp` (refresh, expiry) and a revocation compares
+/// with `iat`.
+struct identity {
+  std::string user;
+  long long exp = 0;
+  std::optional<long long> iat;  // absent when the token has no iat
+};
+
+/// The token's identity, or a failure: code "unauthorized" and why (bad signature, wrong
 /// algorithm, expired, not yet valid, wrong audience or issuer, too long a lifetime, no sub,
 /// malformed).
-outcome<std::string> verify(std::string_view token, std::string_view secret,
-                            const verify_options& opts = {});
+outcome<identity> verify(std::string_view token, std::string_view secret,
+                         const verify_options& opts = {});
 
 /// The secret from PUSHONCE_JWT_SECRET, or the contents of the file named by
 /// PUSHONCE_JWT_SECRET_FILE (trailing newline removed); empty when neither is set or the

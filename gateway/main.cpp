@@ -15,8 +15,8 @@
 #include "core/log.hpp"
 #include "core/names.hpp"
 #include "core/program.hpp"
-#include "gateway/key_set.hpp"
-#include "gateway/server.hpp"
+#include "gateway/auth/key_set.hpp"
+#include "gateway/server/server.hpp"
 
 namespace po = boost::program_options;
 using namespace pushonce;

@@ -1,4 +1,4 @@
-// A gateway's re-read of the positions it watches (gateway/position_notifier, after a missed
+// A gateway's re-read of the positions it watches (gateway/queue/position_notifier, after a missed
 // queue event or a subscriber reconnect) with more watched users than one script call
 // takes: the re-read goes out in bounded calls, and every session still gets its true
 // position. The notifier runs in this process against a real redis-server, with sessions
@@ -20,8 +20,8 @@
 #include "core/keys.hpp"
 #include "core/redis/connection.hpp"
 #include "core/redis/endpoint.hpp"
-#include "gateway/position_notifier.hpp"
-#include "gateway/session.hpp"
+#include "gateway/queue/position_notifier.hpp"
+#include "gateway/session/session_handle.hpp"
 #include "tests/support/redis_server.hpp"
 #include "tests/support/sync_redis.hpp"
 
@@ -35,7 +35,7 @@ using namespace std::chrono_literals;
 namespace {
 
 // Keeps the last position frame it was given.
-class recording_session : public gateway::session {
+class recording_session : public gateway::session_handle {
  public:
   void deliver(std::shared_ptr<const std::string> frame) override {
     static constexpr std::string_view key = "\"position\":";

@@ -537,7 +537,7 @@ TEST_CASE("CLI: accept an assignment; token needs a secret and verifies") {
   auto token = std::string(json::parse(t.out).at("token").as_string());
   auto who = jwt::verify(token, s3);
   REQUIRE(who.has_value());
-  CHECK(who.value() == "erin");
+  CHECK(who.value().user == "erin");
   CHECK(d.cli({"token", "erin", "--ttl", "0"}, {{"PUSHONCE_JWT_SECRET", s3}}).exit_code == 2);
 
   // The gateway refuses to start with a short secret: exit 2 and an error: line.

@@ -1,11 +1,11 @@
-// The body of POST /api/publish (gateway/publish_api): any bytes give requests or a
+// The body of POST /api/publish (gateway/http/publish_api): any bytes give requests or a
 // bad_request failure, never a crash; an accepted body's answer is valid JSON.
 #include <boost/json.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
-#include "gateway/publish_api.hpp"
+#include "gateway/http/publish_api.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -1,4 +1,4 @@
-// Resume bookkeeping (gateway/resume_state): any sequence of begin / live frames / replayed
+// Resume bookkeeping (gateway/session/resume_state): any sequence of begin / live frames / replayed
 // offsets / catch-up ends keeps its invariants: offsets sent only grow, the buffer stays
 // within its limits.
 #include <cstddef>
@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "gateway/resume_state.hpp"
+#include "gateway/session/resume_state.hpp"
 
 using pushonce::gateway::resume_state;
 

@@ -1,6 +1,6 @@
 // core/admission_token and core/admission_plan: claims, base64url, the RFC 7638 thumbprint,
 // ES256 and HS256 signing and verification, key rotation, the plan's arguments and records;
-// gateway/admission_api's id and answer.
+// gateway/http/admission_api's id and answer.
 #include <doctest/doctest.h>
 #include <unistd.h>
 
@@ -15,8 +15,8 @@
 #include "core/admission_plan.hpp"
 #include "core/admission_token.hpp"
 #include "core/config.hpp"
-#include "gateway/admission_api.hpp"
-#include "gateway/key_set.hpp"
+#include "gateway/auth/key_set.hpp"
+#include "gateway/http/admission_api.hpp"
 #include "tests/support/admission_keys.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
@@ -118,7 +118,7 @@ TEST_CASE("ES256: kid is the thumbprint; the token verifies; a flipped byte does
   CHECK(ok.ok->sub == "ada");
   CHECK(ok.ok->resource == "seat-1");
 
-  // The JWKS the gateway publishes verifies it too (gateway/key_set: a JWK -> PEM of its own).
+  // The JWKS the gateway publishes verifies it too (gateway/auth/key_set: a JWK -> PEM of its own).
   auto set = pushonce::gateway::key_set::parse(v.jwks_json());
   pushonce::jwt::verify_options opts;
   CHECK(set->verify(token, opts).has_value());

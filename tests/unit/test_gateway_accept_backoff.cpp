@@ -2,7 +2,7 @@
 
 #include <cerrno>
 
-#include "gateway/accept_backoff.hpp"
+#include "gateway/server/accept_backoff.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
 namespace test_gateway_accept_backoff_unit {

@@ -1,7 +1,7 @@
-// gateway/admission: accept, request and upgrade decisions row by row (no sockets).
+// gateway/limits/connection_admission: accept, request and upgrade decisions row by row (no sockets).
 #include <doctest/doctest.h>
 
-#include "gateway/admission.hpp"
+#include "gateway/limits/connection_admission.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
 namespace test_gateway_admission_unit {
@@ -15,8 +15,8 @@ struct fixture {
   std::shared_ptr<slot_counter> connections = slot_counter::create(4, 2);
   std::shared_ptr<slot_counter> forwarded = slot_counter::create(0, 2);
   std::shared_ptr<slot_counter> sessions = slot_counter::create(0, 1);
-  admission admit{connections, forwarded, sessions, trusted_proxies::parse("10.0.0.1"),
-                  origin_policy{}};
+  connection_admission admit{connections, forwarded, sessions, trusted_proxies::parse("10.0.0.1"),
+                             origin_policy{}};
 };
 
 ip::address addr(const char* a) {

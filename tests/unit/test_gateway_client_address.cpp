@@ -3,7 +3,7 @@
 
 #include <stdexcept>
 
-#include "gateway/client_address.hpp"
+#include "gateway/limits/client_address.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
 namespace test_gateway_client_address_unit {

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "gateway/http_read_buffer.hpp"
+#include "gateway/http/http_read_buffer.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
 namespace test_gateway_http_read_buffer_unit {

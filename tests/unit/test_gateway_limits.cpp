@@ -5,11 +5,11 @@
 #include <string>
 #include <vector>
 
-#include "gateway/auth_failures.hpp"
-#include "gateway/frame_limiter.hpp"
-#include "gateway/probe_cache.hpp"
-#include "gateway/slot_counter.hpp"
-#include "gateway/token_bucket.hpp"
+#include "gateway/auth/auth_failures.hpp"
+#include "gateway/limits/frame_limiter.hpp"
+#include "gateway/limits/slot_counter.hpp"
+#include "gateway/limits/token_bucket.hpp"
+#include "gateway/server/probe_cache.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
 namespace test_gateway_limits_unit {

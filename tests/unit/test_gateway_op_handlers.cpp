@@ -3,7 +3,7 @@
 #include <boost/json.hpp>
 
 #include "core/queue_refusals.hpp"
-#include "gateway/op_handlers.hpp"
+#include "gateway/session/op_handlers.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
 namespace test_gateway_op_handlers_unit {

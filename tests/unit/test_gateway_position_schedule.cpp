@@ -1,4 +1,4 @@
-#include "gateway/position_schedule.hpp"
+#include "gateway/queue/position_schedule.hpp"
 // (the header under test first: it is self-contained)
 
 #include <doctest/doctest.h>

@@ -5,9 +5,9 @@
 #include "core/jwt.hpp"
 #include "core/lua/script_limits.hpp"
 #include "core/redis/scripts.hpp"
-#include "gateway/authenticator.hpp"
-#include "gateway/key_set.hpp"
-#include "gateway/protocol.hpp"
+#include "gateway/auth/authenticator.hpp"
+#include "gateway/auth/key_set.hpp"
+#include "gateway/session/protocol.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
 namespace test_gateway_protocol_unit {
@@ -173,7 +173,8 @@ TEST_CASE("gateway hello rules: authenticators") {
   h.user = "alice";
   auto ok = dev->authenticate(h);
   REQUIRE(ok);
-  CHECK(ok.value() == "alice");
+  CHECK(ok.value().user == "alice");
+  CHECK_FALSE(ok.value().exp);  // a dev-auth session without a token does not expire
 
   hello_op none;
   CHECK_FALSE(dev->authenticate(none));
@@ -190,7 +191,11 @@ TEST_CASE("gateway hello rules: authenticators") {
   t.token = pushonce::jwt::mint("bob", std::chrono::seconds(60), "s3cret");
   auto verified = jwt->authenticate(t);
   REQUIRE(verified);
-  CHECK(verified.value() == "bob");
+  CHECK(verified.value().user == "bob");
+  // The session follows its token: exp and iat come with the user.
+  REQUIRE(verified.value().exp);
+  REQUIRE(verified.value().iat);
+  CHECK(*verified.value().exp - *verified.value().iat == 60);
   t.token = pushonce::jwt::mint("bob", std::chrono::seconds(60), "other");
   CHECK_FALSE(jwt->authenticate(t));
   CHECK_FALSE(jwt->authenticate(h));  // dev-style hello without --dev-auth
@@ -199,16 +204,16 @@ TEST_CASE("gateway hello rules: authenticators") {
   CHECK_FALSE(no_secret->authenticate(t));
   // --dev-auth with a secret still verifies a token when one is given.
   auto dev_jwt = make_dev_authenticator("s3cret");
-  CHECK(dev_jwt->authenticate(t).value() == "bob");
+  CHECK(dev_jwt->authenticate(t).value().user == "bob");
   t.token = "forged";
   CHECK_FALSE(dev_jwt->authenticate(t));
 
   // A rotation: the new secret and the previous one both verify; any other does not.
   auto rotating = make_jwt_authenticator("new-secret", {}, nullptr, "old-secret");
   t.token = pushonce::jwt::mint("carol", std::chrono::seconds(60), "old-secret");
-  CHECK(rotating->authenticate(t).value() == "carol");
+  CHECK(rotating->authenticate(t).value().user == "carol");
   t.token = pushonce::jwt::mint("carol", std::chrono::seconds(60), "new-secret");
-  CHECK(rotating->authenticate(t).value() == "carol");
+  CHECK(rotating->authenticate(t).value().user == "carol");
   t.token = pushonce::jwt::mint("carol", std::chrono::seconds(60), "third-secret");
   CHECK_FALSE(rotating->authenticate(t));
   auto after = make_jwt_authenticator("new-secret", {}, nullptr, "");

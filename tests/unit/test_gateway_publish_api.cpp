@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "gateway/publish_api.hpp"
+#include "gateway/http/publish_api.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
 namespace test_gateway_publish_api_unit {

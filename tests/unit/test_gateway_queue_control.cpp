@@ -1,4 +1,4 @@
-#include "gateway/queue_control.hpp"
+#include "gateway/http/queue_control.hpp"
 // (the header under test first: it is self-contained)
 
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-#include "gateway/queue_view.hpp"
+#include "gateway/queue/queue_view.hpp"
 // (the header under test first: it is self-contained)
 
 #include <doctest/doctest.h>
@@ -7,7 +7,7 @@
 #include <random>
 #include <vector>
 
-#include "gateway/queue_event.hpp"
+#include "gateway/queue/queue_event.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
 namespace test_gateway_queue_view_unit {

@@ -1,4 +1,4 @@
-#include "gateway/readiness.hpp"
+#include "gateway/server/readiness.hpp"
 // (the header under test first: it is self-contained)
 
 #include <doctest/doctest.h>

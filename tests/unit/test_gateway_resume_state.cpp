@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "gateway/resume_state.hpp"
+#include "gateway/session/resume_state.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
 namespace test_gateway_resume_state_unit {

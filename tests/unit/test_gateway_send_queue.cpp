@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "gateway/send_queue.hpp"
+#include "gateway/session/send_queue.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
 namespace test_gateway_send_queue_unit {

@@ -1,6 +1,6 @@
 #include <doctest/doctest.h>
 
-#include "gateway/session_machine.hpp"
+#include "gateway/session/session_machine.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
 namespace test_gateway_session_machine_unit {

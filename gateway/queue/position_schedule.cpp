@@ -1,0 +1,56 @@
+#include "gateway/queue/position_schedule.hpp"
+
+#include <algorithm>
+
+namespace pushonce::gateway {
+
+position_schedule::position_schedule(clock::duration interval, clock::duration settle)
+    : interval_(interval), settle_(std::min(settle, interval)) {}
+
+void position_schedule::changed(const std::string& queue, clock::time_point now) {
+  auto& s = queues_[queue];
+  if (s.due) return;  // already waiting for its push
+  auto at = now + settle_;
+  if (s.pushed) at = std::max(at, *s.pushed + interval_);
+  s.due = at;
+}
+
+void position_schedule::wake_at(const std::string& queue, clock::time_point at) {
+  auto& s = queues_[queue];
+  if (!s.due || at < *s.due) s.due = at;
+}
+
+position_schedule::clock::duration position_gap(position_schedule::clock::duration interval,
+                                                long long position,
+                                                std::optional<long long> eta_s) {
+  if (position <= cadence_head || !eta_s) return interval;
+  const auto tenth = std::chrono::duration_cast<position_schedule::clock::duration>(
+      std::chrono::milliseconds(*eta_s * 100));
+  const position_schedule::clock::duration most =
+      std::max<position_schedule::clock::duration>(interval, cadence_max_gap);
+  return std::clamp<position_schedule::clock::duration>(tenth, interval, most);
+}
+
+std::vector<std::string> position_schedule::due(clock::time_point now) {
+  std::vector<std::string> out;
+  for (auto& [q, s] : queues_) {
+    if (!s.due || *s.due > now) continue;
+    s.due.reset();
+    s.pushed = now;
+    out.push_back(q);
+  }
+  return out;
+}
+
+std::optional<position_schedule::clock::time_point> position_schedule::next() const {
+  std::optional<clock::time_point> at;
+  for (auto& [_, s] : queues_)
+    if (s.due && (!at || *s.due < *at)) at = s.due;
+  return at;
+}
+
+void position_schedule::forget(const std::string& queue) {
+  queues_.erase(queue);
+}
+
+}  // namespace pushonce::gateway

@@ -1,0 +1,135 @@
+#pragma once
+// What every connection of the gateway shares: settings, Redis, the registry, the
+// authenticator. Built once by server.cpp; no Beast here.
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/keys.hpp"
+#include "core/publisher.hpp"
+#include "core/queue_api.hpp"
+#include "core/redis/connection.hpp"
+#include "core/redis/sharded_subscriber.hpp"
+#include "core/redis/subscriber.hpp"
+#include "gateway/auth/auth_failures.hpp"
+#include "gateway/auth/authenticator.hpp"
+#include "gateway/http/admission_api.hpp"
+#include "gateway/limits/client_address.hpp"
+#include "gateway/limits/connection_admission.hpp"
+#include "gateway/limits/frame_limiter.hpp"
+#include "gateway/limits/slot_counter.hpp"
+#include "gateway/queue/join_pow.hpp"
+#include "gateway/queue/position_notifier.hpp"
+#include "gateway/server/probe_cache.hpp"
+#include "gateway/server/readiness.hpp"
+#include "gateway/session/inbox.hpp"
+#include "gateway/session/session_registry.hpp"
+
+namespace pushonce::gateway {
+
+struct gateway_settings {
+  std::string id;
+  bool dev_auth = false;
+  std::vector<std::string> allowed_origins;     // empty: any
+  std::optional<std::string> api_key;           // PUSHONCE_API_KEY; none: /api/publish is 403
+  std::optional<std::string> api_key_previous;  // PUSHONCE_API_KEY_PREVIOUS: also accepted
+  std::optional<std::string> admin_token;       // PUSHONCE_ADMIN_TOKEN; none: /api/status is 403
+  std::chrono::milliseconds idle_ttl{std::chrono::hours(24 * 7)};
+  std::chrono::milliseconds hello_timeout{std::chrono::seconds(10)};
+  std::size_t max_frame = 64 * 1024;    // WebSocket payload; over: 1009
+  std::size_t max_queue_frames = 1024;  // send queue per session; over: 1013
+  std::size_t max_queue_bytes = 4u << 20;
+  std::size_t inbox_page = 100;                       // XRANGE COUNT of a replay
+  std::chrono::milliseconds position_interval{1000};  // position frames: one per session per
+  pushonce::retention retention;                      // of what /api/publish writes
+
+  // Limits (docs/security.md has the table and the reasons). 0 = no limit.
+  std::size_t max_connections = 0;  // TCP connections (HTTP and WebSocket); server.cpp
+                                    // sets the open-files limit minus 64 when not given
+  std::size_t max_connections_per_ip = 1000;
+  std::size_t max_sessions_per_ip = 1000;  // WebSocket sessions of one client address
+  std::size_t max_sessions_per_user = 100;
+  std::chrono::milliseconds http_idle_timeout{std::chrono::seconds(15)};  // wait for a request
+  // From accept to the end of the first request's header, and from the first byte to the
+  // end of the header of a later one: a connection that sends nothing is closed this soon.
+  std::chrono::milliseconds http_header_timeout{std::chrono::seconds(5)};
+  std::size_t http_max_requests = 1000;                              // per keep-alive connection
+  std::chrono::milliseconds close_timeout{std::chrono::seconds(5)};  // a closing session's
+                                                                     // socket is dropped after
+  rate_limits frame_rates;
+  std::size_t max_data_bytes = 64 * 1024;  // serialised data of a published message
+  double publish_rate = 10000;             // /api/publish requests/s per API key (0: off)
+  double publish_burst = 20000;
+  bool metrics_auth = false;  // /metrics wants the admin token
+  trusted_proxies trusted;    // --trusted-proxy
+  // --jwt-leeway (30 s), --jwt-audience, --jwt-issuer, --jwt-max-lifetime (7 days)
+  jwt::verify_options jwt{std::chrono::seconds(30), std::nullopt, std::nullopt,
+                          std::chrono::seconds(7 * 24 * 3600), std::nullopt};
+  // GET /.well-known/jwks.json: the admission keys' public halves (core/admission_token).
+  std::string admission_jwks = R"({"keys":[]})";
+  // SIGTERM: /readyz turns 503 at once, sessions are closed with 1001 this much later.
+  std::chrono::milliseconds drain_delay{0};
+};
+
+/// Counters of this gateway, exported by GET /metrics.
+struct gateway_metrics {
+  std::atomic<std::uint64_t> sessions_opened{0}, auth_failures{0}, frames_sent{0},
+      slow_consumer_closes{0}, http_requests{0}, api_messages{0}, connections_refused{0},
+      sessions_refused{0}, rate_limited_frames{0}, rate_limit_closes{0}, api_rate_limited{0},
+      close_deadline_drops{0}, epoch_rotations{0}, offset_regression_closes{0}, bearer_failures{0},
+      bearer_blocked{0}, catch_up_gap_closes{0};
+};
+
+struct gateway_state {
+  gateway_state(gateway_settings s, keys k)
+      : settings(std::move(s)),
+        keys(k),
+        registry(std::move(k)),
+        connections(
+            slot_counter::create(settings.max_connections, settings.max_connections_per_ip)),
+        forwarded_connections(slot_counter::create(0, settings.max_connections_per_ip)),
+        sessions_per_ip(slot_counter::create(0, settings.max_sessions_per_ip)),
+        sessions_per_user(slot_counter::create(0, settings.max_sessions_per_user)),
+        admit(connections, forwarded_connections, sessions_per_ip, settings.trusted,
+              origin_policy{settings.allowed_origins}) {}
+
+  gateway_settings settings;
+  pushonce::keys keys;
+  // This process's presence instance (core/lua/presence.hpp), also in its heartbeat; empty:
+  // sessions are not counted (tests that build a gateway_state without a server).
+  std::string presence_instance;
+  std::shared_ptr<redis::connection> conn;            // commands (5 s deadline)
+  std::shared_ptr<redis::connection> health_conn;     // /healthz, /metrics (1 s deadline)
+  std::shared_ptr<redis::connection> heartbeat_conn;  // the heartbeat alone: HTTP load on
+                                                      // health_conn cannot delay it
+  std::shared_ptr<redis::subscriber> sub;  // the wake channel (and user channels on one Redis)
+  std::shared_ptr<redis::sharded_subscriber> sharded;  // Redis Cluster: user channels
+  session_registry registry;
+  std::unique_ptr<queue_api> queues;
+  std::unique_ptr<publisher> pub;
+  std::unique_ptr<authenticator> auth;
+  std::unique_ptr<inbox> inboxes;
+  std::shared_ptr<position_notifier> positions;
+  std::shared_ptr<join_pow> pow;  // proof of work at join (null: never asked)
+  std::atomic<bool> stopping{false};
+  std::atomic<bool> draining{false};  // SIGTERM received: /readyz answers 503
+  gateway_metrics metrics;
+  std::shared_ptr<slot_counter> connections;            // per TCP peer, and in total
+  std::shared_ptr<slot_counter> forwarded_connections;  // per client a trusted proxy names
+  std::shared_ptr<slot_counter> sessions_per_ip;        // WebSocket sessions per client address
+  std::shared_ptr<slot_counter> sessions_per_user;      // after hello
+  connection_admission admit;                           // the caps above and the Origin rule
+  auth_failures bearer_failures;                        // wrong API keys and admin tokens
+  probe_cache<bool> health_cache;                       // /healthz: Redis answered PING
+  probe_cache<redis_write_probe> ready_cache;           // /readyz: Redis accepted a tiny write
+  probe_cache<std::string> stats_cache;                 // /metrics: the Redis part of the text
+  probe_cache<std::size_t> heap_cache;                  // /metrics: mallinfo2's heap in use
+  admission_sources admission_queues;                   // /api/admission/ID: id -> queue
+};
+
+}  // namespace pushonce::gateway

@@ -1,0 +1,78 @@
+#pragma once
+// The protocol side of one WebSocket session, without the socket: what a client frame
+// does (session_machine decides, op_handlers act), hello and resume (session.lua, routing
+// of the user's channel, welcome, inbox replay, then the live stream without gap or
+// duplicate: resume_state), later catch-ups, and live frames. It carries its decisions out
+// through session_transport; all of it runs on the session's strand.
+
+#include <boost/asio/awaitable.hpp>
+#include <memory>
+#include <string>
+
+#include "gateway/limits/frame_limiter.hpp"
+#include "gateway/limits/slot_counter.hpp"
+#include "gateway/session/inbox.hpp"
+#include "gateway/session/protocol.hpp"
+#include "gateway/session/resume_state.hpp"
+#include "gateway/session/session_machine.hpp"
+
+namespace pushonce::gateway {
+
+struct gateway_state;
+class session_handle;
+class session_transport;
+
+class session_flow {
+ public:
+  using frame_ptr = std::shared_ptr<const std::string>;
+
+  session_flow(gateway_state& st, session_transport& io);
+
+  session_machine& machine() { return machine_; }
+  const session_machine& machine() const { return machine_; }
+  const std::string& user() const { return user_; }
+
+  /// One complete client frame (read loop).
+  boost::asio::awaitable<void> on_frame(std::string text, bool is_text);
+  /// A frame of the user's channel.
+  void on_live(const frame_ptr& f);
+  /// Re-read the inbox after the last offset sent (subscriber reconnect, offset gap).
+  void request_catch_up();
+  /// The connection ended: stop watching positions, stop routing the user's channel.
+  void end(const session_handle* self);
+
+ private:
+  boost::asio::awaitable<void> on_hello(hello_op h);
+  /// Sends `page` and the pages after it, pacing on the send queue; false on a failure.
+  boost::asio::awaitable<bool> replay(inbox_page page);
+  /// Catch-up passes while one is requested (session_machine::finish_catch_up).
+  boost::asio::awaitable<void> catch_up_passes();
+  /// Sends what the catch-up pass freed; closes on a gap it cannot fill, asks for one more
+  /// pass on a hole that may yet fill.
+  void flush_buffered();
+  /// The next offset cannot be sent (trimmed from the inbox, or the inbox unreadable):
+  /// close 1013; the client resumes and its welcome says recovered:false when it lost any.
+  void on_catch_up_failed(const char* why);
+  /// The user's offsets went back (resume_state regressed, or the offset counter is behind
+  /// what was sent): rotate the epoch (session.lua), then close 1013 so the client comes
+  /// back through hello and gets recovered:false. Once per session.
+  void on_offsets_went_back(const char* why);
+  /// Presence (docs/data-model.md): one presence_open.lua call once the session is live,
+  /// one presence_close.lua call when it ends; the user is absent at its last close.
+  void presence_open();
+  void presence_close();
+  /// The frame rate limits (frame_limiter); false when the frame is not to be acted on.
+  bool within_rate(const frame_decision& d);
+
+  gateway_state& st_;
+  session_transport& io_;
+  session_machine machine_;
+  resume_state resume_;
+  frame_limiter limiter_;
+  slot_counter::slot user_slot_;  // gateway_state::sessions_per_user, from hello on
+  std::string user_, session_id_, epoch_;
+  bool went_back_ = false;  // on_offsets_went_back ran
+  bool present_ = false;    // presence_open was sent and presence_close not yet
+};
+
+}  // namespace pushonce::gateway
