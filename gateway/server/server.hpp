@@ -1,7 +1,8 @@
 #pragma once
 // The gateway process: Redis connections, subscriber, registry, listener, heartbeat,
 // signals. --threads threads (default 1) run one io_context. With one thread every handler
-// runs on it in turn; with more, each connection gets a strand of its own (gateway/server/listener).
+// runs on it in turn; with more, each connection gets a strand of its own
+// (gateway/server/listener).
 
 #include <cstdint>
 #include <functional>

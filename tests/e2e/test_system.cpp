@@ -253,7 +253,7 @@ struct session {
 /// Connects a session of `user` to gateway `gw` and says hello (with `since` when given:
 /// a JSON object); fails the test case unless the first frame is a welcome.
 std::unique_ptr<session> connect(deployment& d, int gw, const std::string& user,
-                                        const std::string& since = {}) {
+                                 const std::string& since = {}) {
   auto s = std::make_unique<session>();
   s->user = user;
   s->gw = gw;

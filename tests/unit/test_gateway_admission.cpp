@@ -1,4 +1,5 @@
-// gateway/limits/connection_admission: accept, request and upgrade decisions row by row (no sockets).
+// gateway/limits/connection_admission: accept, request and upgrade decisions row by row (no
+// sockets).
 #include <doctest/doctest.h>
 
 #include "gateway/limits/connection_admission.hpp"
