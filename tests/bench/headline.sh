@@ -118,7 +118,7 @@ if wanted claim; then
   if run claim "${cmd[@]}" && grep -q '^run ' "$out/claim.out"; then
     # run N: ... EVALSHA X us/message, redis-server CPU Y us/message; used_memory Z bytes/message
     claim_field() {
-      sed -nE "s/.*$1 ([0-9.]+) $2.*/\1/p" "$out/claim.out" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'
+      sed -nE "s|.*$1 ([0-9.]+) $2.*|\1|p" "$out/claim.out" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'
     }
     row "\`claim.lua\` alone: \`EVALSHA\` time / redis-server CPU per message (median of 3)" \
       "$(claim_field EVALSHA us/message) / $(claim_field 'redis-server CPU' us/message) µs" "${cmd[*]}"
