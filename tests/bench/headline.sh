@@ -23,10 +23,12 @@
 #             2000 calls of 100 messages, 3 runs: EVALSHA µs and redis-server CPU per
 #             message, memory per message. ~30 s.
 #   waiting   bench_waiting_room with 100,000 waiting (6 gateways, 6 client processes of
-#             ~17,000 sessions: 20,000 descriptors per process are enough; arrivals at
-#             10,000/s): join rate, gateway RSS per session, Redis memory per waiting
-#             user, a join/leave's Redis calls/s, 10,000 resources at once reaching their
-#             users (p99), Redis CPU per assignment. ~2 min.
+#             ~17,000 sessions: 20,000 descriptors per process are enough; arrivals spread
+#             at 5,000/s, about what 2 cores take: offered 10,000/s on a slow day, Redis
+#             fell 5 s behind, the gateways reconnected and joins failed over and over):
+#             join rate, gateway RSS per session, Redis memory per waiting user, a
+#             join/leave's Redis calls/s, 10,000 resources at once reaching their users
+#             (p99), Redis CPU per assignment. ~1.5 min.
 #   idle      tests/bench/idle_connections.sh, 19,000 idle sessions on one gateway: gateway
 #             RSS per session, idle CPU. ~1 min.
 #   soak      tests/bench/bench_soak.sh, 4000 msgs/s for 300 s: Redis memory growth (last
@@ -132,7 +134,7 @@ fi
 # --- 100,000 waiting in one queue --------------------------------------------------------
 if wanted waiting; then
   cmd=("$bin_arg/bench_waiting_room" --users 100000 --gateways 6 --clients 6 --resources 10000
-       --sustained-rate 10000 --join-rate 10000)
+       --sustained-rate 10000 --join-rate 5000)
   run waiting "${cmd[@]}"
   if jsonl waiting; then
     w() { jq -r "$1" "$out/waiting.jsonl" | head -n 1; }
