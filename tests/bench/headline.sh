@@ -106,7 +106,7 @@ if wanted rate; then
       f="$out/rate$w.jsonl"
       row "at 6500 msgs/s, batches of 10, $w workers: p50 / p99 (median of 3)" \
         "$(med "$f" .latency.p50_ms 2) / $(med "$f" .latency.p99_ms 2) ms" "$shown"
-      ((w == 3)) && row "Redis CPU per message at 6500 msgs/s" "$(med "$f" .redis_cpu_us_per_message) µs" "$shown"
+      ((w == 3)) && row "Redis CPU per message at 6500 msgs/s, batches of 10" "$(med "$f" .redis_cpu_us_per_message) µs" "$shown"
       row "at 6500 msgs/s, $w workers: duplicates / losses" "$(sum "$f" .duplicates) / $(sum "$f" .lost)" "$shown"
     else
       row "at 6500 msgs/s, batches of 10, $w workers" "failed" "$shown"
