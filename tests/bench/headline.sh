@@ -26,9 +26,10 @@
 #             ~17,000 sessions: 20,000 descriptors per process are enough; arrivals spread
 #             at 5,000/s, about what 2 cores take: offered 10,000/s on a slow day, Redis
 #             fell 5 s behind, the gateways reconnected and joins failed over and over):
-#             join rate, gateway RSS per session, Redis memory per waiting user, a
-#             join/leave's Redis calls/s, 10,000 resources at once reaching their users
-#             (p99), Redis CPU per assignment. ~1.5 min.
+#             join rate, gateway RSS per session, Redis memory per waiting user, the
+#             leader's RSS (sampled every 0.5 s), a join/leave's Redis calls/s, 10,000
+#             resources at once reaching their users (p99), Redis CPU per assignment.
+#             ~1.5 min.
 #   idle      tests/bench/idle_connections.sh, 19,000 idle sessions on one gateway: gateway
 #             RSS per session, idle CPU. ~1 min.
 #   soak      tests/bench/bench_soak.sh, 4000 msgs/s for 300 s: Redis memory growth (last
@@ -80,6 +81,24 @@ med() {
 }
 sum() { jq -s "map($2) | add" "$1"; }
 jsonl() { grep '^{' "$out/$1.out" >"$out/$1.jsonl"; [[ -s "$out/$1.jsonl" ]]; }
+# The largest VmRSS (kB) seen of the processes named NAME that descend from this script,
+# sampled every 0.5 s while the file FLAG exists; printed when it is gone.
+peak_rss_kb() {
+  local name="$1" flag="$2" peak=0 pid p rss
+  while [[ -e "$flag" ]]; do
+    for pid in $(pgrep -x "$name"); do
+      p=$pid
+      while [[ "$p" -gt 1 && "$p" != "$$" ]]; do
+        p=$(awk '{ print $4 }' "/proc/$p/stat" 2>/dev/null || echo 1)
+      done
+      [[ "$p" == "$$" ]] || continue
+      rss=$(awk '$1 == "VmRSS:" { print $2 }' "/proc/$pid/status" 2>/dev/null || echo 0)
+      ((rss > peak)) && peak=$rss
+    done
+    sleep 0.5
+  done
+  echo "$peak"
+}
 load_before="$(cut -d' ' -f1-3 /proc/loadavg)"
 t_start=$(date +%s)
 
@@ -135,12 +154,19 @@ fi
 if wanted waiting; then
   cmd=("$bin_arg/bench_waiting_room" --users 100000 --gateways 6 --clients 6 --resources 10000
        --sustained-rate 10000 --join-rate 5000)
+  touch "$out/waiting.running"
+  peak_rss_kb pushonce-leader "$out/waiting.running" >"$out/waiting.leader_rss" &
+  sampler=$!
   run waiting "${cmd[@]}"
+  rm -f "$out/waiting.running"
+  wait "$sampler"
   if jsonl waiting; then
     w() { jq -r "$1" "$out/waiting.jsonl" | head -n 1; }
     row "100,000 waiting: all joined in (arrivals/s)" "$(w '"\(.join_s) s (\(.joins_per_s | round)/s)"')" "${cmd[*]}"
     row "100,000 waiting: gateway RSS per session / Redis memory per waiting user" \
       "$(w '"\(.gateway_rss_kb_per_session) KB / \(.redis_bytes_per_waiting_user | round) B"')" "${cmd[*]}"
+    row "100,000 waiting: leader RSS (largest seen)" \
+      "$(awk '{ printf "%.1f MB", $1 / 1024 }' "$out/waiting.leader_rss")" "${cmd[*]}"
     row "100,000 waiting: one user's joins and leaves, Redis calls/s above idle" "$(w .churn_calls_per_s_above_idle)" "${cmd[*]}"
     row "100,000 waiting: 10,000 resources at once, all assigned / first frame p50 / p99" \
       "$(w '"\(.assign_all_ms / 1000) / \(.first_frame_ms_p50 / 1000) / \(.first_frame_ms_p99 / 1000) s"')" "${cmd[*]}"
