@@ -111,7 +111,13 @@ asio::awaitable<void> session_flow::on_hello(hello_op h) {
     io_.close(close_policy, who.error().message);
     co_return;
   }
+  if (st_.revoked(who.value())) {
+    ++st_.metrics.auth_failures;
+    io_.close(close_policy, "revoked");
+    co_return;
+  }
   user_ = who.value().user;
+  iat_ = who.value().iat;
   auto slot = st_.sessions_per_user->acquire(user_);
   if (!slot.held) {
     ++st_.metrics.sessions_refused;
@@ -153,6 +159,11 @@ asio::awaitable<void> session_flow::on_hello(hello_op h) {
   std::shared_ptr<session_handle> self = io_.self();
   auto ec = co_await st_.registry.add_route(std::move(self), std::move(user));
   if (machine_.closing()) co_return;
+  // A revocation heard between the check above and the route: its close missed this session.
+  if (st_.revoked(identity{user_, std::nullopt, iat_})) {
+    io_.close(close_policy, "revoked");
+    co_return;
+  }
   if (ec) {
     log::warn("ws: {}: subscribe failed: {}", user_, ec.message());
     io_.close(close_try_again, "redis unavailable");
