@@ -161,6 +161,36 @@ TEST_CASE(
   }
 }
 
+TEST_CASE(
+    "disconnect: a gateway whose subscriber missed the broadcast refuses once it "
+    "reconnects") {
+  two_gateways sys("missed");
+  auto old_token = jwt::mint("ada", 600s, secret);
+  auto a = sys.connect(sys.ports[1], old_token);
+  REQUIRE(welcomed(*a));
+  // A revocation no gateway heard (as if every subscriber was down when it was published):
+  // written as revoke.lua writes it, without the broadcast.
+  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+                 .count();
+  const auto key = sys.k().ns() + ":{revoked}";
+  sys.redis().cmd({"HSET", key, "ada", std::to_string(now) + ":" + std::to_string(now + 60'000)});
+  // Not heard: the session stays open and the old token is still accepted.
+  CHECK_FALSE(a->closed());
+  // The subscribers reconnect and read the revocations again.
+  sys.redis().cmd({"CLIENT", "KILL", "TYPE", "pubsub"});
+  REQUIRE(sys.wait_subscribers(sys.k().plain("control"), 2));
+  for (auto port : sys.ports) {
+    bool refused = wait_until(
+        [&] {
+          auto c = sys.connect(port, old_token);
+          return c->wait_closed(2s) && c->close_reason() == "revoked";
+        },
+        10s, 100ms);
+    CHECK_MESSAGE(refused, "gateway on port ", port, " still accepts the revoked token");
+  }
+}
+
 TEST_CASE("disconnect: the leader CLI disconnects and revokes; bad input exits 2") {
   two_gateways sys("cli");
   auto old_token = jwt::mint("ada", 600s, secret);
