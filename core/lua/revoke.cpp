@@ -14,7 +14,7 @@ std::string control_channel(const keys& k) {
 
 redis::command revoke_command(const keys& k, const std::string& user, bool revoke,
                               std::chrono::milliseconds lifetime) {
-  std::vector<std::string> ks{revoked_key(k)};
+  std::vector<std::string> ks{revoked_key(k), revoked_key(k) + ":until"};
   std::vector<std::string> as{control_channel(k), user, revoke ? "1" : "0",
                               std::to_string(lifetime.count())};
   return redis::evalsha_command(redis::get_script("revoke"), ks, as);

@@ -82,11 +82,14 @@ struct disc_bench {
       if (rec) {
         auto reason = ws.reason();
         if (reconnect) {
-          u.reconnect_refused = reason.code == 1008 && std::string(reason.reason) == "revoked";
+          u.reconnect_refused =
+              reason.code == 1008 &&
+              std::string(reason.reason.data(), reason.reason.size()) == "revoked";
           ++reconnected;
         } else {
           u.closed = clock_type::now();
-          u.closed_ok = reason.code == 1008 && std::string(reason.reason) == "disconnected";
+          u.closed_ok = reason.code == 1008 &&
+                        std::string(reason.reason.data(), reason.reason.size()) == "disconnected";
           ++closed;
         }
         co_return;
@@ -131,7 +134,10 @@ struct disc_bench {
   template <class Pred>
   bool run_until(Pred done, std::chrono::seconds limit) {
     auto deadline = clock_type::now() + limit;
-    while (!done() && clock_type::now() < deadline) io.run_for(20ms);
+    while (!done() && clock_type::now() < deadline) {
+      if (io.stopped()) io.restart();  // out of work after an earlier phase
+      io.run_for(20ms);
+    }
     return done();
   }
 };

@@ -71,12 +71,23 @@ TEST_CASE("revoke.lua: expired revocations are dropped by the next one") {
     CO_LET(auto w,
            fx.conn->exec(cmd({"HSET", key, "old", "1000:2000", "live", "1000:99999999999999"})));
     REQUIRE(w.ok());
+    CO_LET(auto z,
+           fx.conn->exec(cmd({"ZADD", key + ":until", "2000", "old", "99999999999999", "live"})));
+    REQUIRE(z.ok());
     CO_LET(auto r, disconnect_user(fx.conn, fx.k, "ada", true, 10s));
     REQUIRE(r);
     CO_LET(auto old, fx.conn->exec(cmd({"HEXISTS", key, "old"})));
     CHECK(old.value.integer == 0);
     CO_LET(auto live, fx.conn->exec(cmd({"HEXISTS", key, "live"})));
     CHECK(live.value.integer == 1);
+    CO_LET(auto zold, fx.conn->exec(cmd({"ZSCORE", key + ":until", "old"})));
+    CHECK(zold.value.is_nil());
+    // A shorter revocation of a user does not cut a longer one short.
+    CO_LET(auto longer, disconnect_user(fx.conn, fx.k, "bob", true, 3600s));
+    REQUIRE(longer);
+    CO_LET(auto shorter, disconnect_user(fx.conn, fx.k, "bob", true, 1s));
+    REQUIRE(shorter);
+    CHECK(shorter.value().until_ms == longer.value().until_ms);
   });
 }
 
