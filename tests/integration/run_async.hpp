@@ -7,8 +7,8 @@
 // test's thread, so doctest assertions may be used inside the coroutines.
 // run_async(f): the same on a fresh io_context (for code that owns no long-lived I/O).
 //
-// GCC 12 destroys temporaries with non-trivial destructors inside a co_await operand
-// twice. CO_LET keeps every call expression out of the co_await:
+// CO_LET keeps every call expression out of the co_await
+// (GCC 12: docs/architecture.md "Coroutines and GCC 12"):
 //   CO_LET(auto r, api.join(queue, "alice"));
 // is `auto op = api.join(queue, "alice"); auto r = co_await std::move(op);`.
 
