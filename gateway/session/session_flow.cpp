@@ -128,9 +128,8 @@ asio::awaitable<void> session_flow::on_hello(hello_op h) {
   }
   user_slot_ = std::move(slot.held);
   session_id_ = random_hex(16);
-  std::string user = user_,
-              new_epoch = random_hex(
-                  16);  // named locals: GCC 12 destroys temporaries in a co_await operand twice
+  // named locals (GCC 12: docs/architecture.md "Coroutines and GCC 12")
+  std::string user = user_, new_epoch = random_hex(16);
   std::optional<lua::session_since> checked;  // session.lua rotates the epoch when it went back
   if (h.since) checked = lua::session_since{h.since->epoch, h.since->offset};
   auto opened =
