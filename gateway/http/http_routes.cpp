@@ -285,6 +285,15 @@ asio::awaitable<http_response> metrics(http_request& req, gateway_state& st) {
          "Sessions closed 1013 because the next offset could not be sent (trimmed from the "
          "inbox, or the inbox unreadable during a catch-up): they resume.",
          m.catch_up_gap_closes.load());
+  metric("pushonce_gateway_token_refreshes_total", "counter",
+         "refresh ops accepted (the session follows the new token's exp).",
+         m.token_refreshes.load());
+  metric("pushonce_gateway_token_refresh_refusals_total", "counter",
+         "refresh ops refused (the token did not verify or named another user).",
+         m.token_refresh_refusals.load());
+  metric("pushonce_gateway_token_expiry_closes_total", "counter",
+         "Sessions closed 1008 \"token expired\" (exp + --jwt-leeway passed without a refresh).",
+         m.token_expiry_closes.load());
   metric("pushonce_gateway_http_requests_total", "counter", "HTTP requests served.",
          m.http_requests.load());
   metric("pushonce_gateway_api_messages_total", "counter", "Messages received on /api/publish.",

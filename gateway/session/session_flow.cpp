@@ -22,6 +22,12 @@ namespace {
 constexpr std::uint16_t close_policy = 1008;  // websocket::close_code::policy_error
 constexpr std::uint16_t close_try_again = 1013;
 
+long long session_now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 std::string random_hex(std::size_t n) {
   thread_local std::mt19937_64 rng{std::random_device{}()};
   static constexpr char hex[] = "0123456789abcdef";
@@ -98,7 +104,7 @@ asio::awaitable<void> session_flow::on_frame(std::string text, bool is_text) {
       co_await on_hello(std::move(h));
     } break;
     case action::dispatch: {
-      op_context ctx{st_, io_, user_, epoch_};
+      op_context ctx{st_, io_, user_, epoch_, this};
       co_await handle_op(ctx, std::move(d.op));
     } break;
   }
@@ -112,6 +118,8 @@ asio::awaitable<void> session_flow::on_hello(hello_op h) {
     co_return;
   }
   user_ = who.value().user;
+  expiry_ = token_expiry(who.value().exp, st_.settings.jwt.leeway);
+  arm_expiry();
   auto slot = st_.sessions_per_user->acquire(user_);
   if (!slot.held) {
     ++st_.metrics.sessions_refused;
@@ -337,8 +345,51 @@ void session_flow::presence_close() {
                       io_.executor());
 }
 
+void session_flow::arm_expiry() {
+  auto wait = expiry_.wait(session_now_ms());
+  if (!wait) {
+    if (expiry_timer_) expiry_timer_->cancel();
+    return;
+  }
+  if (!expiry_timer_) expiry_timer_ = std::make_unique<asio::steady_timer>(io_.executor());
+  expiry_timer_->expires_after(*wait);  // cancels a wait armed before
+  std::weak_ptr<session_handle> weak = io_.self();
+  expiry_timer_->async_wait([weak = std::move(weak), this](std::error_code ec) {
+    auto alive = weak.lock();
+    if (ec || !alive) return;
+    on_expiry_timer();
+  });
+}
+
+void session_flow::on_expiry_timer() {
+  if (machine_.closing()) return;
+  if (!expiry_.expired(session_now_ms())) {
+    arm_expiry();  // a refresh moved the deadline, or the clocks drifted apart
+    return;
+  }
+  ++st_.metrics.token_expiry_closes;
+  log::info(log::fields{{"user", user_}, {"session", session_id_}},
+            "ws: {}: token expired without a refresh: closed 1008", user_);
+  io_.close(close_policy, "token expired");
+}
+
+void session_flow::on_refresh(std::string token) {
+  hello_op h;
+  h.token = std::move(token);
+  auto who = st_.auth->authenticate(h);
+  auto r = reply_refresh(who, user_, expiry_);
+  if (r.accepted) {
+    ++st_.metrics.token_refreshes;
+    arm_expiry();
+  } else {
+    ++st_.metrics.token_refresh_refusals;
+  }
+  io_.send_text(std::move(r.frame));
+}
+
 void session_flow::end(const session_handle* self) {
   machine_.close();
+  if (expiry_timer_) expiry_timer_->cancel();
   presence_close();
   st_.positions->unwatch_all(self);
   if (!user_.empty()) st_.registry.remove_route(self, user_);

@@ -6,6 +6,7 @@
 // through session_transport; all of it runs on the session's strand.
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <memory>
 #include <string>
 
@@ -15,6 +16,7 @@
 #include "gateway/session/protocol.hpp"
 #include "gateway/session/resume_state.hpp"
 #include "gateway/session/session_machine.hpp"
+#include "gateway/session/token_expiry.hpp"
 
 namespace pushonce::gateway {
 
@@ -40,6 +42,11 @@ class session_flow {
   void request_catch_up();
   /// The connection ended: stop watching positions, stop routing the user's channel.
   void end(const session_handle* self);
+  /// A refresh op: verify the token (no Redis call), answer refreshed or error bad_request,
+  /// and on acceptance re-arm the expiry timer for the new token's exp.
+  void on_refresh(std::string token);
+  /// The session's token deadline (token_expiry): none for a session without a token.
+  const token_expiry& expiry() const { return expiry_; }
 
  private:
   boost::asio::awaitable<void> on_hello(hello_op h);
@@ -63,12 +70,20 @@ class session_flow {
   void presence_close();
   /// The frame rate limits (frame_limiter); false when the frame is not to be acted on.
   bool within_rate(const frame_decision& d);
+  /// (Re-)arms the expiry timer for token_expiry's deadline; cancels it when there is none.
+  void arm_expiry();
+  /// The timer fired: close 1008 "token expired" past the deadline, else re-arm.
+  void on_expiry_timer();
 
   gateway_state& st_;
   session_transport& io_;
   session_machine machine_;
   resume_state resume_;
   frame_limiter limiter_;
+  token_expiry expiry_;
+  // The expiry timer, made for a session with a token only (a session without one pays a
+  // pointer); it holds no reference to the session.
+  std::unique_ptr<boost::asio::steady_timer> expiry_timer_;
   slot_counter::slot user_slot_;  // gateway_state::sessions_per_user, from hello on
   std::string user_, session_id_, epoch_;
   bool went_back_ = false;  // on_offsets_went_back ran
