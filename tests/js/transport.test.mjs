@@ -349,3 +349,17 @@ test('refresh over SSE: the op is POSTed with the old token; later ops carry the
   await ping;
   assert.equal(fetch.requests.at(-1).headers.authorization, `Bearer ${t2}`);
 });
+
+test('refresh: a token of months is not refreshed at once (setTimeout caps at 24.8 days)', async () => {
+  const now = Math.floor(Date.now() / 1000);
+  const long = fakeJwt({ sub: 'alice', iat: now, exp: now + 90 * 86400 });
+  const { client } = makeClient({ user: undefined, token: async () => long });
+  client.connect();
+  const ws = FakeWebSocket.last();
+  ws.open();
+  await sleep(0);
+  ws.deliver(welcome());
+  await sleep(30);
+  assert.equal(ws.sentOps('refresh').length, 0);
+  assert.notEqual(client.timers.refresh, null); // armed: to look again in 24.8 days
+});
