@@ -147,7 +147,7 @@ const result = {
   sessions: N, ttl_s: TTL, duration_s: DURATION, rate: RATE, connect_s: connectS,
   opened: stats.opened, refreshed: stats.refreshed, refresh_errors: stats.refresh_errors,
   other_errors: stats.other_errors, token_expired_closes: stats.token_expired_closes,
-  reconnects: stats.reconnects, closes: stats.closes,
+  reconnects: stats.reconnects, closes: { ...stats.closes },
   published: publishedOk, publish_errors: publishErrors, delivered, lost, duplicates,
 };
 for (const rec of sessions) rec.client.close();
