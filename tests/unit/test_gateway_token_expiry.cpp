@@ -135,3 +135,20 @@ TEST_CASE("refresh op: the reply — refreshed with exp in ms, or bad_request") 
 }
 
 }  // namespace test_gateway_token_expiry_unit
+
+namespace test_gateway_token_expiry_unit {
+
+TEST_CASE("refresh op: a --dev-auth gateway without a secret says why it cannot verify a token") {
+  auto dev = make_dev_authenticator();
+  hello_op h;
+  h.token = "a.b.c";  // what a refresh presents: a token and no user
+  auto r = dev->authenticate(h);
+  REQUIRE_FALSE(r);
+  CHECK(r.error().message == "no JWT secret is configured on this gateway");
+  token_expiry e;
+  auto reply = token_expiry_json(reply_refresh(r, "alice", e).frame);
+  CHECK(reply.at("code") == "bad_request");
+  CHECK_FALSE(e.expires());  // still a session without a deadline
+}
+
+}  // namespace test_gateway_token_expiry_unit
