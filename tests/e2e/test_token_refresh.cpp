@@ -169,4 +169,21 @@ TEST_CASE("token refresh: an expired or badly signed token is refused; the sessi
   CHECK(c->close_reason() == "token expired");
 }
 
+TEST_CASE("token refresh: a --dev-auth session without a token follows the token it refreshes to") {
+  deployment d("refresh", "dev", {{"PUSHONCE_JWT_SECRET", refresh_secret}});
+  auto port = d.port_of(d.start_gateway({"--dev-auth", "--jwt-leeway", "0"}));
+  REQUIRE_MESSAGE(d.wait_ready(), d.ready_failure());
+  ws_client c;
+  c.connect("127.0.0.1", port);
+  REQUIRE(c.send(R"({"op":"hello","user":"wanda"})"));
+  REQUIRE_FALSE(refresh_next_of_type(c, "welcome").empty());
+  REQUIRE(c.send(refresh_frame(jwt::mint("xavier", 60s, refresh_secret))));
+  CHECK(refresh_next_of_type(c, "error").at("code") == "bad_request");  // another user
+  REQUIRE(c.send(refresh_frame(jwt::mint("wanda", 2s, refresh_secret))));
+  CHECK_FALSE(refresh_next_of_type(c, "refreshed").empty());
+  CHECK(c.wait_closed(10s));
+  CHECK(c.close_code() == 1008);
+  CHECK(c.close_reason() == "token expired");
+}
+
 }  // namespace test_token_refresh_e2e
