@@ -188,7 +188,7 @@ void handle_refresh(op_context ctx, refresh_op op) {
     ctx.io.send_text(render_error(errc::internal, "refresh is not available here", "refresh"));
     return;
   }
-  ctx.flow->on_refresh(std::move(op.token));
+  ctx.flow->on_refresh(std::move(op.token), ctx.io);
 }
 
 asio::awaitable<void> handle_op(op_context ctx, client_op op) {

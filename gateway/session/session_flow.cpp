@@ -373,7 +373,7 @@ void session_flow::on_expiry_timer() {
   io_.close(close_policy, "token expired");
 }
 
-void session_flow::on_refresh(std::string token) {
+void session_flow::on_refresh(std::string token, session_transport& out) {
   hello_op h;
   h.token = std::move(token);
   auto who = st_.auth->authenticate(h);
@@ -384,7 +384,7 @@ void session_flow::on_refresh(std::string token) {
   } else {
     ++st_.metrics.token_refresh_refusals;
   }
-  io_.send_text(std::move(r.frame));
+  out.send_text(std::move(r.frame));
 }
 
 void session_flow::end(const session_handle* self) {

@@ -42,9 +42,10 @@ class session_flow {
   void request_catch_up();
   /// The connection ended: stop watching positions, stop routing the user's channel.
   void end(const session_handle* self);
-  /// A refresh op: verify the token (no Redis call), answer refreshed or error bad_request,
-  /// and on acceptance re-arm the expiry timer for the new token's exp.
-  void on_refresh(std::string token);
+  /// A refresh op: verify the token (no Redis call), answer refreshed or error bad_request
+  /// on `out` (the transport the op came in on), and on acceptance re-arm the expiry timer
+  /// for the new token's exp.
+  void on_refresh(std::string token, session_transport& out);
   /// The session's token deadline (token_expiry): none for a session without a token.
   const token_expiry& expiry() const { return expiry_; }
 
