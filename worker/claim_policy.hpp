@@ -40,7 +40,7 @@ enum class claim_path {
   redrive,  // re-driven by the sweeper: no race
 };
 
-/// What the claim path adds to the worker's counters (worker_counters has the same names).
+/// What the claim path adds to the worker's counters (worker_counters is one, and more).
 struct claim_tally {
   std::uint64_t won = 0, lost = 0, delivered = 0, redelivered = 0, failed = 0, expired = 0,
                 dead_lettered = 0;

@@ -6,17 +6,6 @@
 
 namespace pushonce::worker {
 
-worker_counters& worker_counters::operator+=(const claim_tally& t) {
-  won += t.won;
-  lost += t.lost;
-  delivered += t.delivered;
-  redelivered += t.redelivered;
-  failed += t.failed;
-  expired += t.expired;
-  dead_lettered += t.dead_lettered;
-  return *this;
-}
-
 std::vector<std::pair<std::string_view, std::uint64_t>> stats_increments(
     const worker_counters& now, const worker_counters& flushed) {
   std::vector<std::pair<std::string_view, std::uint64_t>> out;

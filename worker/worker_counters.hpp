@@ -12,15 +12,18 @@
 
 namespace pushonce::worker {
 
-struct worker_counters {
-  std::uint64_t received = 0, won = 0, lost = 0, delivered = 0, failed = 0, dropped = 0,
-                redelivered = 0, dead_lettered = 0,
-                expired = 0,      // heard too late to deliver safely (claim.lua: "expired")
-      wait_replicas_timeout = 0;  // --wait-replicas: WAITs short of N replicas
-  std::uint64_t dead_letters_trimmed = 0;  // dead-letter entries dropped by the stream's trim
+/// The claim path's counters (won, lost, delivered, redelivered, failed, expired: heard too
+/// late to deliver safely, dead_lettered) and the worker's own.
+struct worker_counters : claim_tally {
+  std::uint64_t received = 0, dropped = 0,
+                wait_replicas_timeout = 0;  // --wait-replicas: WAITs short of N replicas
+  std::uint64_t dead_letters_trimmed = 0;   // dead-letter entries dropped by the stream's trim
 
   /// Adds what claim_policy counted.
-  worker_counters& operator+=(const claim_tally& t);
+  worker_counters& operator+=(const claim_tally& t) {
+    claim_tally::operator+=(t);
+    return *this;
+  }
 };
 
 /// The NS:stats fields (HINCRBY field by n) for what the counters `now` grew by since

@@ -17,6 +17,7 @@
 #include "gateway/http/web_assets.hpp"
 #include "gateway/server/gateway_state.hpp"
 #include "gateway/server/readiness.hpp"
+#include "gateway/session/sse_session.hpp"
 
 namespace pushonce::gateway {
 
@@ -436,6 +437,7 @@ const std::vector<http_route>& http_routes() {
       {http::verb::get, "/api/status", admin_auth, status},
       {http::verb::post, "/api/queue-control", admin_auth, queue_control_route, true},
       {http::verb::get, "/metrics", metrics_auth, metrics},
+      {http::verb::post, "/sse/op", {}, sse_op_route, true},
       {http::verb::get, "/", {}, static_asset},
       {http::verb::head, "/", {}, static_asset},
       {http::verb::head, "/pushonce.js", {}, static_asset},

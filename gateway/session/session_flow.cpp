@@ -59,7 +59,7 @@ void spawn_presence_call(const std::shared_ptr<redis::connection>& conn, const c
 session_flow::session_flow(gateway_state& st, session_transport& io)
     : st_(st), io_(io), limiter_(st.settings.frame_rates) {}
 
-bool session_flow::within_rate(const frame_decision& d) {
+bool session_flow::within_rate(const frame_decision& d, session_transport& out) {
   using action = frame_decision::action;
   if (d.what != action::error && d.what != action::dispatch) return true;
   bool queue_op = d.what == action::dispatch &&
@@ -70,7 +70,7 @@ bool session_flow::within_rate(const frame_decision& d) {
     case frame_limiter::verdict::rate_limited: {
       ++st_.metrics.rate_limited_frames;
       std::string op = d.what == action::dispatch ? std::string(op_name(d.op)) : d.error.op;
-      io_.send_text(render_error(
+      out.send_text(render_error(
           errc::rate_limited,
           queue_op ? "too many joins and leaves; slow down" : "too many frames; slow down", op));
       return false;
@@ -85,26 +85,31 @@ bool session_flow::within_rate(const frame_decision& d) {
 }
 
 asio::awaitable<void> session_flow::on_frame(std::string text, bool is_text) {
+  co_await on_frame(std::move(text), is_text, io_);
+}
+
+asio::awaitable<void> session_flow::on_frame(std::string text, bool is_text,
+                                             session_transport& out) {
   auto d = machine_.on_frame(text, is_text);
-  if (!within_rate(d)) co_return;
+  if (!within_rate(d, out)) co_return;
   using action = frame_decision::action;
   switch (d.what) {
     case action::ignore:
       break;
     case action::close_policy:
       if (!d.error.message.empty())
-        io_.send_text(render_error(d.error.code, d.error.message, d.error.op));
+        out.send_text(render_error(d.error.code, d.error.message, d.error.op));
       io_.close(close_policy, d.message);
       break;
     case action::error:
-      io_.send_text(render_error(d.error.code, d.error.message, d.error.op));
+      out.send_text(render_error(d.error.code, d.error.message, d.error.op));
       break;
     case action::hello: {
       hello_op h = std::get<hello_op>(std::move(d.op));
       co_await on_hello(std::move(h));
     } break;
     case action::dispatch: {
-      op_context ctx{st_, io_, user_, epoch_, this};
+      op_context ctx{st_, out, user_, epoch_, this};
       co_await handle_op(ctx, std::move(d.op));
     } break;
   }
@@ -189,6 +194,7 @@ asio::awaitable<void> session_flow::on_hello(hello_op h) {
     if (machine_.closing()) co_return;
     if (gate) challenge = join_pow::issue(*gate, user_, std::string(default_queue), bits);
   }
+  io_.on_welcome(session_id_, epoch_);
   io_.send_text(render_welcome(user_, session_id_, epoch_, latest, recovered,
                                challenge ? &*challenge : nullptr));
   ++st_.metrics.sessions_opened;

@@ -36,6 +36,10 @@ class session_flow {
 
   /// One complete client frame (read loop).
   boost::asio::awaitable<void> on_frame(std::string text, bool is_text);
+  /// The same, with the op's answer (reply and error frames) sent through `out` instead of the
+  /// session's transport (POST /sse/op answers in its HTTP response); closes still go to the
+  /// session.
+  boost::asio::awaitable<void> on_frame(std::string text, bool is_text, session_transport& out);
   /// A frame of the user's channel.
   void on_live(const frame_ptr& f);
   /// Re-read the inbox after the last offset sent (subscriber reconnect, offset gap).
@@ -70,7 +74,7 @@ class session_flow {
   void presence_open();
   void presence_close();
   /// The frame rate limits (frame_limiter); false when the frame is not to be acted on.
-  bool within_rate(const frame_decision& d);
+  bool within_rate(const frame_decision& d, session_transport& out);
   /// (Re-)arms the expiry timer for token_expiry's deadline; cancels it when there is none.
   void arm_expiry();
   /// The timer fired: close 1008 "token expired" past the deadline, else re-arm.
