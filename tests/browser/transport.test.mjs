@@ -9,6 +9,7 @@
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFile } from 'node:child_process';
+import crypto from 'node:crypto';
 import { once } from 'node:events';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -24,7 +25,18 @@ let tmpDir;
 let logDir;
 let redisUrl;
 
-const stackEnv = () => ({ ...process.env, PUSHONCE_REDIS: redisUrl, PUSHONCE_NAMESPACE: NAMESPACE, PUSHONCE_LOG_LEVEL: 'info' });
+const JWT_SECRET = 'transport-test-jwt-secret-0123456789';
+const stackEnv = () => ({
+  ...process.env, PUSHONCE_REDIS: redisUrl, PUSHONCE_NAMESPACE: NAMESPACE, PUSHONCE_LOG_LEVEL: 'info', PUSHONCE_JWT_SECRET: JWT_SECRET,
+});
+
+// An HS256 token of `sub` living `ttl` seconds, signed with the gateway's secret.
+function mintToken(sub, ttl) {
+  const b64url = (o) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const now = Math.floor(Date.now() / 1000);
+  const head = `${b64url({ alg: 'HS256', typ: 'JWT' })}.${b64url({ sub, iat: now, exp: now + ttl })}`;
+  return `${head}.${crypto.createHmac('sha256', JWT_SECRET).update(head).digest('base64url')}`;
+}
 
 function startProcess(name, file, args, env = stackEnv()) {
   const fd = fs.openSync(path.join(logDir, `transport-${name}.log`), 'a');
@@ -115,7 +127,7 @@ describe('the demo page over SSE when WebSocket is blocked', { skip: skipReason 
     startProcess('leader', LEADER, ['run']);
     startProcess('worker', WORKER, ['--id', 'transport-w1']);
     const port = await freePort();
-    const gw = startProcess('gateway', GATEWAY, ['--listen', `127.0.0.1:${port}`, '--dev-auth', '--id', 'transport-g1']);
+    const gw = startProcess('gateway', GATEWAY, ['--listen', `127.0.0.1:${port}`, '--dev-auth', '--jwt-leeway', '0', '--id', 'transport-g1']);
     base = `http://127.0.0.1:${port}`;
     await waitFor(async () => {
       if (gw.exitCode !== null) throw new Error(`the gateway exited with ${gw.exitCode}`);
@@ -187,6 +199,41 @@ describe('the demo page over SSE when WebSocket is blocked', { skip: skipReason 
     } catch (e) {
       await page.screenshot({ path: path.join(ARTIFACTS, 'failure-sse.png') }).catch(() => {});
       throw e;
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('over SSE the client refreshes 3 s tokens on its own; the session stays open and loses nothing', { timeout: 60000 }, async (t) => {
+    if (noSse) return t.skip(noSse);
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    try {
+      await page.addInitScript(blockWebSocket);
+      await page.exposeFunction('mintToken', (sub, ttl) => mintToken(sub, ttl));
+      await page.goto(`${base}/`);
+      await page.evaluate(async () => {
+        const { PushonceClient } = await import('/pushonce.js');
+        window.seen = { refreshed: 0, states: [], messages: [], errors: [] };
+        const c = new PushonceClient({ transport: 'sse', token: () => window.mintToken('tia', 3) });
+        c.on('refreshed', () => window.seen.refreshed++);
+        c.on('state', (s, d) => window.seen.states.push(d?.reason ? `${s}:${d.code}:${d.reason}` : s));
+        c.on('message', (m) => window.seen.messages.push(m.offset));
+        c.on('error', (e) => window.seen.errors.push(`${e.code}: ${e.message}`));
+        c.connect();
+        window.c = c;
+      });
+      await page.waitForFunction(() => window.c.state === 'open', null, { timeout: 10000 });
+      await leader(['publish', 'tia', '{"n":1}']);
+      // Three refreshes of 3 s tokens: past two of their lifetimes.
+      await page.waitForFunction(() => window.seen.refreshed >= 3, null, { timeout: 20000 });
+      await leader(['publish', 'tia', '{"n":2}']);
+      await page.waitForFunction(() => window.seen.messages.length >= 2, null, { timeout: 5000 });
+      const seen = await page.evaluate(() => window.seen);
+      assert.deepEqual(seen.states, ['connecting', 'open'], 'never closed: no "token expired"');
+      assert.deepEqual(seen.messages, [1, 2]);
+      assert.deepEqual(seen.errors, []);
+      assert.equal(await page.evaluate(() => window.c.transport), 'sse');
     } finally {
       await context.close();
     }
