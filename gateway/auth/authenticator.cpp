@@ -62,6 +62,8 @@ class dev_authenticator final : public authenticator {
   outcome<identity> authenticate(const hello_op& hello) const override {
     if (hello.token && (!secret_.empty() || keys_))
       return verify_token(*hello.token, secret_, previous_, opts_, keys_);
+    if (hello.token && !hello.user)  // e.g. a refresh: there is no user to trust instead
+      return failure{errc::auth_failed, "no JWT secret is configured on this gateway"};
     if (!hello.user) return failure{errc::auth_failed, "hello needs \"user\" (dev auth)"};
     if (!valid_name(*hello.user))
       return failure{errc::auth_failed,

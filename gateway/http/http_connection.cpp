@@ -23,6 +23,7 @@
 #include "gateway/limits/connection_admission.hpp"
 #include "gateway/limits/connection_info.hpp"
 #include "gateway/server/gateway_state.hpp"
+#include "gateway/session/sse_session.hpp"
 #include "gateway/session/websocket_session.hpp"
 
 namespace pushonce::gateway {
@@ -128,6 +129,16 @@ early_answer route_request(beast::tcp_stream& stream, request_parser& parser,
   }
   if (path == "/ws")
     return {error_response(errc::bad_request, "expected a WebSocket upgrade", req.version())};
+  if (path == "/sse" && req.method() == http::verb::get) {  // the SSE transport: as /ws
+    if (!parser.is_done())
+      return {error_response(errc::bad_request, "this request takes no body", req.version())};
+    auto v = st->admit.on_upgrade(req[http::field::origin], req[http::field::host],
+                                  st->stopping.load() || st->draining.load(), info);
+    if (!v) return {refusal(req, v, *st, info), nullptr, false, true};
+    stream.expires_never();
+    start_sse_session(stream.release_socket(), parser.release(), st, std::move(info));
+    return {std::nullopt, nullptr, true};
+  }
   const http_route* route = find_route(req.method(), path);
   if (!route) return {not_found_response(req)};
   if (route->before_body) {

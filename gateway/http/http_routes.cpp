@@ -18,6 +18,7 @@
 #include "gateway/http/web_assets.hpp"
 #include "gateway/server/gateway_state.hpp"
 #include "gateway/server/readiness.hpp"
+#include "gateway/session/sse_session.hpp"
 
 namespace pushonce::gateway {
 
@@ -286,6 +287,15 @@ asio::awaitable<http_response> metrics(http_request& req, gateway_state& st) {
          "Sessions closed 1013 because the next offset could not be sent (trimmed from the "
          "inbox, or the inbox unreadable during a catch-up): they resume.",
          m.catch_up_gap_closes.load());
+  metric("pushonce_gateway_token_refreshes_total", "counter",
+         "refresh ops accepted (the session follows the new token's exp).",
+         m.token_refreshes.load());
+  metric("pushonce_gateway_token_refresh_refusals_total", "counter",
+         "refresh ops refused (the token did not verify or named another user).",
+         m.token_refresh_refusals.load());
+  metric("pushonce_gateway_token_expiry_closes_total", "counter",
+         "Sessions closed 1008 \"token expired\" (exp + --jwt-leeway passed without a refresh).",
+         m.token_expiry_closes.load());
   metric("pushonce_gateway_http_requests_total", "counter", "HTTP requests served.",
          m.http_requests.load());
   metric("pushonce_gateway_api_messages_total", "counter", "Messages received on /api/publish.",
@@ -429,6 +439,7 @@ const std::vector<http_route>& http_routes() {
       {http::verb::get, "/api/status", admin_auth, status},
       {http::verb::post, "/api/queue-control", admin_auth, queue_control_route, true},
       {http::verb::get, "/metrics", metrics_auth, metrics},
+      {http::verb::post, "/sse/op", {}, sse_op_route, true},
       {http::verb::get, "/", {}, static_asset},
       {http::verb::head, "/", {}, static_asset},
       {http::verb::head, "/pushonce.js", {}, static_asset},

@@ -84,6 +84,8 @@ struct gateway_metrics {
       sessions_refused{0}, rate_limited_frames{0}, rate_limit_closes{0}, api_rate_limited{0},
       close_deadline_drops{0}, epoch_rotations{0}, offset_regression_closes{0}, bearer_failures{0},
       bearer_blocked{0}, catch_up_gap_closes{0};
+  // Token refresh and expiry (gateway/session/token_expiry).
+  std::atomic<std::uint64_t> token_refreshes{0}, token_refresh_refusals{0}, token_expiry_closes{0};
 };
 
 struct gateway_state {

@@ -6,6 +6,7 @@
 #include "gateway/queue/join_pow.hpp"
 #include "gateway/server/gateway_state.hpp"
 #include "gateway/session/inbox.hpp"
+#include "gateway/session/session_flow.hpp"
 #include "gateway/session/session_transport.hpp"
 
 namespace pushonce::gateway {
@@ -76,6 +77,19 @@ std::string reply_accept(const outcome<std::pair<std::string, std::string>>& r) 
 std::optional<std::string> reply_ack(const outcome<none>& r) {
   if (r) return std::nullopt;
   return reply_failure(r.error(), "ack");
+}
+
+refresh_reply reply_refresh(const outcome<identity>& verified, const std::string& user,
+                            token_expiry& expiry) {
+  if (!verified)
+    return {render_error(errc::bad_request, "refresh token refused: " + verified.error().message,
+                         "refresh")};
+  const auto& who = verified.value();
+  if (expiry.refresh(user, who.user, who.exp) == token_expiry::refresh_verdict::other_user)
+    return {render_error(errc::bad_request,
+                         "the refresh token is for another user; the session keeps its token",
+                         "refresh")};
+  return {render_refreshed(expiry.exp_ms().value_or(0)), true};
 }
 
 asio::awaitable<void> handle_join(op_context ctx, join_op op) {
@@ -169,6 +183,14 @@ void handle_ping(op_context ctx) {
   ctx.io.send_text(render_pong());
 }
 
+void handle_refresh(op_context ctx, refresh_op op) {
+  if (!ctx.flow) {
+    ctx.io.send_text(render_error(errc::internal, "refresh is not available here", "refresh"));
+    return;
+  }
+  ctx.flow->on_refresh(std::move(op.token), ctx.io);
+}
+
 asio::awaitable<void> handle_op(op_context ctx, client_op op) {
   if (auto* j = std::get_if<join_op>(&op)) {
     co_await handle_join(ctx, std::move(*j));
@@ -182,6 +204,8 @@ asio::awaitable<void> handle_op(op_context ctx, client_op op) {
     co_await handle_ack(ctx, *k);
   } else if (std::holds_alternative<ping_op>(op)) {
     handle_ping(ctx);
+  } else if (auto* r = std::get_if<refresh_op>(&op)) {
+    handle_refresh(ctx, std::move(*r));
   }
 }
 

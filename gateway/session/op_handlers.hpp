@@ -12,11 +12,14 @@
 
 #include "core/outcome.hpp"
 #include "core/queue_api.hpp"
+#include "gateway/auth/authenticator.hpp"
 #include "gateway/session/protocol.hpp"
+#include "gateway/session/token_expiry.hpp"
 
 namespace pushonce::gateway {
 
 struct gateway_state;
+class session_flow;
 class session_transport;
 
 /// What a handler knows of its session.
@@ -25,6 +28,9 @@ struct op_context {
   session_transport& io;
   const std::string& user;
   const std::string& epoch;
+  /// The session's protocol side (refresh moves its token's deadline); none: refresh is
+  /// answered with error internal.
+  session_flow* flow = nullptr;
 };
 
 /// Runs one op (not hello) and sends its answer.
@@ -36,6 +42,9 @@ boost::asio::awaitable<void> handle_position(op_context ctx, position_op op);
 boost::asio::awaitable<void> handle_accept(op_context ctx, accept_op op);
 boost::asio::awaitable<void> handle_ack(op_context ctx, ack_op op);
 void handle_ping(op_context ctx);
+/// Verifies the token (no Redis call) and, when it is the session's user's, moves the
+/// session's deadline to its exp (session_flow::on_refreshed).
+void handle_refresh(op_context ctx, refresh_op op);
 
 // ---- decisions: the frame each result is answered with -----------------------------------
 
@@ -57,5 +66,16 @@ std::string reply_standing(std::string_view queue, const std::string& user,
 std::string reply_accept(const outcome<std::pair<std::string, std::string>>& r);
 /// An ack is not answered unless it failed.
 std::optional<std::string> reply_ack(const outcome<none>& r);
+
+/// The answer to a refresh and whether it was accepted.
+struct refresh_reply {
+  std::string frame;  // refreshed, or error bad_request
+  bool accepted = false;
+};
+/// `verified` is the authenticator's verdict on the refresh token. Accepted (the token
+/// verifies and names `user`): `expiry` follows its exp, the frame is `refreshed`. Else
+/// error bad_request saying why, and `expiry` is unchanged (the session keeps its token).
+refresh_reply reply_refresh(const outcome<identity>& verified, const std::string& user,
+                            token_expiry& expiry);
 
 }  // namespace pushonce::gateway

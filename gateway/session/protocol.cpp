@@ -1,6 +1,7 @@
 #include "gateway/session/protocol.hpp"
 
 #include <boost/json.hpp>
+#include <iterator>
 
 #include "core/errc.hpp"
 #include "core/lua/script_limits.hpp"
@@ -116,6 +117,12 @@ parse_result parse_client_frame(std::string_view text) {
   if (op == "position")
     return parse_queue(o, op, [](std::string q) { return position_op{std::move(q)}; });
   if (op == "ping") return client_op{ping_op{}};
+  if (op == "refresh") {
+    auto* t = o.if_contains("token");
+    if (!t || !t->is_string() || t->get_string().empty())
+      return bad("refresh needs \"token\": a JWT", op);
+    return client_op{refresh_op{std::string(t->get_string())}};
+  }
   if (op == "ack") {
     auto* off = o.if_contains("offset");
     auto n = off ? non_negative(*off) : std::nullopt;
@@ -140,7 +147,8 @@ parse_result parse_client_frame(std::string_view text) {
 
 std::string_view op_name(const client_op& op) {
   static constexpr std::string_view names[] = {"hello",  "join", "leave", "position",
-                                               "accept", "ack",  "ping"};
+                                               "accept", "ack",  "ping",  "refresh"};
+  static_assert(std::size(names) == std::variant_size_v<client_op>);
   return names[op.index()];
 }
 
@@ -240,6 +248,13 @@ std::string render_accepted(std::string_view id) {
 
 std::string render_pong() {
   return R"({"type":"pong"})";
+}
+
+std::string render_refreshed(long long exp_ms) {
+  json::object o;
+  o["type"] = "refreshed";
+  o["exp"] = exp_ms;
+  return json::serialize(o);
 }
 
 std::string_view client_error_code(errc e) {

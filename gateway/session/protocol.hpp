@@ -43,9 +43,13 @@ struct ack_op {
   long long offset = 0;
 };
 struct ping_op {};
+/// {"op":"refresh","token":"JWT"}: the session follows this token from now on (its exp).
+struct refresh_op {
+  std::string token;
+};
 
 using client_op =
-    std::variant<hello_op, join_op, leave_op, position_op, accept_op, ack_op, ping_op>;
+    std::variant<hello_op, join_op, leave_op, position_op, accept_op, ack_op, ping_op, refresh_op>;
 
 /// Why a frame could not be understood; sent back as an error frame.
 struct protocol_error {
@@ -86,6 +90,8 @@ std::string render_joined_prequeue(std::string_view queue, std::optional<long lo
 std::string render_position_prequeue(std::string_view queue, std::optional<long long> opens_at);
 std::string render_accepted(std::string_view id);
 std::string render_pong();
+/// {"type":"refreshed","exp":MS}: a refresh was accepted; the token's exp in ms.
+std::string render_refreshed(long long exp_ms);
 
 /// The WebSocket edge of the error model: the code of an error frame for an errc.
 /// already_queued / already_assigned → conflict, not_queued / not_found → not_found;

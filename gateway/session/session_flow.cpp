@@ -22,6 +22,12 @@ namespace {
 constexpr std::uint16_t close_policy = 1008;  // websocket::close_code::policy_error
 constexpr std::uint16_t close_try_again = 1013;
 
+long long session_now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 std::string random_hex(std::size_t n) {
   thread_local std::mt19937_64 rng{std::random_device{}()};
   static constexpr char hex[] = "0123456789abcdef";
@@ -53,7 +59,7 @@ void spawn_presence_call(const std::shared_ptr<redis::connection>& conn, const c
 session_flow::session_flow(gateway_state& st, session_transport& io)
     : st_(st), io_(io), limiter_(st.settings.frame_rates) {}
 
-bool session_flow::within_rate(const frame_decision& d) {
+bool session_flow::within_rate(const frame_decision& d, session_transport& out) {
   using action = frame_decision::action;
   if (d.what != action::error && d.what != action::dispatch) return true;
   bool queue_op = d.what == action::dispatch &&
@@ -64,7 +70,7 @@ bool session_flow::within_rate(const frame_decision& d) {
     case frame_limiter::verdict::rate_limited: {
       ++st_.metrics.rate_limited_frames;
       std::string op = d.what == action::dispatch ? std::string(op_name(d.op)) : d.error.op;
-      io_.send_text(render_error(
+      out.send_text(render_error(
           errc::rate_limited,
           queue_op ? "too many joins and leaves; slow down" : "too many frames; slow down", op));
       return false;
@@ -79,26 +85,31 @@ bool session_flow::within_rate(const frame_decision& d) {
 }
 
 asio::awaitable<void> session_flow::on_frame(std::string text, bool is_text) {
+  co_await on_frame(std::move(text), is_text, io_);
+}
+
+asio::awaitable<void> session_flow::on_frame(std::string text, bool is_text,
+                                             session_transport& out) {
   auto d = machine_.on_frame(text, is_text);
-  if (!within_rate(d)) co_return;
+  if (!within_rate(d, out)) co_return;
   using action = frame_decision::action;
   switch (d.what) {
     case action::ignore:
       break;
     case action::close_policy:
       if (!d.error.message.empty())
-        io_.send_text(render_error(d.error.code, d.error.message, d.error.op));
+        out.send_text(render_error(d.error.code, d.error.message, d.error.op));
       io_.close(close_policy, d.message);
       break;
     case action::error:
-      io_.send_text(render_error(d.error.code, d.error.message, d.error.op));
+      out.send_text(render_error(d.error.code, d.error.message, d.error.op));
       break;
     case action::hello: {
       hello_op h = std::get<hello_op>(std::move(d.op));
       co_await on_hello(std::move(h));
     } break;
     case action::dispatch: {
-      op_context ctx{st_, io_, user_, epoch_};
+      op_context ctx{st_, out, user_, epoch_, this};
       co_await handle_op(ctx, std::move(d.op));
     } break;
   }
@@ -118,6 +129,8 @@ asio::awaitable<void> session_flow::on_hello(hello_op h) {
   }
   user_ = who.value().user;
   iat_ = who.value().iat;
+  expiry_ = token_expiry(who.value().exp, st_.settings.jwt.leeway);
+  arm_expiry();
   auto slot = st_.sessions_per_user->acquire(user_);
   if (!slot.held) {
     ++st_.metrics.sessions_refused;
@@ -191,6 +204,7 @@ asio::awaitable<void> session_flow::on_hello(hello_op h) {
     if (machine_.closing()) co_return;
     if (gate) challenge = join_pow::issue(*gate, user_, std::string(default_queue), bits);
   }
+  io_.on_welcome(session_id_, epoch_);
   io_.send_text(render_welcome(user_, session_id_, epoch_, latest, recovered,
                                challenge ? &*challenge : nullptr));
   ++st_.metrics.sessions_opened;
@@ -347,8 +361,54 @@ void session_flow::presence_close() {
                       io_.executor());
 }
 
+void session_flow::arm_expiry() {
+  auto wait = expiry_.wait(session_now_ms());
+  if (!wait) {
+    if (expiry_timer_) expiry_timer_->cancel();
+    return;
+  }
+  if (!expiry_timer_) expiry_timer_ = std::make_unique<asio::steady_timer>(io_.executor());
+  expiry_timer_->expires_after(*wait);  // cancels a wait armed before
+  std::weak_ptr<session_handle> weak = io_.self();
+  expiry_timer_->async_wait([weak = std::move(weak), this](std::error_code ec) {
+    auto alive = weak.lock();
+    if (ec || !alive) return;
+    on_expiry_timer();
+  });
+}
+
+void session_flow::on_expiry_timer() {
+  if (machine_.closing()) return;
+  if (!expiry_.expired(session_now_ms())) {
+    arm_expiry();  // a refresh moved the deadline, or the clocks drifted apart
+    return;
+  }
+  ++st_.metrics.token_expiry_closes;
+  log::info(log::fields{{"user", user_}, {"session", session_id_}},
+            "ws: {}: token expired without a refresh: closed 1008", user_);
+  io_.close(close_policy, "token expired");
+}
+
+void session_flow::on_refresh(std::string token, session_transport& out) {
+  hello_op h;
+  h.token = std::move(token);
+  auto who = st_.auth->authenticate(h);
+  // A revoked token cannot extend a session either (as at hello).
+  if (who && st_.revoked(who.value())) who = failure{errc::auth_failed, "token revoked"};
+  auto r = reply_refresh(who, user_, expiry_);
+  if (r.accepted) {
+    ++st_.metrics.token_refreshes;
+    iat_ = who.value().iat;
+    arm_expiry();
+  } else {
+    ++st_.metrics.token_refresh_refusals;
+  }
+  out.send_text(std::move(r.frame));
+}
+
 void session_flow::end(const session_handle* self) {
   machine_.close();
+  if (expiry_timer_) expiry_timer_->cancel();
   presence_close();
   st_.positions->unwatch_all(self);
   if (!user_.empty()) st_.registry.remove_route(self, user_);

@@ -6,6 +6,7 @@
 // through session_transport; all of it runs on the session's strand.
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +17,7 @@
 #include "gateway/session/protocol.hpp"
 #include "gateway/session/resume_state.hpp"
 #include "gateway/session/session_machine.hpp"
+#include "gateway/session/token_expiry.hpp"
 
 namespace pushonce::gateway {
 
@@ -35,12 +37,22 @@ class session_flow {
 
   /// One complete client frame (read loop).
   boost::asio::awaitable<void> on_frame(std::string text, bool is_text);
+  /// The same, with the op's answer (reply and error frames) sent through `out` instead of the
+  /// session's transport (POST /sse/op answers in its HTTP response); closes still go to the
+  /// session.
+  boost::asio::awaitable<void> on_frame(std::string text, bool is_text, session_transport& out);
   /// A frame of the user's channel.
   void on_live(const frame_ptr& f);
   /// Re-read the inbox after the last offset sent (subscriber reconnect, offset gap).
   void request_catch_up();
   /// The connection ended: stop watching positions, stop routing the user's channel.
   void end(const session_handle* self);
+  /// A refresh op: verify the token (no Redis call), answer refreshed or error bad_request
+  /// on `out` (the transport the op came in on), and on acceptance re-arm the expiry timer
+  /// for the new token's exp.
+  void on_refresh(std::string token, session_transport& out);
+  /// The session's token deadline (token_expiry): none for a session without a token.
+  const token_expiry& expiry() const { return expiry_; }
 
  private:
   boost::asio::awaitable<void> on_hello(hello_op h);
@@ -63,13 +75,21 @@ class session_flow {
   void presence_open();
   void presence_close();
   /// The frame rate limits (frame_limiter); false when the frame is not to be acted on.
-  bool within_rate(const frame_decision& d);
+  bool within_rate(const frame_decision& d, session_transport& out);
+  /// (Re-)arms the expiry timer for token_expiry's deadline; cancels it when there is none.
+  void arm_expiry();
+  /// The timer fired: close 1008 "token expired" past the deadline, else re-arm.
+  void on_expiry_timer();
 
   gateway_state& st_;
   session_transport& io_;
   session_machine machine_;
   resume_state resume_;
   frame_limiter limiter_;
+  token_expiry expiry_;
+  // The expiry timer, made for a session with a token only (a session without one pays a
+  // pointer); it holds no reference to the session.
+  std::unique_ptr<boost::asio::steady_timer> expiry_timer_;
   slot_counter::slot user_slot_;  // gateway_state::sessions_per_user, from hello on
   std::string user_, session_id_, epoch_;
   std::optional<long long> iat_;  // the token's, for the check after routing

@@ -42,6 +42,22 @@ std::size_t session_registry::size() const {
   return all_.size();
 }
 
+void session_registry::name(const std::string& id, const std::shared_ptr<session_handle>& s) {
+  std::lock_guard lock(mutex_);
+  named_[id] = s;
+}
+
+void session_registry::unname(const std::string& id) {
+  std::lock_guard lock(mutex_);
+  named_.erase(id);
+}
+
+std::shared_ptr<session_handle> session_registry::find(const std::string& id) const {
+  std::lock_guard lock(mutex_);
+  auto it = named_.find(id);
+  return it == named_.end() ? nullptr : it->second.lock();
+}
+
 std::size_t session_registry::users() const {
   std::lock_guard lock(mutex_);
   return routes_.size();

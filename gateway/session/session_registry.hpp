@@ -43,6 +43,11 @@ class session_registry {
   void attach(const std::shared_ptr<session_handle>& s);
   void detach(const session_handle* s);
   std::size_t size() const;
+  /// A session reachable by its id (the welcome's "session"): POST /sse/op finds it here.
+  /// Named at welcome, unnamed when it ends.
+  void name(const std::string& id, const std::shared_ptr<session_handle>& s);
+  void unname(const std::string& id);
+  std::shared_ptr<session_handle> find(const std::string& id) const;
 
   /// Routes the user's channel to `s`; completes when the channel subscription is
   /// confirmed by Redis (an error when it could not be within the command timeout).
@@ -79,7 +84,9 @@ class session_registry {
     std::string user;
     std::vector<std::weak_ptr<session_handle>> sessions;
   };
-  std::map<std::string, route> routes_;  // channel → the user's sessions
+  std::map<std::string, route> routes_;
+  std::map<std::string, std::weak_ptr<session_handle>>
+      named_;  // session id → session  // channel → the user's sessions
 };
 
 }  // namespace pushonce::gateway

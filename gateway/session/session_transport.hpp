@@ -30,6 +30,12 @@ class session_transport {
   virtual boost::asio::any_io_executor executor() = 0;
   /// The session as the registry and the position notifier hold it.
   virtual std::shared_ptr<session_handle> self() = 0;
+  /// hello succeeded: the welcome (of `session`, in `epoch`) is the next frame sent. The SSE
+  /// shell names its session here (POST /sse/op finds it) and keeps the epoch for event ids.
+  virtual void on_welcome(std::string_view session, std::string_view epoch) {
+    (void)session;
+    (void)epoch;
+  }
 
  protected:
   ~session_transport() = default;

@@ -1,6 +1,6 @@
-// pushonce.js — the browser client of the pushonce WebSocket protocol (PROTOCOL.md
-// "WebSocket protocol" and "Guarantees"). A dependency-free ES module: it runs in
-// browsers, and in Node given a WebSocket class (options.WebSocket).
+// pushonce.js — the browser client of the pushonce protocol (docs/protocol.md "WebSocket
+// protocol", "SSE" and "Guarantees"). A dependency-free ES module: it runs in browsers, and
+// in Node given a WebSocket class (options.WebSocket) or an EventSource class and fetch.
 //
 //   import { PushonceClient } from '/pushonce.js';
 //   const client = new PushonceClient({ user: 'alice', storage: sessionStorage });
@@ -15,12 +15,25 @@
 //
 // Options (all optional but a way to authenticate):
 //   url            WebSocket URL; default ws(s)://<page host>/ws in a browser
+//   sseUrl         the SSE stream's URL; default: url with http(s) and /sse for /ws (ops go
+//                  to sseUrl + '/op')
+//   transport      'auto' (default) | 'websocket' | 'sse'. auto: WebSocket first; after two
+//                  WebSocket connections in a row that never opened, SSE, remembered in
+//                  transportStorage under transportKey so later page loads start with SSE.
+//                  client.transport says which one is in use
+//   transportStorage  a Storage-like object (localStorage) for that choice (default: storage)
+//   transportKey   its key (default 'pushonce:transport'; the value is 'sse')
 //   token          JWT, or a function returning one (or a promise of one), called for each
-//                  connection so an expiring token can be refreshed
+//                  connection, and before the token runs out: with a function, the client
+//                  sends a `refresh` op at about 80 % of the token's lifetime (iat to exp,
+//                  with jitter), retrying with backoff until exp when it fails
+//   refresh        RefreshSchedule options: {fraction: 0.8, jitter: 0.05, retryInitialMs:
+//                  1000, retryMaxMs: 30000}
 //   user           the user name for a gateway run with --dev-auth (when there is no token)
 //   storage        a Storage-like object (sessionStorage): {epoch, offset} survive a reload
 //   storageKey     the key in storage (default 'pushonce:resume')
 //   WebSocket      the WebSocket class (default globalThis.WebSocket)
+//   EventSource, fetch  for SSE (default globalThis.EventSource, globalThis.fetch)
 //   backoff        {initialMs: 250, maxMs: 10000}: reconnect delays, full jitter
 //   seenLimit      how many delivered message ids are remembered for dedup (1000)
 //   heartbeatMs    ping period while open (25000); timeoutMs: how long a ping, or the
@@ -45,6 +58,8 @@
 //               frame that is not JSON
 //   pow         ({queue, bits, hashes, elapsedMs, done}): progress of a proof of work
 //               that join() is solving (a queue with join_pow_bits set), a few per second
+//   refreshed   ({type:'refreshed', exp}): the session follows a new token (exp in ms)
+//   transport   ('websocket' | 'sse'): the transport changed (auto fell back to SSE)
 // Handlers run synchronously; an exception in one is logged and does not stop the others.
 //
 // Proof of work: when a queue asks for one, the welcome (default queue) or a refused join
@@ -52,7 +67,8 @@
 // thread where there is no Worker) and joins with the solution, reporting 'pow' events.
 //
 // Ops (only while 'open', else they reject with code 'not_connected'): join(queue),
-// leave(queue), position(queue) (queue defaults to 'default'), accept(id), ping(). Each
+// leave(queue), position(queue) (queue defaults to 'default'), accept(id), ping(),
+// refresh(token) (the client calls it itself when `token` is a function). Each
 // resolves with the reply frame, or rejects with a PushonceError carrying the error
 // frame's code ('conflict', 'not_found', ...), or code 'disconnected' when the connection
 // drops first. The protocol has no request ids: the gateway answers the ops of one
@@ -60,6 +76,13 @@
 //
 // Acks: after the handlers of a message ran, the client acks its offset (batched), so a
 // later session without `since` starts after it.
+//
+// Transports: the same events and ops over both. Over SSE the stream is GET sseUrl with the
+// token (or user) and `since` in the query, and each op is a POST to sseUrl/op with the
+// session id and `Authorization: Bearer <token>`; its answer is the reply frame. When the
+// stream fails the client closes it and reconnects itself (backoff, a fresh token, `since`
+// from its resume state), as over WebSocket. A session closed 1008 "token expired" (its
+// token ran out) reconnects when `token` is a function; any other 1008 is final.
 
 /** The canonical form of a message id: ids are decimal integers, so "007" is "7". */
 export function normalizeId(id) {
@@ -119,14 +142,216 @@ export class Backoff {
   }
 }
 
-/** The `sub` claim of a JWT (not verified: only to tell whose resume state is stored). */
-export function tokenSubject(token) {
+/** The claims of a JWT (not verified: to tell whose resume state is stored, and when it ends). */
+export function tokenClaims(token) {
   try {
     const b64 = token.split('.')[1].replace(/-/g, '+').replace(/_/g, '/');
     const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
-    return JSON.parse(new TextDecoder().decode(bytes)).sub ?? null;
+    const claims = JSON.parse(new TextDecoder().decode(bytes));
+    return claims && typeof claims === 'object' ? claims : null;
   } catch {
     return null;
+  }
+}
+
+/** The `sub` claim of a JWT (not verified: only to tell whose resume state is stored). */
+export function tokenSubject(token) {
+  return tokenClaims(token)?.sub ?? null;
+}
+
+/**
+ * When to refresh a token (pure logic): at `fraction` of its lifetime (iat to exp; without
+ * iat, from when it was received), give or take `jitter` of it so that many clients do not
+ * refresh at once; after a failure, again after an exponential backoff (half fixed, half
+ * random) while before exp; none once exp is reached (the gateway closes the session and
+ * the client reconnects with a fresh token).
+ */
+export class RefreshSchedule {
+  constructor({ fraction = 0.8, jitter = 0.05, retryInitialMs = 1000, retryMaxMs = 30000, random = Math.random } = {}) {
+    Object.assign(this, { fraction, jitter, retryInitialMs, retryMaxMs, random });
+    this.expMs = null;
+    this.failures = 0;
+  }
+
+  /** ms from `now` (ms) until the refresh of a token with these claims, or null (no exp). */
+  plan(claims, now) {
+    this.failures = 0;
+    this.expMs = null;
+    if (!claims || typeof claims.exp !== 'number') return null;
+    const end = claims.exp * 1000;
+    const start = typeof claims.iat === 'number' && claims.iat * 1000 <= end ? claims.iat * 1000 : Math.min(now, end);
+    const f = this.fraction + (this.random() * 2 - 1) * this.jitter;
+    this.expMs = end;
+    return Math.max(0, Math.round(start + (end - start) * f - now));
+  }
+
+  /** A refresh failed at `now`: ms until the next try, or null when the token has run out. */
+  retry(now) {
+    if (this.expMs === null) return null;
+    const left = this.expMs - now;
+    if (left <= 100) return null;
+    const cap = Math.min(this.retryMaxMs, this.retryInitialMs * 2 ** Math.min(this.failures, 30));
+    this.failures++;
+    const delay = Math.round(cap / 2 + this.random() * (cap / 2));
+    return delay < left ? delay : Math.floor(left / 2); // the last tries fit before exp
+  }
+}
+
+/**
+ * Which transport to use (pure logic). 'websocket' and 'sse' are fixed; 'auto' starts with
+ * WebSocket and switches to SSE after `failuresToFallBack` WebSocket connections in a row that
+ * never opened, remembering it in storage (key: 'pushonce:transport', value 'sse').
+ */
+export class TransportChoice {
+  constructor({ mode = 'auto', storage = null, key = 'pushonce:transport', failuresToFallBack = 2, hasWebSocket = true, hasSse = true } = {}) {
+    if (!['auto', 'websocket', 'sse'].includes(mode)) throw new TypeError(`PushonceClient: unknown transport '${mode}'`);
+    Object.assign(this, { mode, storage, key, failuresToFallBack, hasSse });
+    this.failures = 0;
+    let remembered = null;
+    try {
+      remembered = storage?.getItem(key) ?? null;
+    } catch {
+      // storage refused: nothing remembered
+    }
+    // auto: SSE when remembered (or when there is no WebSocket), where SSE can run at all
+    const sse = hasSse && (remembered === 'sse' || !hasWebSocket);
+    this.current = mode !== 'auto' ? mode : sse ? 'sse' : 'websocket';
+  }
+
+  /** A connection of `transport` opened: failures in a row start again. */
+  opened(transport) {
+    if (transport === this.current) this.failures = 0;
+  }
+
+  /** A connection of `transport` ended before it opened; true when the choice changed. */
+  failed(transport) {
+    if (this.mode !== 'auto' || !this.hasSse || transport !== 'websocket' || this.current !== 'websocket') return false;
+    if (++this.failures < this.failuresToFallBack) return false;
+    this.current = 'sse';
+    this.failures = 0;
+    try {
+      this.storage?.setItem(this.key, 'sse');
+    } catch {
+      // not remembered: the next page load tries WebSocket again
+    }
+    return true;
+  }
+}
+
+/**
+ * One SSE session with the interface the client uses of a WebSocket (onopen, onmessage,
+ * onclose, send, close): the stream is an EventSource on `url` (token or user, and since,
+ * in the query); each frame sent is an op POSTed to `opUrl` in order, its answer handed to
+ * onmessage as the reply frame. A stream that fails is closed (no EventSource reconnect:
+ * the client reconnects with a fresh token and its own since); an `error` event carrying a
+ * close code ends the session with that code and reason.
+ */
+export class SseConnection {
+  constructor({ url, opUrl, EventSource, fetch }) {
+    Object.assign(this, { url, opUrl, EventSource, fetch });
+    this.readyState = 0;
+    this.session = null;
+    this.chain = Promise.resolve();
+    this.onopen = this.onmessage = this.onclose = this.onerror = null;
+  }
+
+  /** Opens the stream as `token` (or `user` with dev auth), resuming after `since`. */
+  start({ token, user, since }) {
+    this.token = token ?? null;
+    this.user = user ?? null;
+    const q = new URLSearchParams();
+    if (this.token !== null) q.set('token', this.token);
+    else q.set('user', this.user ?? '');
+    if (since) q.set('since', `${since.epoch}:${since.offset}`);
+    const es = new this.EventSource(`${this.url}${this.url.includes('?') ? '&' : '?'}${q}`);
+    this.es = es;
+    const frame = (e) => this.#frame(e.data);
+    es.onopen = () => {
+      if (this.readyState !== 0) return;
+      this.readyState = 1;
+      this.onopen?.({});
+    };
+    es.addEventListener('welcome', (e) => {
+      try {
+        this.session = JSON.parse(e.data).session ?? null;
+      } catch {
+        // not JSON: the client reports it
+      }
+      frame(e);
+    });
+    es.addEventListener('position', frame);
+    es.addEventListener('message', frame); // the message frames (no event name)
+    es.addEventListener('error', (e) => {
+      if (typeof e?.data === 'string' && e.data !== '') {
+        let f = null;
+        try {
+          f = JSON.parse(e.data);
+        } catch {
+          // an error frame that is not JSON: passed on as it is
+        }
+        if (f && typeof f.close === 'number') return this.#end(f.close, f.message ?? f.reason ?? '');
+        return frame(e);
+      }
+      this.#end(1006, 'the event stream failed');
+    });
+  }
+
+  send(text) {
+    if (this.readyState === 3) throw new Error('send on a closed SSE session');
+    const frame = JSON.parse(text);
+    const body = { ...frame, session: this.session };
+    const headers = { 'content-type': 'application/json' };
+    if (this.token !== null) headers.authorization = `Bearer ${this.token}`;
+    else body.user = this.user;
+    this.chain = this.chain.then(() => this.#post(body, headers, frame));
+  }
+
+  close() {
+    if (this.readyState === 3) return;
+    this.readyState = 3;
+    try {
+      this.es?.close();
+    } catch {
+      // already closed
+    }
+  }
+
+  async #post(body, headers, frame) {
+    if (this.readyState === 3) return;
+    let res;
+    let text = '';
+    try {
+      res = await this.fetch(this.opUrl, { method: 'POST', headers, body: JSON.stringify(body) });
+      text = res.status === 204 ? '' : await res.text();
+    } catch (e) {
+      this.#frame(JSON.stringify({ type: 'error', code: 'disconnected', message: `op not sent: ${e?.message ?? e}`, op: frame.op }));
+      return;
+    }
+    if (res.status === 204) return;
+    let reply = null;
+    try {
+      reply = JSON.parse(text);
+    } catch {
+      // not JSON: an HTTP error below
+    }
+    if (res.ok && reply && typeof reply.type === 'string') {
+      if (reply.type === 'refreshed' && frame.op === 'refresh') this.token = frame.token; // ops carry the new one
+      this.#frame(text);
+      return;
+    }
+    const code = typeof reply?.error === 'string' ? reply.error : `http_${res.status}`;
+    this.#frame(JSON.stringify({ type: 'error', code, message: reply?.message ?? `HTTP ${res.status}`, op: frame.op }));
+    if (res.status === 404) this.#end(1006, 'the session is gone'); // its stream ended: reconnect
+  }
+
+  #frame(data) {
+    if (this.readyState !== 3) this.onmessage?.({ data });
+  }
+
+  #end(code, reason) {
+    if (this.readyState === 3) return;
+    this.close();
+    this.onclose?.({ code, reason });
   }
 }
 
@@ -355,7 +580,7 @@ export class PushonceError extends Error {
 }
 
 // The op a reply frame answers.
-const REPLY_OP = { joined: 'join', left: 'leave', position: 'position', accepted: 'accept', pong: 'ping' };
+const REPLY_OP = { joined: 'join', left: 'leave', position: 'position', accepted: 'accept', pong: 'ping', refreshed: 'refresh' };
 
 /** Pending ops and their replies, matched in order per op. */
 export class OpMatcher {
@@ -398,6 +623,11 @@ function defaultUrl() {
   return `${loc.protocol === 'https:' ? 'wss:' : 'ws:'}//${loc.host}/ws`;
 }
 
+/** The SSE URL beside a WebSocket URL: ws(s)://host/ws → http(s)://host/sse. */
+export function sseUrlOf(wsUrl) {
+  return wsUrl.replace(/^ws(s?):/, 'http$1:').replace(/\/ws(?=$|\?)/, '/sse');
+}
+
 function loadSaved(storage, key) {
   try {
     return JSON.parse(storage?.getItem(key) ?? 'null');
@@ -407,6 +637,8 @@ function loadSaved(storage, key) {
 }
 
 const AUTH_FAILED = 1008; // auth failed or protocol violation: retrying cannot help
+const MAX_TIMER_MS = 2 ** 31 - 1; // the longest setTimeout delay
+const TOKEN_EXPIRED = 'token expired'; // the 1008 reason of a token that ran out: a new one can
 const GAVE_UP = 4000; // our own close code: no answer in time, or no token
 
 export class PushonceClient {
@@ -417,7 +649,22 @@ export class PushonceClient {
     this.storage = options.storage ?? null;
     this.storageKey = options.storageKey ?? 'pushonce:resume';
     this.WebSocket = options.WebSocket ?? globalThis.WebSocket;
-    if (typeof this.WebSocket !== 'function') throw new TypeError('PushonceClient: no WebSocket class');
+    this.EventSource = options.EventSource ?? globalThis.EventSource;
+    this.fetch = options.fetch ?? globalThis.fetch?.bind(globalThis);
+    this.sseUrl = options.sseUrl ?? sseUrlOf(this.url);
+    const hasWebSocket = typeof this.WebSocket === 'function';
+    const hasSse = typeof this.EventSource === 'function' && typeof this.fetch === 'function';
+    this.transports = new TransportChoice({
+      mode: options.transport ?? (hasWebSocket || !hasSse ? 'auto' : 'sse'),
+      storage: options.transportStorage ?? options.storage ?? null,
+      key: options.transportKey,
+      hasWebSocket,
+      hasSse,
+    });
+    if (this.transports.current === 'websocket' && !hasWebSocket) throw new TypeError('PushonceClient: no WebSocket class');
+    if (this.transports.mode !== 'websocket' && !hasSse && !hasWebSocket) throw new TypeError('PushonceClient: no EventSource and fetch');
+    this.refreshSchedule = new RefreshSchedule({ ...options.refresh, random: options.random ?? Math.random });
+    this.sessionToken = null; // the token the current session follows
     this.heartbeatMs = options.heartbeatMs ?? 25000;
     this.timeoutMs = options.timeoutMs ?? 10000;
     this.stableMs = options.stableMs ?? 5000;
@@ -435,7 +682,12 @@ export class PushonceClient {
     this.stopped = true;
     this.ws = null;
     this.openedAt = 0; // when the current connection got its welcome (0: not yet)
-    this.timers = { reconnect: null, deadline: null, heartbeat: null, ack: null };
+    this.timers = { reconnect: null, deadline: null, heartbeat: null, ack: null, refresh: null };
+  }
+
+  /** The transport in use, or to be used by the next connection: 'websocket' | 'sse'. */
+  get transport() {
+    return this.transports.current;
   }
 
   // ---- events ---------------------------------------------------------------------------
@@ -509,6 +761,11 @@ export class PushonceClient {
     return this.#request('ping', {});
   }
 
+  /** Moves the session to `token` (same user); resolves with {type:'refreshed', exp}. */
+  refresh(token) {
+    return this.#request('refresh', { token });
+  }
+
   #request(op, fields) {
     if (this.state !== 'open') {
       return Promise.reject(new PushonceError({ code: 'not_connected', message: 'not connected', op }));
@@ -541,36 +798,72 @@ export class PushonceClient {
   }
 
   #open() {
-    const ws = new this.WebSocket(this.url);
-    this.ws = ws;
+    const kind = this.transports.current;
+    const conn = kind === 'sse'
+      ? new SseConnection({ url: this.sseUrl, opUrl: `${this.sseUrl}/op`, EventSource: this.EventSource, fetch: this.fetch })
+      : new this.WebSocket(this.url);
+    this.ws = conn;
+    this.connKind = kind;
+    this.connOpened = false;
     this.#setState(this.resume.epoch !== null ? 'resuming' : 'connecting');
     this.#arm('deadline', setTimeout(() => this.#drop(GAVE_UP, 'no welcome in time'), this.timeoutMs));
-    ws.onopen = () => this.#sendHello(ws);
-    ws.onmessage = (e) => this.#onFrame(e.data);
-    ws.onclose = (e) => this.#drop(e.code, e.reason);
-    ws.onerror = () => {}; // a close event follows (and it stays set: see #drop)
+    conn.onopen = () => {
+      this.connOpened = true;
+      this.transports.opened(kind);
+      if (kind === 'websocket') this.#sendHello(conn);
+    };
+    conn.onmessage = (e) => this.#onFrame(e.data);
+    conn.onclose = (e) => this.#drop(e.code, e.reason);
+    conn.onerror = () => {}; // a close event follows (and it stays set: see #drop)
+    if (kind === 'sse') this.#startSse(conn);
+  }
+
+  // Who the next session is: {token} or {user}, and `who` (the user, for the since); a
+  // promise of it only when the token comes from a function (else the hello goes out at once).
+  #credentials() {
+    if (this.token == null) return { user: this.user, who: this.user ?? null };
+    if (typeof this.token !== 'function') return { token: this.token, who: tokenSubject(this.token) };
+    return Promise.resolve(this.token()).then((token) => ({ token, who: tokenSubject(token) }));
+  }
+
+  // The token could not be had: report it and give up on this connection (backoff retries).
+  #noToken(conn, e) {
+    if (conn !== this.ws) return;
+    this.#emit('error', new PushonceError({ code: 'token', message: `token: ${e?.message ?? e}` }));
+    this.#drop(GAVE_UP, 'no token');
   }
 
   async #sendHello(ws) {
-    const hello = { op: 'hello' };
-    let who = this.user ?? null;
+    let cred;
     try {
-      if (this.token != null) {
-        hello.token = typeof this.token === 'function' ? await this.token() : this.token;
-        who = tokenSubject(hello.token);
-      } else {
-        hello.user = this.user;
-      }
+      cred = this.#credentials();
+      if (cred instanceof Promise) cred = await cred;
     } catch (e) {
-      if (ws !== this.ws) return;
-      this.#emit('error', new PushonceError({ code: 'token', message: `token: ${e?.message ?? e}` }));
-      this.#drop(GAVE_UP, 'no token');
+      this.#noToken(ws, e);
       return;
     }
     if (ws !== this.ws) return; // dropped while the token was fetched
-    const since = this.resume.since(who);
+    const hello = { op: 'hello' };
+    if (cred.token !== undefined) hello.token = cred.token;
+    else hello.user = cred.user;
+    this.sessionToken = cred.token ?? null;
+    const since = this.resume.since(cred.who);
     if (since) hello.since = since;
     this.#send(hello);
+  }
+
+  async #startSse(conn) {
+    let cred;
+    try {
+      cred = this.#credentials();
+      if (cred instanceof Promise) cred = await cred;
+    } catch (e) {
+      this.#noToken(conn, e);
+      return;
+    }
+    if (conn !== this.ws) return;
+    this.sessionToken = cred.token ?? null;
+    conn.start({ token: cred.token, user: cred.user, since: this.resume.since(cred.who) });
   }
 
   /**
@@ -589,11 +882,16 @@ export class PushonceClient {
     } catch {
       // already closed
     }
-    for (const name of ['deadline', 'heartbeat', 'ack']) this.#arm(name, null);
+    for (const name of ['deadline', 'heartbeat', 'ack', 'refresh']) this.#arm(name, null);
     this.ops.rejectAll(new PushonceError({ code: 'disconnected', message: reason || `closed (${code})` }));
     if (this.openedAt && Date.now() - this.openedAt >= this.stableMs) this.backoff.reset();
     this.openedAt = 0;
-    if (code === AUTH_FAILED) this.stopped = true;
+    // A WebSocket that never opened (blocked, or no route): auto falls back to SSE after two.
+    if (!this.stopped && !this.connOpened && this.transports.failed(this.connKind)) {
+      this.#emit('transport', this.transports.current);
+    }
+    // 1008 is final, but for a token that ran out when a fresh one can be had.
+    if (code === AUTH_FAILED && !(reason === TOKEN_EXPIRED && typeof this.token === 'function')) this.stopped = true;
     if (this.stopped) {
       this.#setState('closed', { code, reason });
       return;
@@ -645,6 +943,37 @@ export class PushonceClient {
     this.#setState('open', welcome);
     if (resync) this.#emit('resync', welcome);
     this.#scheduleAck(); // an ack owed from before a reconnect
+    this.#scheduleRefresh();
+  }
+
+  // ---- token refresh (RefreshSchedule decides when) ---------------------------------------
+  #scheduleRefresh() {
+    if (typeof this.token !== 'function' || this.sessionToken === null) return;
+    const delay = this.refreshSchedule.plan(tokenClaims(this.sessionToken), Date.now());
+    if (delay === null) return;
+    // setTimeout fires at once past 2^31 - 1 ms (24.8 days): a long token is looked at again then
+    if (delay > MAX_TIMER_MS) this.#arm('refresh', setTimeout(() => this.#scheduleRefresh(), MAX_TIMER_MS));
+    else this.#arm('refresh', setTimeout(() => this.#refreshNow(), delay));
+  }
+
+  async #refreshNow() {
+    this.timers.refresh = null;
+    const conn = this.ws;
+    if (this.state !== 'open' || !conn) return;
+    try {
+      const token = await this.token();
+      if (conn !== this.ws) return; // dropped meanwhile: the next welcome schedules again
+      const reply = await this.refresh(token);
+      this.sessionToken = token;
+      this.#emit('refreshed', reply);
+      this.#scheduleRefresh();
+    } catch (e) {
+      if (conn !== this.ws) return;
+      this.#emit('error', e instanceof PushonceError ? e
+        : new PushonceError({ code: 'token', message: `token: ${e?.message ?? e}`, op: 'refresh' }));
+      const delay = this.refreshSchedule.retry(Date.now());
+      if (delay !== null) this.#arm('refresh', setTimeout(() => this.#refreshNow(), delay));
+    }
   }
 
   #heartbeat() {

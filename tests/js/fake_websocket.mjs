@@ -82,3 +82,72 @@ export async function waitFor(cond, timeoutMs = 2000) {
     await sleep(1);
   }
 }
+
+/**
+ * A stand-in for EventSource, driven by the test as the gateway's SSE stream: open(),
+ * emit(type, data) ('welcome', 'message', 'position', 'error'), fail() (the stream broke).
+ */
+export class FakeEventSource {
+  static sources = [];
+
+  static last() {
+    return FakeEventSource.sources.at(-1);
+  }
+
+  constructor(url) {
+    this.url = url;
+    this.listeners = new Map();
+    this.closed = false;
+    this.onopen = null;
+    FakeEventSource.sources.push(this);
+  }
+
+  addEventListener(type, fn) {
+    if (!this.listeners.has(type)) this.listeners.set(type, []);
+    this.listeners.get(type).push(fn);
+  }
+
+  close() {
+    this.closed = true;
+  }
+
+  /** The query parameters of the stream's URL. */
+  get query() {
+    return Object.fromEntries(new URL(this.url).searchParams);
+  }
+
+  open() {
+    this.onopen?.({});
+  }
+
+  emit(type, data) {
+    const e = { type, data: typeof data === 'string' ? data : JSON.stringify(data) };
+    for (const fn of this.listeners.get(type) ?? []) fn(e);
+  }
+
+  fail() {
+    for (const fn of this.listeners.get('error') ?? []) fn({ type: 'error' });
+  }
+}
+
+/**
+ * A fetch for POST /sse/op: records each request ({url, headers, body parsed}) and answers
+ * with reply(request) → {status, body} (body an object, sent as JSON; none for 204).
+ */
+export function fakeFetch(reply) {
+  const f = async (url, init) => {
+    const req = { url, headers: init.headers, body: JSON.parse(init.body) };
+    f.requests.push(req);
+    const { status = 200, body } = reply(req);
+    const text = body === undefined ? '' : JSON.stringify(body);
+    return { status, ok: status >= 200 && status < 300, text: async () => text };
+  };
+  f.requests = [];
+  return f;
+}
+
+/** An unsigned JWT with these claims (the client only reads them). */
+export function fakeJwt(claims) {
+  const b64url = (o) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  return `${b64url({ alg: 'HS256', typ: 'JWT' })}.${b64url(claims)}.sig`;
+}
