@@ -159,6 +159,18 @@ TEST_CASE(
     auto c = sys.connect(port, fresh);
     CHECK(welcomed(*c));
   }
+
+  // A session on a newer token cannot refresh to the revoked one: it keeps its token.
+  auto c = sys.connect(sys.ports[0], fresh);
+  REQUIRE(welcomed(*c));
+  REQUIRE(c->send(json::serialize(json::object{{"op", "refresh"}, {"token", old_token}})));
+  std::optional<json::object> answer;
+  for (int i = 0; i < 25 && !answer; ++i)
+    if (auto f = c->receive(200ms)) answer = json::parse(*f).as_object();
+  REQUIRE(answer);
+  CHECK(answer->at("type") == "error");
+  CHECK(answer->at("code") == "bad_request");
+  CHECK_FALSE(c->closed());
 }
 
 TEST_CASE(
