@@ -4,6 +4,7 @@
 #include <map>
 
 #include "core/lua/presence.hpp"
+#include "core/lua/resource.hpp"
 #include "core/names.hpp"
 #include "core/queue_settings.hpp"
 #include "core/redis/failure_of.hpp"
@@ -181,39 +182,27 @@ asio::awaitable<outcome<std::vector<std::string>>> queue_api::add_resources(
   if (ids.empty()) co_return failure{errc::bad_request, "no resource id given"};
   for (auto& id : ids)
     if (!valid_name(id)) co_return bad_name("resource id", id);
-  strings k{keys_.queue(queue, "res:meta"), keys_.queue(queue, "res:free"),
-            keys_.queue(queue, "res:seq")};
-  strings a{keys_.wake_channel(), queue, meta_json};
-  a.insert(a.end(), ids.begin(), ids.end());
-  auto r = co_await run(*conn_, "resource_add", std::move(k), std::move(a));
-  if (!r.ok()) co_return failure_of(r);
+  auto call = lua::resource_add_call(lua::resource_add_for(keys_, queue, ids, meta_json));
+  auto r = co_await run(*conn_, "resource_add", std::move(call.keys), std::move(call.args));
+  auto added = lua::resource_add_reply(r);
+  if (!added) co_return added.error();
   co_return ids;
 }
 
 asio::awaitable<outcome<none>> queue_api::release_resource(std::string queue, std::string id) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!valid_name(id)) co_return bad_name("resource id", id);
-  strings k{keys_.queue(queue, "res:meta"),    keys_.queue(queue, "res:free"),
-            keys_.queue(queue, "res:seq"),     keys_.queue(queue, "res:holder"),
-            keys_.queue(queue, "assigned"),    keys_.queue(queue, "pending"),
-            keys_.queue(queue, "pending:ids"), keys_.queue(queue, "admissions")};
-  strings a{id, keys_.wake_channel(), queue};
-  auto r = co_await run(*conn_, "resource_release", std::move(k), std::move(a));
-  if (!r.ok()) co_return failure_of(r);
-  co_return none{};
+  auto call = lua::resource_release_call(lua::resource_release_for(keys_, queue, std::move(id)));
+  auto r = co_await run(*conn_, "resource_release", std::move(call.keys), std::move(call.args));
+  co_return lua::resource_release_reply(r);
 }
 
 asio::awaitable<outcome<none>> queue_api::remove_resource(std::string queue, std::string id) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!valid_name(id)) co_return bad_name("resource id", id);
-  strings k{keys_.queue(queue, "res:meta"),   keys_.queue(queue, "res:free"),
-            keys_.queue(queue, "res:holder"), keys_.queue(queue, "assigned"),
-            keys_.queue(queue, "pending"),    keys_.queue(queue, "pending:ids"),
-            keys_.queue(queue, "admissions")};
-  strings a{id};
-  auto r = co_await run(*conn_, "resource_remove", std::move(k), std::move(a));
-  if (!r.ok()) co_return failure_of(r);
-  co_return none{};
+  auto call = lua::resource_remove_call(lua::resource_remove_for(keys_, queue, std::move(id)));
+  auto r = co_await run(*conn_, "resource_remove", std::move(call.keys), std::move(call.args));
+  co_return lua::resource_remove_reply(r);
 }
 
 asio::awaitable<outcome<std::vector<resource_info>>> queue_api::list_resources(std::string queue) {
