@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "core/lua/join.hpp"
 #include "core/lua/presence.hpp"
 #include "core/lua/resource.hpp"
 #include "core/names.hpp"
@@ -39,21 +40,15 @@ asio::awaitable<outcome<join_result>> queue_api::join(std::string queue, std::st
                                                       std::optional<pow_use> pow) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!valid_name(user)) co_return bad_name("user", user);
-  strings k{keys_.queue(queue, "waiting"),     keys_.queue(queue, "assigned"),
-            keys_.queue(queue, "ticket"),      keys_.queue(queue, "registered"),
-            keys_.queue(queue, "events"),      keys_.queue(queue, "settings"),
-            keys_.queue(queue, "prequeue"),    keys_.queue(queue, "stats"),
-            keys_.queue(queue, "prequeue:seq")};
-  strings a{user, keys_.wake_channel(), queue};
-  if (pow) {
-    k.push_back(keys_.queue(queue, "pow:" + pow->token));
-    a.push_back(std::to_string(pow->ttl_ms));
-  }
-  auto r = co_await run(*conn_, "join", std::move(k), std::move(a));
-  if (!r.ok()) co_return failure_of(r);
-  join_result out{r.value.at(0).integer, r.value.at(1).integer, r.value.at(2).integer,
-                  std::nullopt};
-  if (out.position == 0) out.opens_at = r.value.at(3).integer;
+  std::optional<std::pair<std::string, long long>> pow_mark;
+  if (pow) pow_mark.emplace(pow->token, pow->ttl_ms);
+  auto call = lua::join_call(lua::join_for(keys_, queue, user, pow_mark));
+  auto r = co_await run(*conn_, "join", std::move(call.keys), std::move(call.args));
+  auto joined = lua::join_reply_of(r);
+  if (!joined) co_return joined.error();
+  const auto& j = joined.value();
+  join_result out{j.position, j.ticket, j.event, std::nullopt};
+  if (out.position == 0) out.opens_at = j.opens_at;
   co_return out;
 }
 
@@ -108,11 +103,10 @@ asio::awaitable<outcome<std::vector<std::string>>> queue_api::registered_queues(
 asio::awaitable<outcome<none>> queue_api::leave(std::string queue, std::string user) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!valid_name(user)) co_return bad_name("user", user);
-  strings k{keys_.queue(queue, "waiting"), keys_.queue(queue, "events"),
-            keys_.queue(queue, "prequeue"), keys_.queue(queue, "prequeue:draw")};
-  strings a{user, keys_.wake_channel(), queue};
-  auto r = co_await run(*conn_, "leave", std::move(k), std::move(a));
-  if (!r.ok()) co_return failure_of(r);
+  auto call = lua::leave_call(lua::leave_for(keys_, queue, user));
+  auto r = co_await run(*conn_, "leave", std::move(call.keys), std::move(call.args));
+  auto left = lua::leave_reply_of(r);
+  if (!left) co_return left.error();
   co_return none{};
 }
 
@@ -129,15 +123,13 @@ asio::awaitable<outcome<long long>> queue_api::position(std::string queue, std::
 asio::awaitable<outcome<queue_standing>> queue_api::standing(std::string queue, std::string user) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!valid_name(user)) co_return bad_name("user", user);
-  strings k{keys_.queue(queue, "waiting"), keys_.queue(queue, "events"),
-            keys_.queue(queue, "prequeue"), keys_.queue(queue, "settings")};
-  strings a{user};
-  auto r = co_await run(*conn_, "standing", std::move(k), std::move(a));
-  if (!r.ok()) co_return failure_of(r);
-  const auto& e = r.value.elements;
-  if (e.size() != 5) co_return failure{errc::internal, "standing: unexpected reply"};
-  queue_standing out{e[0].integer, e[1].integer, e[2].integer, e[3].integer != 0, std::nullopt};
-  if (out.prequeued && e[4].integer > 0) out.opens_at = e[4].integer;
+  auto call = lua::standing_call(lua::standing_for(keys_, queue, user));
+  auto r = co_await run(*conn_, "standing", std::move(call.keys), std::move(call.args));
+  auto st = lua::standing_reply_of(r);
+  if (!st) co_return st.error();
+  const auto& e = st.value();
+  queue_standing out{e.event, e.position, e.ticket, e.prequeued, std::nullopt};
+  if (out.prequeued && e.opens_at > 0) out.opens_at = e.opens_at;
   co_return out;
 }
 

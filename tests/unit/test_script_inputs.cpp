@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/lua/join.hpp"
 #include "core/lua/leader_lease.hpp"
 #include "core/lua/rate_limit.hpp"
 #include "core/lua/resource.hpp"
@@ -40,6 +41,9 @@ void check_script_inputs(std::string_view script, std::span<const std::string_vi
 }  // namespace
 
 TEST_CASE("script inputs: each module names its script's KEYS and ARGV in order") {
+  check_script_inputs("join", join_key_names, join_arg_names);
+  check_script_inputs("leave", leave_key_names, leave_arg_names);
+  check_script_inputs("standing", standing_key_names, standing_arg_names);
   check_script_inputs("leader_lease", leader_lease_key_names, leader_lease_arg_names);
   check_script_inputs("rate_limit", rate_limit_key_names, rate_limit_arg_names);
   check_script_inputs("resource_add", resource_add_key_names, resource_add_arg_names);
