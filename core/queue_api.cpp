@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <map>
 
+#include "core/lua/accept.hpp"
 #include "core/lua/join.hpp"
 #include "core/lua/presence.hpp"
 #include "core/lua/resource.hpp"
+#include "core/lua/source.hpp"
 #include "core/names.hpp"
 #include "core/queue_settings.hpp"
 #include "core/redis/failure_of.hpp"
@@ -237,11 +239,9 @@ asio::awaitable<outcome<std::pair<long long, long long>>> queue_api::resource_co
 
 asio::awaitable<outcome<long long>> queue_api::source_index(std::string queue) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
-  strings k{keys_.plain("sources")};
-  strings a{"q:" + queue};
-  auto r = co_await run(*conn_, "source", std::move(k), std::move(a));
-  if (!r.ok()) co_return failure_of(r);
-  co_return r.value.integer;
+  auto call = lua::source_call(lua::source_for_queue(keys_, queue));
+  auto r = co_await run(*conn_, "source", std::move(call.keys), std::move(call.args));
+  co_return lua::source_reply_of(r);
 }
 
 namespace {
@@ -366,12 +366,11 @@ asio::awaitable<outcome<std::pair<std::string, std::string>>> queue_api::accept(
                                                                                 std::string id) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!valid_name(user)) co_return bad_name("user", user);
-  strings k{keys_.queue(queue, "pending"), keys_.queue(queue, "pending:ids"),
-            keys_.queue(queue, "assigned"), keys_.queue(queue, "admissions")};
-  strings a{user, id};
-  auto r = co_await run(*conn_, "accept", std::move(k), std::move(a));
-  if (!r.ok()) co_return failure_of(r);
-  co_return std::pair{r.value.at(0).str, r.value.at(1).str};
+  auto call = lua::accept_call(lua::accept_for(keys_, queue, user, std::move(id)));
+  auto r = co_await run(*conn_, "accept", std::move(call.keys), std::move(call.args));
+  auto taken = lua::accept_reply_of(r);
+  if (!taken) co_return taken.error();
+  co_return std::pair{std::move(taken.value().id), std::move(taken.value().resource)};
 }
 
 asio::awaitable<outcome<std::vector<assignment>>> queue_api::expire_batch(std::string queue,

@@ -8,11 +8,13 @@
 #include <string_view>
 #include <vector>
 
+#include "core/lua/accept.hpp"
 #include "core/lua/join.hpp"
 #include "core/lua/leader_lease.hpp"
 #include "core/lua/rate_limit.hpp"
 #include "core/lua/resource.hpp"
 #include "core/lua/script_inputs.hpp"
+#include "core/lua/source.hpp"
 
 using namespace pushonce::lua;
 
@@ -41,6 +43,8 @@ void check_script_inputs(std::string_view script, std::span<const std::string_vi
 }  // namespace
 
 TEST_CASE("script inputs: each module names its script's KEYS and ARGV in order") {
+  check_script_inputs("accept", accept_key_names, accept_arg_names);
+  check_script_inputs("source", source_key_names, source_arg_names);
   check_script_inputs("join", join_key_names, join_arg_names);
   check_script_inputs("leave", leave_key_names, leave_arg_names);
   check_script_inputs("standing", standing_key_names, standing_arg_names);
