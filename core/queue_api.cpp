@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <map>
 
+#include "core/lua/accept.hpp"
+#include "core/lua/join.hpp"
 #include "core/lua/presence.hpp"
+#include "core/lua/resource.hpp"
+#include "core/lua/source.hpp"
 #include "core/names.hpp"
 #include "core/queue_settings.hpp"
 #include "core/redis/failure_of.hpp"
@@ -39,21 +43,15 @@ asio::awaitable<outcome<join_result>> queue_api::join(std::string queue, std::st
                                                       std::optional<pow_use> pow) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!valid_name(user)) co_return bad_name("user", user);
-  strings k{keys_.queue(queue, "waiting"),     keys_.queue(queue, "assigned"),
-            keys_.queue(queue, "ticket"),      keys_.queue(queue, "registered"),
-            keys_.queue(queue, "events"),      keys_.queue(queue, "settings"),
-            keys_.queue(queue, "prequeue"),    keys_.queue(queue, "stats"),
-            keys_.queue(queue, "prequeue:seq")};
-  strings a{user, keys_.wake_channel(), queue};
-  if (pow) {
-    k.push_back(keys_.queue(queue, "pow:" + pow->token));
-    a.push_back(std::to_string(pow->ttl_ms));
-  }
-  auto r = co_await run(*conn_, "join", std::move(k), std::move(a));
-  if (!r.ok()) co_return failure_of(r);
-  join_result out{r.value.at(0).integer, r.value.at(1).integer, r.value.at(2).integer,
-                  std::nullopt};
-  if (out.position == 0) out.opens_at = r.value.at(3).integer;
+  std::optional<std::pair<std::string, long long>> pow_mark;
+  if (pow) pow_mark.emplace(pow->token, pow->ttl_ms);
+  auto call = lua::join_call(lua::join_for(keys_, queue, user, pow_mark));
+  auto r = co_await run(*conn_, "join", std::move(call.keys), std::move(call.args));
+  auto joined = lua::join_reply_of(r);
+  if (!joined) co_return joined.error();
+  const auto& j = joined.value();
+  join_result out{j.position, j.ticket, j.event, std::nullopt};
+  if (out.position == 0) out.opens_at = j.opens_at;
   co_return out;
 }
 
@@ -108,11 +106,10 @@ asio::awaitable<outcome<std::vector<std::string>>> queue_api::registered_queues(
 asio::awaitable<outcome<none>> queue_api::leave(std::string queue, std::string user) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!valid_name(user)) co_return bad_name("user", user);
-  strings k{keys_.queue(queue, "waiting"), keys_.queue(queue, "events"),
-            keys_.queue(queue, "prequeue"), keys_.queue(queue, "prequeue:draw")};
-  strings a{user, keys_.wake_channel(), queue};
-  auto r = co_await run(*conn_, "leave", std::move(k), std::move(a));
-  if (!r.ok()) co_return failure_of(r);
+  auto call = lua::leave_call(lua::leave_for(keys_, queue, user));
+  auto r = co_await run(*conn_, "leave", std::move(call.keys), std::move(call.args));
+  auto left = lua::leave_reply_of(r);
+  if (!left) co_return left.error();
   co_return none{};
 }
 
@@ -129,15 +126,13 @@ asio::awaitable<outcome<long long>> queue_api::position(std::string queue, std::
 asio::awaitable<outcome<queue_standing>> queue_api::standing(std::string queue, std::string user) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!valid_name(user)) co_return bad_name("user", user);
-  strings k{keys_.queue(queue, "waiting"), keys_.queue(queue, "events"),
-            keys_.queue(queue, "prequeue"), keys_.queue(queue, "settings")};
-  strings a{user};
-  auto r = co_await run(*conn_, "standing", std::move(k), std::move(a));
-  if (!r.ok()) co_return failure_of(r);
-  const auto& e = r.value.elements;
-  if (e.size() != 5) co_return failure{errc::internal, "standing: unexpected reply"};
-  queue_standing out{e[0].integer, e[1].integer, e[2].integer, e[3].integer != 0, std::nullopt};
-  if (out.prequeued && e[4].integer > 0) out.opens_at = e[4].integer;
+  auto call = lua::standing_call(lua::standing_for(keys_, queue, user));
+  auto r = co_await run(*conn_, "standing", std::move(call.keys), std::move(call.args));
+  auto st = lua::standing_reply_of(r);
+  if (!st) co_return st.error();
+  const auto& e = st.value();
+  queue_standing out{e.event, e.position, e.ticket, e.prequeued, std::nullopt};
+  if (out.prequeued && e.opens_at > 0) out.opens_at = e.opens_at;
   co_return out;
 }
 
@@ -182,39 +177,27 @@ asio::awaitable<outcome<std::vector<std::string>>> queue_api::add_resources(
   if (ids.empty()) co_return failure{errc::bad_request, "no resource id given"};
   for (auto& id : ids)
     if (!valid_name(id)) co_return bad_name("resource id", id);
-  strings k{keys_.queue(queue, "res:meta"), keys_.queue(queue, "res:free"),
-            keys_.queue(queue, "res:seq")};
-  strings a{keys_.wake_channel(), queue, meta_json};
-  a.insert(a.end(), ids.begin(), ids.end());
-  auto r = co_await run(*conn_, "resource_add", std::move(k), std::move(a));
-  if (!r.ok()) co_return failure_of(r);
+  auto call = lua::resource_add_call(lua::resource_add_for(keys_, queue, ids, meta_json));
+  auto r = co_await run(*conn_, "resource_add", std::move(call.keys), std::move(call.args));
+  auto added = lua::resource_add_reply(r);
+  if (!added) co_return added.error();
   co_return ids;
 }
 
 asio::awaitable<outcome<none>> queue_api::release_resource(std::string queue, std::string id) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!valid_name(id)) co_return bad_name("resource id", id);
-  strings k{keys_.queue(queue, "res:meta"),    keys_.queue(queue, "res:free"),
-            keys_.queue(queue, "res:seq"),     keys_.queue(queue, "res:holder"),
-            keys_.queue(queue, "assigned"),    keys_.queue(queue, "pending"),
-            keys_.queue(queue, "pending:ids"), keys_.queue(queue, "admissions")};
-  strings a{id, keys_.wake_channel(), queue};
-  auto r = co_await run(*conn_, "resource_release", std::move(k), std::move(a));
-  if (!r.ok()) co_return failure_of(r);
-  co_return none{};
+  auto call = lua::resource_release_call(lua::resource_release_for(keys_, queue, std::move(id)));
+  auto r = co_await run(*conn_, "resource_release", std::move(call.keys), std::move(call.args));
+  co_return lua::resource_release_reply(r);
 }
 
 asio::awaitable<outcome<none>> queue_api::remove_resource(std::string queue, std::string id) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!valid_name(id)) co_return bad_name("resource id", id);
-  strings k{keys_.queue(queue, "res:meta"),   keys_.queue(queue, "res:free"),
-            keys_.queue(queue, "res:holder"), keys_.queue(queue, "assigned"),
-            keys_.queue(queue, "pending"),    keys_.queue(queue, "pending:ids"),
-            keys_.queue(queue, "admissions")};
-  strings a{id};
-  auto r = co_await run(*conn_, "resource_remove", std::move(k), std::move(a));
-  if (!r.ok()) co_return failure_of(r);
-  co_return none{};
+  auto call = lua::resource_remove_call(lua::resource_remove_for(keys_, queue, std::move(id)));
+  auto r = co_await run(*conn_, "resource_remove", std::move(call.keys), std::move(call.args));
+  co_return lua::resource_remove_reply(r);
 }
 
 asio::awaitable<outcome<std::vector<resource_info>>> queue_api::list_resources(std::string queue) {
@@ -257,11 +240,9 @@ asio::awaitable<outcome<std::pair<long long, long long>>> queue_api::resource_co
 
 asio::awaitable<outcome<long long>> queue_api::source_index(std::string queue) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
-  strings k{keys_.plain("sources")};
-  strings a{"q:" + queue};
-  auto r = co_await run(*conn_, "source", std::move(k), std::move(a));
-  if (!r.ok()) co_return failure_of(r);
-  co_return r.value.integer;
+  auto call = lua::source_call(lua::source_for_queue(keys_, queue));
+  auto r = co_await run(*conn_, "source", std::move(call.keys), std::move(call.args));
+  co_return lua::source_reply_of(r);
 }
 
 namespace {
@@ -386,12 +367,11 @@ asio::awaitable<outcome<std::pair<std::string, std::string>>> queue_api::accept(
                                                                                 std::string id) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!valid_name(user)) co_return bad_name("user", user);
-  strings k{keys_.queue(queue, "pending"), keys_.queue(queue, "pending:ids"),
-            keys_.queue(queue, "assigned"), keys_.queue(queue, "admissions")};
-  strings a{user, id};
-  auto r = co_await run(*conn_, "accept", std::move(k), std::move(a));
-  if (!r.ok()) co_return failure_of(r);
-  co_return std::pair{r.value.at(0).str, r.value.at(1).str};
+  auto call = lua::accept_call(lua::accept_for(keys_, queue, user, std::move(id)));
+  auto r = co_await run(*conn_, "accept", std::move(call.keys), std::move(call.args));
+  auto taken = lua::accept_reply_of(r);
+  if (!taken) co_return taken.error();
+  co_return std::pair{std::move(taken.value().id), std::move(taken.value().resource)};
 }
 
 asio::awaitable<outcome<std::vector<assignment>>> queue_api::expire_batch(std::string queue,

@@ -14,6 +14,7 @@
 #include "core/heartbeat.hpp"
 #include "core/log.hpp"
 #include "core/lua/claim_record.hpp"
+#include "core/lua/leader_lease.hpp"
 #include "core/lua/opening.hpp"
 #include "core/lua/presence.hpp"
 #include "core/metrics_text.hpp"
@@ -99,16 +100,19 @@ const char* mode_word(lease_call mode) {
 }  // namespace
 
 asio::awaitable<lease_reply> leader_daemon::call_lease(lease_call mode) {
-  std::vector<std::string> k{keys_.plain("leader"), keys_.leader_fencing(conn_->is_cluster())};
-  std::vector<std::string> a{mode_word(mode),
+  lua::leader_lease_input in{keys_.plain("leader"),
+                             keys_.leader_fencing(conn_->is_cluster()),
+                             mode_word(mode),
                              opts_.id,
                              std::to_string(getpid()),
                              heartbeat::hostname(),
-                             std::to_string(opts_.lease.count()),
-                             keys_.plain("leader:released")};
-  if (mode == lease_call::advance) a.push_back(std::to_string(lease_.refence_above()));
+                             opts_.lease.count(),
+                             keys_.plain("leader:released"),
+                             std::nullopt};
+  if (mode == lease_call::advance) in.above = lease_.refence_above();
+  auto call = lua::leader_lease_call(std::move(in));
   const auto& s = redis::get_script("leader_lease");
-  auto r = co_await redis::eval(*conn_, s, std::move(k), std::move(a));
+  auto r = co_await redis::eval(*conn_, s, std::move(call.keys), std::move(call.args));
   co_return lease_reply::from(r);
 }
 

@@ -1,13 +1,13 @@
 -- accept.lua: the user takes the resource of its assignment before the deadline. Runs
 -- in the queue's slot, as expire.lua does, so between accept and expiry exactly one wins.
--- KEYS[1] pending (zset user -> accept_by), KEYS[2] pending:ids (hash user -> id),
--- KEYS[3] assigned (hash user -> resource), KEYS[4] admissions (optional: the record
--- becomes "accepted")
--- ARGV[1] user, ARGV[2] assignment id ("" = whatever the user holds)
 -- Returns {id, resource}; accepting twice answers the same. Error: not_found when the user
 -- holds no such assignment (never had one, released, or expired).
-local pending, pending_ids, assigned, admissions = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local user, want = ARGV[1], ARGV[2]
+local pending = KEYS[1]      -- zset user -> accept_by
+local pending_ids = KEYS[2]  -- hash user -> id
+local assigned = KEYS[3]     -- hash user -> resource
+local admissions = KEYS[4]   -- optional: the record becomes "accepted"
+local user = ARGV[1]
+local want = ARGV[2]         -- assignment id ("" = whatever the user holds)
 local id = redis.call('HGET', pending_ids, user)
 local resource = redis.call('HGET', assigned, user)
 if not id or not resource or (want ~= '' and want ~= id) then

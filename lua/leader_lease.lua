@@ -1,20 +1,23 @@
 -- leader_lease.lua: the one active leader (docs/architecture.md): a lease with an owner and
 -- a fencing token that grows with every new holder.
--- KEYS[1] NS:leader (hash: id, pid, host, fencing_token, since), KEYS[2] NS:leader:fencing
--- ARGV[1] mode: acquire | renew | release | advance, ARGV[2] candidate id, ARGV[3] pid,
--- ARGV[4] host, ARGV[5] lease ms, ARGV[6] channel told when the lease is released,
--- ARGV[7] (advance) the fence the new token must be above
 -- acquire: the fencing token when the caller holds the lease (new or already its own),
 --          0 when another holder's lease is live.
 -- renew:   the token when the caller still holds it (expiry pushed out), else 0.
 -- release: 1 when the caller held it (deleted, channel told), else 0.
 -- advance: when the caller holds the lease, a new token above the counter and above
---          ARGV[7] (a queue's fence left above the counter, e.g. by a failover that lost
+--          `above` (a queue's fence left above the counter, e.g. by a failover that lost
 --          increments: only the lease holder acts, so the fence is stale), the counter set
 --          to it and the lease renewed; else 0.
-local lease_key, counter = KEYS[1], KEYS[2]
-local mode, id, pid, host = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local lease, released, above = tonumber(ARGV[5]), ARGV[6], ARGV[7]
+local lease_key = KEYS[1]  -- NS:leader (hash: id, pid, host, fencing_token, since)
+local counter = KEYS[2]    -- NS:leader:fencing
+local mode = ARGV[1]       -- acquire | renew | release | advance
+local id = ARGV[2]         -- candidate id
+local pid = ARGV[3]
+local host = ARGV[4]
+local lease = ARGV[5]      -- lease ms
+local released = ARGV[6]   -- channel told when the lease is released
+local above = ARGV[7]      -- advance: the fence the new token must be above
+lease = tonumber(lease)
 if id == nil or id == '' or not lease or lease <= 0 then
   return redis.error_reply('bad_request id and a positive lease are required')
 end

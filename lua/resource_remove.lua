@@ -1,13 +1,15 @@
 -- resource_remove.lua: take a resource out of the pool (free or assigned). Its holder,
--- if any, no longer holds an assignment.
--- KEYS[1] res:meta, KEYS[2] res:free, KEYS[3] res:holder, KEYS[4] assigned,
--- KEYS[5] pending, KEYS[6] pending:ids (optional: the holder's acceptance ends too),
--- KEYS[7] admissions (optional, with KEYS[6]: the assignment's record becomes "released")
--- ARGV[1] resource id
+-- if any, no longer holds an assignment. Keys 1-7 are resource_release.lua's, in the same
+-- order.
 -- Returns 1. Error: not_found.
-local res_meta, res_free, res_holder, assigned = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local pending, pending_ids, admissions = KEYS[5], KEYS[6], KEYS[7]
-local id = ARGV[1]
+local res_meta = KEYS[1]
+local res_free = KEYS[2]
+local res_holder = KEYS[3]
+local assigned = KEYS[4]
+local pending = KEYS[5]
+local pending_ids = KEYS[6]   -- the holder's acceptance ends too
+local admissions = KEYS[7]    -- the assignment's record becomes "released"
+local id = ARGV[1]            -- resource id
 if redis.call('HDEL', res_meta, id) == 0 then
   return redis.error_reply('not_found resource ' .. id .. ' does not exist')
 end

@@ -177,3 +177,10 @@ local function fence_refusal(fence, token, token_text)
   if token > stored then redis.call('SET', fence, token_text) end
   return nil
 end
+
+-- The list from position i to the end (a script's variadic last input: rest(ARGV, 4)).
+local function rest(list, i)
+  local out = {}
+  for j = i, #list do out[#out + 1] = list[j] end
+  return out
+end
