@@ -1,0 +1,258 @@
+// End-to-end tests of the SSE transport (docs/protocol.md "SSE transport"): a real
+// redis-server, the gateway as a process, a plain TCP SSE client and HTTP ops. A worker's
+// delivery is a claim.lua call (as in test_gateway.cpp), which writes the message frame to the
+// inbox and publishes it on the user's channel.
+
+#include <doctest/doctest.h>
+#include <hiredis/hiredis.h>
+
+#include <boost/json.hpp>
+#include <chrono>
+#include <csignal>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/keys.hpp"
+#include "core/lua/claim.hpp"
+#include "core/message.hpp"
+#include "core/redis/scripts.hpp"
+#include "tests/support/deployment.hpp"
+#include "tests/support/redis_server.hpp"
+#include "tests/support/sse_client.hpp"
+#include "tests/support/sync_redis.hpp"
+#include "tests/support/ws_client.hpp"
+
+namespace test_sse_e2e {
+
+using namespace pushonce;
+using namespace pushonce::test;
+using namespace std::chrono_literals;
+namespace json = boost::json;
+
+namespace {
+
+constexpr const char* ns = "e2esse";
+const std::string host = "127.0.0.1";
+
+long long sse_now_ms() {
+  using namespace std::chrono;
+  return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+// A worker's delivery of message `id` to `user` (claim.lua); the offset.
+// Message ids are decimal (seq × 4096 + source): each call takes the next one.
+long long sse_deliver(std::uint16_t redis_port, const std::string& user, const std::string&) {
+  static long long seq = 0;
+  const std::string id = std::to_string(4096 * ++seq + 3);
+  keys k(ns);
+  sync_redis r(redis_port);
+  auto m = parse_bus_message(R"({"id":")" + id + R"(","user":")" + user +
+                             R"(","src":"bus:0","kind":"message","data":{"n":1},"ts":)" +
+                             std::to_string(sse_now_ms()) + "}");
+  REQUIRE(m);
+  lua::claim_settings s;
+  s.owner = "test-worker";
+  s.epoch = "epoch-w";
+  std::vector<bus_message> batch{*m};
+  REQUIRE(r.cmd({"SCRIPT", "LOAD", redis::get_script("claim").text})->type == REDIS_REPLY_STRING);
+  auto c = r.cmd(lua::claim_command(k, s, batch));
+  REQUIRE(c->type == REDIS_REPLY_ARRAY);
+  REQUIRE(c->elements == 2);
+  return c->element[1]->integer;
+}
+
+struct sse_gateway {
+  sse_gateway(const redis_server& redis, std::vector<std::string> extra)
+      : d(deployment_options{redis.url(), redis.port(), ns, {}, {}, "warn"}) {
+    start(std::move(extra));
+  }
+  void start(std::vector<std::string> extra) {
+    extra.insert(extra.end(), {"--dev-auth", "--threads", "2"});
+    proc = &d.start_gateway(std::move(extra));
+    port = d.port_of(*proc);
+    if (d.count(deployment::kind::gateway) == 1) {
+      REQUIRE_MESSAGE(d.wait_ready(10s), d.ready_failure());
+      return;
+    }
+    // A restart: the killed gateway is still in the deployment; wait on this one's /readyz.
+    bool ready = false;
+    for (int i = 0; i < 200 && !ready; ++i) {
+      ready = http_request(host, port, "GET", "/readyz", {}, {}, 1s).status == 200;
+      if (!ready) std::this_thread::sleep_for(50ms);
+    }
+    REQUIRE(ready);
+  }
+  deployment d;
+  process* proc = nullptr;
+  std::uint16_t port = 0;
+};
+
+json::object sse_json(const std::string& text) {
+  auto v = json::parse(text);
+  REQUIRE(v.is_object());
+  return v.as_object();
+}
+
+// Opens an SSE session of `user`; returns the welcome object.
+json::object sse_open(sse_client& c, std::uint16_t port, const std::string& user,
+                      const headers& extra = {}) {
+  REQUIRE(c.open(host, port, "/sse?user=" + user, extra) == 200);
+  auto w = c.next();
+  REQUIRE(w);
+  CHECK(w->event == "welcome");
+  return sse_json(w->data);
+}
+
+// The next message event: its offset, checked against its id.
+long long sse_next_offset(sse_client& c, const std::string& epoch) {
+  auto e = c.next();
+  REQUIRE_MESSAGE(e, "expected a message event");
+  CHECK(e->event.empty());
+  auto o = sse_json(e->data);
+  CHECK(str_field(o, "type") == "message");
+  auto off = int_field(o, "offset");
+  CHECK(e->id == epoch + ":" + std::to_string(off));
+  return off;
+}
+
+http_reply sse_op(std::uint16_t port, const std::string& body) {
+  return http_request(host, port, "POST", "/sse/op", body, {{"Content-Type", "application/json"}});
+}
+
+}  // namespace
+
+TEST_CASE("sse: a session gets its messages as events and answers ops over POST /sse/op") {
+  redis_server redis;
+  sse_gateway gw(redis, {});
+  sse_client c;
+  auto w = sse_open(c, gw.port, "alice");
+  const auto session = str_field(w, "session");
+  const auto epoch = str_field(w, "epoch");
+  CHECK(c.head().find("Content-Type: text/event-stream") != std::string::npos);
+
+  for (int i = 1; i <= 3; ++i) {
+    auto off = sse_deliver(redis.port(), "alice", "m" + std::to_string(i));
+    CHECK(sse_next_offset(c, epoch) == off);
+  }
+
+  auto pong = sse_op(gw.port, R"({"session":")" + session + R"(","user":"alice","op":"ping"})");
+  CHECK(pong.status == 200);
+  CHECK(str_field(sse_json(pong.body), "type") == "pong");
+  auto ack =
+      sse_op(gw.port, R"({"session":")" + session + R"(","user":"alice","op":"ack","offset":2})");
+  CHECK(ack.status == 204);
+  auto unknown = sse_op(gw.port, R"({"session":"nope","user":"alice","op":"ping"})");
+  CHECK(unknown.status == 404);
+  CHECK(str_field(sse_json(unknown.body), "error") == "not_found");
+  auto other = sse_op(gw.port, R"({"session":")" + session + R"(","user":"bob","op":"ping"})");
+  CHECK(other.status == 404);
+  auto no_user = sse_op(gw.port, R"({"session":")" + session + R"(","op":"ping"})");
+  CHECK(no_user.status == 401);
+  auto bad_op = sse_op(gw.port, R"({"session":")" + session + R"(","user":"alice","op":"fly"})");
+  CHECK(bad_op.status == 200);
+  CHECK(str_field(sse_json(bad_op.body), "code") == "unknown_op");
+  CHECK(sse_op(gw.port, "{not json").status == 400);
+
+  sse_client anon;
+  CHECK(anon.open(host, gw.port, "/sse") == 401);
+  CHECK(str_field(sse_json(anon.error_body()), "error") == "unauthorized");
+  sse_client bad_since;
+  CHECK(bad_since.open(host, gw.port, "/sse?user=alice&since=nope") == 400);
+
+  // The session ends: its ops are answered 404.
+  c.close();
+  bool gone = false;
+  for (int i = 0; i < 100 && !gone; ++i) {
+    gone =
+        sse_op(gw.port, R"({"session":")" + session + R"(","user":"alice","op":"ping"})").status ==
+        404;
+    if (!gone) std::this_thread::sleep_for(50ms);
+  }
+  CHECK(gone);
+}
+
+TEST_CASE("sse: resume by Last-Event-ID after a gateway kill -9: nothing lost, no duplicate") {
+  redis_server redis;
+  sse_gateway gw(redis, {});
+  sse_client c;
+  auto w = sse_open(c, gw.port, "carol");
+  auto epoch = str_field(w, "epoch");
+  std::string last_id;
+  for (int i = 1; i <= 3; ++i) {
+    sse_deliver(redis.port(), "carol", "a" + std::to_string(i));
+    auto off = sse_next_offset(c, epoch);
+    last_id = epoch + ":" + std::to_string(off);
+  }
+  gw.proc->kill(SIGKILL);
+  gw.proc->wait(10s);
+  c.close();
+  std::vector<long long> missed;
+  for (int i = 1; i <= 4; ++i)
+    missed.push_back(sse_deliver(redis.port(), "carol", "b" + std::to_string(i)));
+  gw.start({});
+
+  sse_client again;
+  auto w2 = sse_open(again, gw.port, "carol", {{"Last-Event-ID", last_id}});
+  CHECK(w2.at("recovered") == true);
+  CHECK(str_field(w2, "epoch") == epoch);
+  std::vector<long long> got;
+  for (std::size_t i = 0; i < missed.size(); ++i) got.push_back(sse_next_offset(again, epoch));
+  CHECK(got == missed);
+  auto more = sse_deliver(redis.port(), "carol", "c1");
+  CHECK(sse_next_offset(again, epoch) == more);
+  CHECK_FALSE(again.next(300ms));  // no duplicate after it
+
+  // ?since= works the same.
+  sse_client by_query;
+  REQUIRE(by_query.open(host, gw.port,
+                        "/sse?user=carol&since=" + epoch + ":" + std::to_string(missed.back())) ==
+          200);
+  auto w3 = by_query.next();
+  REQUIRE(w3);
+  CHECK(w3->event == "welcome");
+  CHECK(sse_next_offset(by_query, epoch) == more);
+}
+
+TEST_CASE("sse: WebSocket and SSE sessions of one user get the same offsets") {
+  redis_server redis;
+  sse_gateway gw(redis, {});
+  sse_client s;
+  auto w = sse_open(s, gw.port, "dave");
+  auto epoch = str_field(w, "epoch");
+  ws_client ws;
+  ws.connect(host, gw.port);
+  REQUIRE(ws.send(hello_frame("dave")));
+  auto ww = sse_json(*ws.receive());
+  CHECK(str_field(ww, "type") == "welcome");
+  CHECK(str_field(ww, "epoch") == epoch);
+  for (int i = 1; i <= 5; ++i) {
+    auto off = sse_deliver(redis.port(), "dave", "d" + std::to_string(i));
+    CHECK(sse_next_offset(s, epoch) == off);
+    auto f = ws.receive();
+    REQUIRE(f);
+    CHECK(int_field(sse_json(*f), "offset") == off);
+  }
+}
+
+TEST_CASE("sse: SSE sessions count against --max-sessions-per-user") {
+  redis_server redis;
+  sse_gateway gw(redis, {"--max-sessions-per-user", "1"});
+  ws_client ws;
+  ws.connect(host, gw.port);
+  REQUIRE(ws.send(hello_frame("erin")));
+  REQUIRE(ws.receive());
+  sse_client s;
+  REQUIRE(s.open(host, gw.port, "/sse?user=erin") == 200);
+  auto e = s.next();
+  REQUIRE(e);
+  CHECK(e->event == "error");
+  auto o = sse_json(e->data);
+  CHECK(str_field(o, "code") == "closed");
+  CHECK(int_field(o, "close") == 1008);
+  CHECK_FALSE(s.next(2s));
+  CHECK(s.ended());
+}
+
+}  // namespace test_sse_e2e
