@@ -64,8 +64,8 @@ long long sse_deliver(std::uint16_t redis_port, const std::string& user, const s
 }
 
 struct sse_gateway {
-  sse_gateway(const redis_server& redis, std::vector<std::string> extra)
-      : d(deployment_options{redis.url(), redis.port(), ns, {}, {}, "warn"}) {
+  sse_gateway(const redis_server& redis, std::vector<std::string> extra, environment env = {})
+      : d(deployment_options{redis.url(), redis.port(), ns, std::move(env), {}, "warn"}) {
     start(std::move(extra));
   }
   void start(std::vector<std::string> extra) {
@@ -252,6 +252,29 @@ TEST_CASE("sse: SSE sessions count against --max-sessions-per-user") {
   CHECK(str_field(o, "code") == "closed");
   CHECK(int_field(o, "close") == 1008);
   CHECK_FALSE(s.next(2s));
+  CHECK(s.ended());
+}
+
+TEST_CASE("sse: a draining gateway refuses new streams with 503 and ends its streams") {
+  redis_server redis;
+  sse_gateway gw(redis, {}, {{"PUSHONCE_DRAIN_DELAY_MS", "2000"}});
+  sse_client s;
+  sse_open(s, gw.port, "gina");
+  gw.proc->kill(SIGTERM);
+  bool refused = false;
+  for (int i = 0; i < 100 && !refused; ++i) {
+    sse_client late;
+    refused = late.open(host, gw.port, "/sse?user=gina2") == 503;
+    if (!refused) std::this_thread::sleep_for(20ms);
+  }
+  CHECK(refused);
+  auto e = s.next(10s);
+  REQUIRE(e);
+  CHECK(e->event == "error");
+  auto o = sse_json(e->data);
+  CHECK(str_field(o, "code") == "closed");
+  CHECK(int_field(o, "close") == 1001);
+  CHECK_FALSE(s.next(5s));
   CHECK(s.ended());
 }
 
