@@ -9,6 +9,7 @@
 #include <boost/json.hpp>
 #include <chrono>
 #include <csignal>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -253,6 +254,44 @@ TEST_CASE("sse: SSE sessions count against --max-sessions-per-user") {
   CHECK(int_field(o, "close") == 1008);
   CHECK_FALSE(s.next(2s));
   CHECK(s.ended());
+}
+
+TEST_CASE("sse: join, assignment and accept over SSE with a leader and a worker") {
+  deployment d("ssea", "assign");
+  d.start_leader();
+  d.start_worker();
+  auto& g = d.start_gateway({"--dev-auth"});
+  REQUIRE_MESSAGE(d.wait_ready(), d.ready_failure());
+  const auto port = d.port_of(g);
+  sse_client c;
+  auto w = sse_open(c, port, "hank");
+  const auto session = str_field(w, "session");
+  auto joined = sse_op(port, R"({"session":")" + session + R"(","user":"hank","op":"join"})");
+  REQUIRE(joined.status == 200);
+  INFO(joined.body);
+  CHECK(str_field(sse_json(joined.body), "type") == "joined");
+  CHECK(int_field(sse_json(joined.body), "position") == 1);
+  auto added = d.admin({"resource", "add", "r1", "--json"});
+  REQUIRE(added.code() == 0);
+  std::optional<json::object> assignment;
+  for (int i = 0; i < 20 && !assignment; ++i) {
+    auto e = c.next(1s);
+    if (!e || !e->event.empty()) continue;  // positions are named events
+    auto m = sse_json(e->data);
+    if (str_field(m, "type") == "message") assignment = m;
+  }
+  REQUIRE(assignment);
+  CHECK(str_field(*assignment, "kind") == "assignment");
+  CHECK(int_field(*assignment, "offset") == 1);
+  auto accepted =
+      sse_op(port, R"({"session":")" + session + R"(","user":"hank","op":"accept","id":")" +
+                       str_field(*assignment, "id") + R"("})");
+  REQUIRE(accepted.status == 200);
+  INFO(accepted.body);
+  CHECK(str_field(sse_json(accepted.body), "type") == "accepted");
+  auto ack =
+      sse_op(port, R"({"session":")" + session + R"(","user":"hank","op":"ack","offset":1})");
+  CHECK(ack.status == 204);
 }
 
 TEST_CASE("sse: a draining gateway refuses new streams with 503 and ends its streams") {
