@@ -44,14 +44,15 @@ long long sse_now_ms() {
 
 // A worker's delivery of message `id` to `user` (claim.lua); the offset.
 // Message ids are decimal (seq × 4096 + source): each call takes the next one.
-long long sse_deliver(std::uint16_t redis_port, const std::string& user, const std::string&) {
+long long sse_deliver(std::uint16_t redis_port, const std::string& user, const std::string&,
+                      const std::string& data_json = R"({"n":1})") {
   static long long seq = 0;
   const std::string id = std::to_string(4096 * ++seq + 3);
   keys k(ns);
   sync_redis r(redis_port);
   auto m = parse_bus_message(R"({"id":")" + id + R"(","user":")" + user +
-                             R"(","src":"bus:0","kind":"message","data":{"n":1},"ts":)" +
-                             std::to_string(sse_now_ms()) + "}");
+                             R"(","src":"bus:0","kind":"message","data":)" + data_json +
+                             R"(,"ts":)" + std::to_string(sse_now_ms()) + "}");
   REQUIRE(m);
   lua::claim_settings s;
   s.owner = "test-worker";
@@ -292,6 +293,31 @@ TEST_CASE("sse: join, assignment and accept over SSE with a leader and a worker"
   auto ack =
       sse_op(port, R"({"session":")" + session + R"(","user":"hank","op":"ack","offset":1})");
   CHECK(ack.status == 204);
+}
+
+TEST_CASE("sse: a stream that is not read ends (slow consumer, 1013)") {
+  redis_server redis;
+  sse_gateway gw(redis, {});
+  sse_client slow;
+  sse_open(slow, gw.port, "ivan");
+  std::string data = "\"" + std::string(16 * 1024, 'i') + "\"";
+  for (int i = 1; i <= 1000; ++i) sse_deliver(redis.port(), "ivan", "", data);
+  std::size_t messages = 0;
+  std::optional<sse_event> last;
+  while (auto e = slow.next(5s)) {
+    if (e->event.empty()) ++messages;
+    last = std::move(e);
+  }
+  CHECK(slow.ended());
+  CHECK(messages < 1000);
+  // The close event comes last unless the gateway dropped the connection at its close
+  // deadline first.
+  if (last && last->event == "error") CHECK(int_field(sse_json(last->data), "close") == 1013);
+  auto metrics = http_request(host, gw.port, "GET", "/metrics");
+  auto at = metrics.body.find("\npushonce_gateway_slow_consumer_closes_total{");
+  REQUIRE(at != std::string::npos);
+  auto line = metrics.body.substr(at + 1, metrics.body.find('\n', at + 1) - at - 1);
+  CHECK(line.substr(line.rfind(' ') + 1) == "1");
 }
 
 TEST_CASE("sse: a draining gateway refuses new streams with 503 and ends its streams") {
