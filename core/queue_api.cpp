@@ -21,7 +21,8 @@ failure bad_name(const char* what, const std::string& name) {
                                  "': use 1-128 characters of A-Z a-z 0-9 . _ @ -"};
 }
 
-// Runs a script; keys/args are built by the caller outside the co_await (GCC 12).
+// Runs a script; keys/args are built by the caller outside the co_await
+// (GCC 12: docs/architecture.md "Coroutines and GCC 12").
 asio::awaitable<redis::result> run(redis::connection& c, const char* name, strings keys,
                                    strings args) {
   const auto& s = redis::get_script(name);

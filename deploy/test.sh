@@ -8,8 +8,9 @@
 #   lua       every Lua script loads on a real redis-server (redis-cli)
 #   ctest     every CTest tier of build/ (unit, integration, e2e, chaos, js, browser)
 #   asan      ASan+UBSan build in build-asan/ (built while the ctest tier runs, on idle
-#             CPU only): unit, integration and e2e tiers; any sanitizer report (leak, UB,
-#             memory error) fails the run
+#             CPU only): the unit and integration tiers, and the e2e tier of build/ against
+#             the sanitized programs; any sanitizer report (leak, UB, memory error) fails
+#             the run
 #   fuzz      libFuzzer targets (clang) in build-fuzz/, PUSHONCE_FUZZ_SECONDS each (30)
 # Usage: deploy/test.sh                 everything
 #        deploy/test.sh -L unit         setup, build, and only these ctest arguments
@@ -52,8 +53,8 @@ tier_ctest() { (cd build && ctest -j "${PUSHONCE_JOBS:-2}" --output-on-failure -
 
 build_asan() {
   PUSHONCE_BUILD_DIR=build-asan PUSHONCE_CMAKE_ARGS="-DPUSHONCE_SANITIZE=ON" \
-    bash deploy/build.sh unit_tests integration_tests e2e_tests \
-    pushonce-leader pushonce-worker pushonce-gateway
+    bash deploy/build.sh unit_tests integration_tests \
+    pushonce-leader pushonce-worker pushonce-gateway pushonce-bench
 }
 
 # When the asan tier follows the ctest tier, its build starts with the ctest tier at the
@@ -81,11 +82,20 @@ tier_asan() {
   fi
   # Leak checking is on (the default of ASan on Linux); a report makes the program exit
   # non-zero. tests/sanitizer/lsan.supp lists third-party leaks only.
-  (cd build-asan &&
-    ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1:exitcode=86 \
-      UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-      LSAN_OPTIONS=suppressions=$root/tests/sanitizer/lsan.supp \
-      ctest -j "${PUSHONCE_JOBS:-2}" --output-on-failure --timeout 1800 -L 'unit|integration|e2e')
+  # The e2e tests check the programs, so the sanitized programs are what they need: build/'s
+  # e2e_tests starts build-asan/bin's programs (PUSHONCE_TEST_BIN_DIR) and is not built a
+  # second time. e2e_cluster_tests is left out here: the cluster client runs sanitized in
+  # integration_cluster_tests, and the e2e cluster cases mostly wait on failovers.
+  [[ -x build/tests/e2e_tests ]] || tier_build
+  (cd build-asan && asan_ctest -L 'unit|integration')
+  (cd build && PUSHONCE_TEST_BIN_DIR=$root/build-asan/bin asan_ctest -L e2e -E '^e2e_cluster_tests$')
+}
+
+asan_ctest() {
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1:exitcode=86 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    LSAN_OPTIONS=suppressions=$root/tests/sanitizer/lsan.supp \
+    ctest -j "${PUSHONCE_JOBS:-2}" --output-on-failure --timeout 1800 "$@"
 }
 
 # One fuzz target for PUSHONCE_FUZZ_SECONDS; its output goes to build-fuzz/fuzz_<target>.log

@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include "core/disconnect.hpp"
 #include "core/jwt.hpp"
 #include "core/layout.hpp"
 #include "core/log.hpp"
@@ -238,6 +239,34 @@ asio::awaitable<int> publish(admin_context& ctx) {
       o, (r.value().duplicate ? "duplicate of message " : "published message ") + r.value().id);
 }
 
+// Every gateway closes the user's sessions (1008 "disconnected"); --revoke: the user's
+// tokens issued until now are refused for --for seconds (default 24 h), as
+// POST /api/disconnect does (core/disconnect).
+asio::awaitable<int> disconnect(admin_context& ctx) {
+  int code = 0;
+  if (!want_args(ctx, 1, "disconnect USER [--revoke [--for SECONDS]]", code)) co_return code;
+  const bool revoke = ctx.vm.count("revoke") && ctx.vm["revoke"].as<bool>();
+  std::chrono::seconds lifetime = default_revocation_lifetime;
+  if (ctx.vm.count("for")) {
+    if (!revoke) co_return ctx.out.usage("--for goes with --revoke");
+    auto secs = ctx.vm["for"].as<long long>();
+    if (secs < 1 || std::chrono::seconds(secs) > max_revocation_lifetime)
+      co_return ctx.out.usage("--for must be 1..31536000 seconds");
+    lifetime = std::chrono::seconds(secs);
+  }
+  std::string user = ctx.args[0];
+  auto r = co_await disconnect_user(ctx.conn, ctx.k, std::move(user), revoke, lifetime);
+  if (!r) co_return report_failure(ctx, r.error());
+  json::object o{{"user", ctx.args[0]}, {"disconnected", true}};
+  std::string text = "disconnected " + ctx.args[0] + " (" + std::to_string(r.value().receivers) +
+                     " gateways heard it)";
+  if (revoke) {
+    o["revoked_until"] = r.value().until_ms;
+    text += "; tokens issued until now refused for " + std::to_string(lifetime.count()) + " s";
+  }
+  co_return ctx.out.ok(o, text);
+}
+
 }  // namespace
 
 asio::awaitable<int> run_admin(admin_context& ctx, std::string command) {
@@ -257,6 +286,7 @@ asio::awaitable<int> run_admin(admin_context& ctx, std::string command) {
       command == "open")
     co_return co_await run_queue_controls(ctx, command);
   if (command == "admission") co_return co_await run_admission(ctx);
+  if (command == "disconnect") co_return co_await disconnect(ctx);
   co_return ctx.out.usage("unknown command '" + command + "' (see pushonce-leader --help)");
 }
 

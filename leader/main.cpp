@@ -41,6 +41,7 @@ constexpr const char* usage_text =
     "       pushonce-leader open [--at TIME] [--shuffle] [--queue Q] [--json]\n"
     "       pushonce-leader status [--queue Q] [--json]\n"
     "       pushonce-leader trace ID [--json]\n"
+    "       pushonce-leader disconnect USER [--revoke [--for SECONDS]] [--json]\n"
     "       pushonce-leader admission verify TOKEN [--json]\n"
     "       pushonce-leader dead-letters list [--limit N] | replay ID | purge [--json]\n"
     "Admin commands read /etc/pushonce/pushonce.env when it exists and can be read (--env-file "
@@ -242,6 +243,9 @@ int main(int argc, char** argv) {
       "settings: seconds without a session before a user leaves the line (0: never)")(
       "at", po::value<std::string>(), "open: when (RFC 3339 or ms since the epoch)")(
       "shuffle", po::bool_switch(), "open: shuffle the pre-queue at the opening")(
+      "revoke", po::bool_switch(), "disconnect: also refuse the user's tokens issued until now")(
+      "for", po::value<long long>(),
+      "disconnect --revoke: seconds the revocation is kept (default 86400)")(
       "env-file", po::value<std::string>()->value_name("FILE"),
       "read PUSHONCE_* settings from FILE (systemd EnvironmentFile syntax; the environment "
       "wins), and its secrets/redis_url and secrets/jwt_secret when readable; admin commands "

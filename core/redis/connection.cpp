@@ -188,8 +188,8 @@ struct batch {
 
 asio::awaitable<std::vector<result>> connection::exec_all(std::vector<command> cmds) {
   if (cmds.empty()) co_return std::vector<result>{};
-  // No temporaries with destructors inside the co_await operand (GCC 12 destroys them
-  // twice): the initiation and the awaitable are named locals.
+  // The initiation and the awaitable are named locals
+  // (GCC 12: docs/architecture.md "Coroutines and GCC 12").
   batch_initiation init{state_, cluster_, std::make_shared<std::vector<command>>(std::move(cmds))};
   auto op = asio::async_initiate<decltype(asio::use_awaitable), void(std::vector<result>)>(
       std::move(init), asio::use_awaitable);

@@ -37,7 +37,7 @@ const std::map<std::string, script, std::less<>>& registry() {
   return all;
 }
 
-// Outside the coroutine: GCC 12 rejects a braced list inside co_await.
+// Outside the coroutine (GCC 12: docs/architecture.md "Coroutines and GCC 12").
 command script_load_command(const script& s) {
   return {"SCRIPT", "LOAD", s.text};
 }

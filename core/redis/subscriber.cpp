@@ -116,7 +116,7 @@ subscriber::subscriber(std::shared_ptr<state> st)
 
 asio::awaitable<std::error_code> subscriber::subscribe(std::string channel) {
   auto st = state_;
-  // Named locals only: GCC 12 destroys temporaries in a co_await operand twice.
+  // Named locals only (GCC 12: docs/architecture.md "Coroutines and GCC 12").
   auto init = [st](auto handler, std::string ch) {
     asio::post(st->io.strand(), [st, ch = std::move(ch),
                                  h = subscription_set::waiter(std::move(handler))]() mutable {

@@ -11,6 +11,7 @@
 #include "core/queue_api.hpp"
 #include "core/redis/cluster_health.hpp"
 #include "core/status.hpp"
+#include "gateway/http/disconnect_api.hpp"
 #include "gateway/http/http_error.hpp"
 #include "gateway/http/publish_api.hpp"
 #include "gateway/http/queue_control.hpp"
@@ -423,6 +424,7 @@ const std::vector<http_route>& http_routes() {
       {http::verb::get, "/readyz", {}, readyz},
       {http::verb::head, "/readyz", {}, readyz},
       {http::verb::post, "/api/publish", publish_auth, publish, true},
+      {http::verb::post, "/api/disconnect", publish_auth, disconnect_route, true},
       {http::verb::get, "/.well-known/jwks.json", {}, admission_jwks},
       {http::verb::get, "/api/admission/", publish_auth, admission_state},
       {http::verb::get, "/api/status", admin_auth, status},

@@ -18,6 +18,7 @@
 #include "core/redis/subscriber.hpp"
 #include "gateway/auth/auth_failures.hpp"
 #include "gateway/auth/authenticator.hpp"
+#include "gateway/auth/revocations.hpp"
 #include "gateway/http/admission_api.hpp"
 #include "gateway/limits/client_address.hpp"
 #include "gateway/limits/connection_admission.hpp"
@@ -116,6 +117,17 @@ struct gateway_state {
   std::unique_ptr<inbox> inboxes;
   std::shared_ptr<position_notifier> positions;
   std::shared_ptr<join_pow> pow;  // proof of work at join (null: never asked)
+  // Revoked tokens (POST /api/disconnect with revoke): loaded from NS:{revoked} at start and
+  // after every subscriber reconnect, updated by the control channel (server.cpp).
+  revocations revoked_users;
+  /// The identity's token is revoked: checked at hello (1008 "revoked") and at /sse (401);
+  /// a lookup in memory, no Redis round trip.
+  bool revoked(const identity& who) const {
+    auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                   std::chrono::system_clock::now().time_since_epoch())
+                   .count();
+    return revoked_users.revoked(who, now);
+  }
   std::atomic<bool> stopping{false};
   std::atomic<bool> draining{false};  // SIGTERM received: /readyz answers 503
   gateway_metrics metrics;

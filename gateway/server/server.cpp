@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/signal_set.hpp>
@@ -23,10 +24,12 @@
 #include "core/jwt.hpp"
 #include "core/log.hpp"
 #include "core/lua/presence.hpp"
+#include "core/lua/revoke.hpp"
 #include "core/redis/scripts.hpp"
 #include "core/use_tuple.hpp"
 #include "gateway/auth/key_set.hpp"
 #include "gateway/server/listener.hpp"
+#include "gateway/server/revocation_sync.hpp"
 
 namespace pushonce::gateway {
 
@@ -117,16 +120,23 @@ int server::run() {
       std::make_shared<position_notifier>(ex, state->conn, k, state->settings.position_interval);
   auto positions = state->positions;
   auto wake = k.wake_channel();
+  auto control_ch = lua::control_channel(k);
+  auto* st_raw = state.get();
   state->sub = redis::subscriber::create(
-      ex, copts, [registry, positions, wake](const std::string& ch, std::string payload) {
+      ex, copts,
+      [registry, positions, wake, control_ch, st_raw](const std::string& ch, std::string payload) {
         if (ch == wake)
           positions->on_wake(std::move(payload));
+        else if (ch == control_ch)
+          on_control_message(*st_raw, payload);  // revocation_sync.cpp
         else
           registry->on_message(ch, std::move(payload));
       });
-  state->sub->on_connect([registry, positions] {
+  state->sub->on_connect([registry, positions, ex, st_raw] {
     registry->on_subscriber_connect();
     positions->resync_all();  // queue events may have been missed meanwhile
+    // Revocations broadcast meanwhile were missed: read them again.
+    asio::co_spawn(ex, load_revocations(*st_raw), asio::detached);
   });
   // A channel Redis refused (ACL) and confirmed on a retry: its sessions catch up on what
   // they missed; the wake channel's queue events are re-read.
@@ -186,9 +196,12 @@ int server::run() {
   if (state->sharded) state->sharded->start();
   asio::co_spawn(
       ex,
-      [sub = state->sub, wake]() -> asio::awaitable<void> {
+      [sub = state->sub, wake, control_ch, st_raw]() -> asio::awaitable<void> {
         auto channel = wake;
         co_await sub->subscribe(std::move(channel));
+        auto control = control_ch;
+        co_await sub->subscribe(std::move(control));
+        co_await load_revocations(*st_raw);  // after the subscription: nothing falls between
       },
       exit_on_exception("gateway wake subscription"));
   lst->run();

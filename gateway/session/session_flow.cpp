@@ -116,7 +116,13 @@ asio::awaitable<void> session_flow::on_hello(hello_op h) {
     io_.close(close_policy, who.error().message);
     co_return;
   }
+  if (st_.revoked(who.value())) {
+    ++st_.metrics.auth_failures;
+    io_.close(close_policy, "revoked");
+    co_return;
+  }
   user_ = who.value().user;
+  iat_ = who.value().iat;
   auto slot = st_.sessions_per_user->acquire(user_);
   if (!slot.held) {
     ++st_.metrics.sessions_refused;
@@ -127,9 +133,8 @@ asio::awaitable<void> session_flow::on_hello(hello_op h) {
   }
   user_slot_ = std::move(slot.held);
   session_id_ = random_hex(16);
-  std::string user = user_,
-              new_epoch = random_hex(
-                  16);  // named locals: GCC 12 destroys temporaries in a co_await operand twice
+  // named locals (GCC 12: docs/architecture.md "Coroutines and GCC 12")
+  std::string user = user_, new_epoch = random_hex(16);
   std::optional<lua::session_since> checked;  // session.lua rotates the epoch when it went back
   if (h.since) checked = lua::session_since{h.since->epoch, h.since->offset};
   auto opened =
@@ -158,6 +163,11 @@ asio::awaitable<void> session_flow::on_hello(hello_op h) {
   std::shared_ptr<session_handle> self = io_.self();
   auto ec = co_await st_.registry.add_route(std::move(self), std::move(user));
   if (machine_.closing()) co_return;
+  // A revocation heard between the check above and the route: its close missed this session.
+  if (st_.revoked(identity{user_, std::nullopt, iat_})) {
+    io_.close(close_policy, "revoked");
+    co_return;
+  }
   if (ec) {
     log::warn("ws: {}: subscribe failed: {}", user_, ec.message());
     io_.close(close_try_again, "redis unavailable");

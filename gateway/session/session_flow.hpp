@@ -7,6 +7,7 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "gateway/limits/frame_limiter.hpp"
@@ -75,8 +76,9 @@ class session_flow {
   frame_limiter limiter_;
   slot_counter::slot user_slot_;  // gateway_state::sessions_per_user, from hello on
   std::string user_, session_id_, epoch_;
-  bool went_back_ = false;  // on_offsets_went_back ran
-  bool present_ = false;    // presence_open was sent and presence_close not yet
+  std::optional<long long> iat_;  // the token's, for the check after routing
+  bool went_back_ = false;        // on_offsets_went_back ran
+  bool present_ = false;          // presence_open was sent and presence_close not yet
 };
 
 }  // namespace pushonce::gateway

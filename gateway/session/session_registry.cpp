@@ -159,6 +159,21 @@ void session_registry::on_channel_resubscribed(const std::string& channel) {
   for (auto& t : targets) t->request_catch_up();
 }
 
+std::size_t session_registry::close_user(const std::string& user, std::uint16_t code,
+                                         const std::string& reason) {
+  auto channel = keys_.user_channel(user);
+  std::vector<std::shared_ptr<session_handle>> targets;
+  {
+    std::lock_guard lock(mutex_);
+    auto it = routes_.find(channel);
+    if (it != routes_.end())
+      for (auto& w : it->second.sessions)
+        if (auto s = w.lock()) targets.push_back(std::move(s));
+  }
+  for (auto& t : targets) t->shutdown(code, reason);
+  return targets.size();
+}
+
 void session_registry::close_all(std::uint16_t code, const std::string& reason) {
   std::vector<std::shared_ptr<session_handle>> targets;
   {

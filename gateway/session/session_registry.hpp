@@ -68,6 +68,9 @@ class session_registry {
   /// Redis refused it, then confirmed it on a retry): its sessions catch up.
   void on_channel_resubscribed(const std::string& channel);
 
+  /// Closes the routed sessions of `user` (POST /api/disconnect: 1008 "disconnected");
+  /// returns how many.
+  std::size_t close_user(const std::string& user, std::uint16_t code, const std::string& reason);
   /// Closes every session (shutdown: 1001 "going away").
   void close_all(std::uint16_t code, const std::string& reason);
 

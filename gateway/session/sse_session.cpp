@@ -119,6 +119,9 @@ class sse_session final : public session_handle,
     } else if (auto who = state_->auth->authenticate(q.hello); !who) {
       ++state_->metrics.auth_failures;
       refused = error_response(errc::unauthorized, who.error().message, version);
+    } else if (state_->revoked(who.value())) {
+      ++state_->metrics.auth_failures;
+      refused = error_response(errc::unauthorized, "revoked", version);
     }
     if (refused) {
       asio::co_spawn(
@@ -391,6 +394,10 @@ asio::awaitable<http_response> sse_op_route(http_request& req, gateway_state& st
   if (!who) {
     ++st.metrics.auth_failures;
     co_return error_response(errc::unauthorized, who.error().message, version);
+  }
+  if (st.revoked(who.value())) {
+    ++st.metrics.auth_failures;
+    co_return error_response(errc::unauthorized, "revoked", version);
   }
   auto s = std::dynamic_pointer_cast<sse_session>(st.registry.find(r.session));
   if (!s) co_return error_response(errc::not_found, "no such session on this gateway", version);

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <functional>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "tests/support/wait.hpp"
 
 namespace pushonce::test::chaos {
 
@@ -43,21 +43,6 @@ inline long long ms_since(steady::time_point t) {
 
 inline std::string user_name(int i) {
   return "u" + std::to_string(i);
-}
-
-// True once `pred` holds (a throw counts as not yet: Redis may be restarting), false after
-// `timeout`.
-inline bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds timeout,
-                       std::chrono::milliseconds every = 50ms) {
-  auto deadline = steady::now() + timeout;
-  for (;;) {
-    try {
-      if (pred()) return true;
-    } catch (const std::exception&) {
-    }
-    if (steady::now() >= deadline) return false;
-    std::this_thread::sleep_for(every);
-  }
 }
 
 inline long long percentile(std::vector<long long> v, double p) {

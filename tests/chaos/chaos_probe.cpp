@@ -8,7 +8,7 @@ std::vector<reply_ptr> probe::try_pipeline(const std::vector<words>& cmds) {
   if (!ctx_) {
     timeval tv{5, 0};
     ctx_ = redisConnectWithTimeout("127.0.0.1", port_, tv);
-    if (ctx_ == nullptr || ctx_->err) throw std::runtime_error("redis: cannot connect");
+    if (ctx_ == nullptr || ctx_->err) throw redis_unreachable("redis: cannot connect");
     redisSetTimeout(ctx_, tv);
   }
   for (const auto& w : cmds) {
@@ -24,7 +24,7 @@ std::vector<reply_ptr> probe::try_pipeline(const std::vector<words>& cmds) {
   for (std::size_t i = 0; i < cmds.size(); ++i) {
     void* r = nullptr;
     if (redisGetReply(ctx_, &r) != REDIS_OK || r == nullptr)
-      throw std::runtime_error("redis: no reply");
+      throw redis_unreachable("redis: no reply");
     out.emplace_back(static_cast<redisReply*>(r));
   }
   return out;

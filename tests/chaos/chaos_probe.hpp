@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tests/chaos/chaos_common.hpp"
@@ -22,8 +23,8 @@ class probe {
   probe(const probe&) = delete;
   probe& operator=(const probe&) = delete;
 
-  /// The replies of several commands sent as one pipeline; throws when Redis does not
-  /// answer (after one reconnect).
+  /// The replies of several commands sent as one pipeline; throws redis_unreachable when
+  /// Redis does not answer (after one reconnect).
   std::vector<reply_ptr> pipeline(const std::vector<words>& cmds) {
     for (int attempt = 0;; ++attempt) {
       try {
@@ -37,6 +38,8 @@ class probe {
   reply_ptr cmd(const words& w) { return std::move(pipeline({w}).front()); }
   long long integer(const words& w) {
     auto r = cmd(w);
+    if (r->type == REDIS_REPLY_ERROR && std::string_view(r->str, r->len).starts_with("LOADING"))
+      throw redis_unreachable("redis: loading");  // restarted, still reading its AOF
     if (r->type != REDIS_REPLY_INTEGER) throw std::runtime_error("redis: not an integer reply");
     return r->integer;
   }

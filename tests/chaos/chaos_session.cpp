@@ -4,6 +4,7 @@
 
 #include <boost/json.hpp>
 #include <exception>
+#include <thread>
 
 #include "tests/support/deployment.hpp"
 #include "tests/support/ws_client.hpp"

@@ -66,9 +66,12 @@ namespace test_chaos {
 
 using namespace pushonce::test::chaos;
 using pushonce::test::int_field;
+using pushonce::test::observe_quiet;
 using pushonce::test::parse_or_null;
 using pushonce::test::redis_server;
 using pushonce::test::str_field;
+using pushonce::test::unless_redis_down;
+using pushonce::test::wait_until;
 
 TEST_CASE(
     "chaos: kill -9 workers, leader, gateway and Redis under load: every session "
@@ -181,13 +184,14 @@ TEST_CASE(
     }
     return outboxed == inboxed && sessions_done;
   };
-  bool quiet = wait_until(quiet_now, 60s, 250ms);
+  // (the last Redis restart may still be loading its AOF)
+  bool quiet = wait_until(unless_redis_down(quiet_now), 60s, 250ms);
   const auto quiet_ms = ms_since(load_end);
   // Still the same a while later (more than a lease and a sweep): nothing arrives twice.
   long long inboxed_at_quiet = inboxed;
   if (quiet) {
-    std::this_thread::sleep_for(2500ms);
-    quiet = wait_until(quiet_now, 5s, 250ms);
+    observe_quiet(2500ms, "a second delivery after a lease and a sweep");
+    quiet = wait_until(unless_redis_down(quiet_now), 5s, 250ms);
   }
   long long behind_sessions = 0;
   for (int i = 0; i < user_count; ++i)

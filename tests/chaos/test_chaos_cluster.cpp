@@ -42,6 +42,7 @@
 #include "tests/support/redis_cluster.hpp"
 #include "tests/support/redis_server.hpp"
 #include "tests/support/sync_redis.hpp"
+#include "tests/support/wait.hpp"
 #include "tests/support/ws_client.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
@@ -178,95 +179,128 @@ long long percentile(std::vector<long long> v, double p) {
   return v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))];
 }
 
-}  // namespace
+// --- the steps of the run, in order ----------------------------------------------------------
 
-TEST_CASE(
-    "chaos cluster: kill -9 a master and move slots of active users under load: 0 duplicates, "
-    "0 losses after the failover, every loss around it surfaced as recovered:false" *
-    doctest::test_suite("cluster")) {
-  const long long rate = env_or("PUSHONCE_CHAOS_CLUSTER_RATE", 60);
-  const auto run_start = steady::now();
-  redis_cluster cluster;
-  const std::string ns = unique_namespace("chaos", "cluster");
-  pushonce::keys k(ns, 16);  // the cluster default of --bus-shards
-  environment env = cluster.program_env(ns, {{"PUSHONCE_API_KEY", api_key},
-                                             {"PUSHONCE_DEDUP_WINDOW_MS", "600000"},
-                                             {"PUSHONCE_OUTBOX_RETENTION_MS", "600000"},
-                                             {"PUSHONCE_LOG_LEVEL", "warn"}});
-  process leader(program_path("pushonce-leader"), {"run", "--id", "l1"}, env);
-  process w1(program_path("pushonce-worker"), {"--id", "w1", "--lease-ms", "1000"}, env);
-  process w2(program_path("pushonce-worker"), {"--id", "w2", "--lease-ms", "1000"}, env);
-  std::vector<std::uint16_t> ports{free_port(), free_port()};
+// The programs against the cluster: a leader, 2 workers and 2 gateways, ready.
+struct cluster_programs {
+  std::unique_ptr<process> leader, w1, w2;
+  std::vector<std::uint16_t> ports;
   std::vector<std::unique_ptr<process>> gateways;
-  for (std::size_t g = 0; g < ports.size(); ++g)
-    gateways.push_back(std::make_unique<process>(
-        program_path("pushonce-gateway"),
-        std::vector<std::string>{"--listen", "127.0.0.1:" + std::to_string(ports[g]), "--dev-auth",
-                                 "--id", "g" + std::to_string(g)},
-        env));
-  for (auto p : ports)
-    REQUIRE(wait_until(
-        [&] { return http_request("127.0.0.1", p, "GET", "/readyz", {}, {}, 1s).status == 200; },
-        30s, 100ms));
-  auto logs = [&] {
-    std::string out = "leader: " + leader.stderr_text() + "\nw1: " + w1.stderr_text() +
-                      "\nw2: " + w2.stderr_text();
+
+  // The last 12,000 characters of every program's stderr.
+  std::string logs() const {
+    std::string out = "leader: " + leader->stderr_text() + "\nw1: " + w1->stderr_text() +
+                      "\nw2: " + w2->stderr_text();
     for (auto& g : gateways) out += "\ngateway: " + g->stderr_text();
     return out.substr(out.size() > 12000 ? out.size() - 12000 : 0);
-  };
+  }
+};
 
-  // The master to kill: not the one of the bus shard (outboxes, idempotency keys).
+cluster_programs start_programs(const environment& env) {
+  cluster_programs p;
+  p.leader = std::make_unique<process>(program_path("pushonce-leader"),
+                                       std::vector<std::string>{"run", "--id", "l1"}, env);
+  p.w1 =
+      std::make_unique<process>(program_path("pushonce-worker"),
+                                std::vector<std::string>{"--id", "w1", "--lease-ms", "1000"}, env);
+  p.w2 =
+      std::make_unique<process>(program_path("pushonce-worker"),
+                                std::vector<std::string>{"--id", "w2", "--lease-ms", "1000"}, env);
+  p.ports = {free_port(), free_port()};
+  for (std::size_t g = 0; g < p.ports.size(); ++g)
+    p.gateways.push_back(std::make_unique<process>(
+        program_path("pushonce-gateway"),
+        std::vector<std::string>{"--listen", "127.0.0.1:" + std::to_string(p.ports[g]),
+                                 "--dev-auth", "--id", "g" + std::to_string(g)},
+        env));
+  for (auto port : p.ports)
+    REQUIRE(wait_until(
+        [&] { return http_request("127.0.0.1", port, "GET", "/readyz", {}, {}, 1s).status == 200; },
+        30s, 100ms));
+  return p;
+}
+
+// One WebSocket session per user, each on its own thread; returns once every one was welcomed.
+struct session_threads {
+  std::vector<std::unique_ptr<user_session>> sessions;
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+
+  void start(const std::vector<std::uint16_t>& ports) {
+    for (int i = 0; i < user_count; ++i) {
+      auto s = std::make_unique<user_session>();
+      s->user = "cu" + std::to_string(i);
+      s->gateway = i % 2;
+      sessions.push_back(std::move(s));
+    }
+    for (auto& s : sessions) threads.emplace_back([&, p = s.get()] { p->run(ports, stop); });
+    REQUIRE(wait_until(
+        [&] {
+          for (auto& s : sessions)
+            if (s->welcomed == 0) return false;
+          return true;
+        },
+        30s, 50ms));
+  }
+  void join() {
+    stop = true;
+    for (auto& t : threads)
+      if (t.joinable()) t.join();
+  }
+  ~session_threads() { join(); }
+};
+
+// `rate` publishes/s round-robin over the users, from 4 threads, each retried until accepted.
+struct publish_load {
+  std::mutex acc_mutex;
+  std::vector<accepted> acc;
+  std::atomic<long long> unaccepted{0};
+  std::atomic<std::size_t> next_seq{0};
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> publishers;
+
+  void start(const std::vector<std::uint16_t>& ports,
+             const std::vector<std::unique_ptr<user_session>>& sessions, long long rate) {
+    const auto load_start = steady::now();
+    for (int t = 0; t < 4; ++t)
+      publishers.emplace_back([&, ports, rate, load_start] {
+        while (!stop) {
+          auto seq = next_seq++;
+          auto due =
+              load_start + std::chrono::milliseconds(static_cast<long long>(seq) * 1000 / rate);
+          std::this_thread::sleep_until(due);
+          if (stop) break;
+          const auto& user = sessions[seq % sessions.size()]->user;
+          auto id = publish_one(ports, seq, user, stop);
+          std::lock_guard lock(acc_mutex);
+          if (id)
+            acc.push_back({user, *id, steady::now()});
+          else
+            ++unaccepted;
+        }
+      });
+  }
+  void join() {
+    stop = true;
+    for (auto& t : publishers)
+      if (t.joinable()) t.join();
+  }
+  ~publish_load() { join(); }
+};
+
+struct failover_times {
+  steady::time_point start, done;
+};
+
+// kill -9 a master that serves active users but not the bus shard (outboxes, idempotency
+// keys), through one of its users' slots: its replica is promoted.
+failover_times kill_a_master(redis_cluster& cluster, const pushonce::keys& k,
+                             const std::vector<std::unique_ptr<user_session>>& sessions) {
   const auto bus_master = cluster.master_of(cluster.slot_of(k.bus(0, "outbox")));
   std::uint16_t victim = 0;
   for (auto m : cluster.masters())
     if (m != bus_master) victim = m;
   REQUIRE(victim != 0);
-
-  std::vector<std::unique_ptr<user_session>> sessions;
-  for (int i = 0; i < user_count; ++i) {
-    auto s = std::make_unique<user_session>();
-    s->user = "cu" + std::to_string(i);
-    s->gateway = i % 2;
-    sessions.push_back(std::move(s));
-  }
-  std::atomic<bool> stop_sessions{false}, stop_load{false};
-  std::vector<std::thread> threads;
-  for (auto& s : sessions) threads.emplace_back([&, p = s.get()] { p->run(ports, stop_sessions); });
-  REQUIRE(wait_until(
-      [&] {
-        for (auto& s : sessions)
-          if (s->welcomed == 0) return false;
-        return true;
-      },
-      30s, 50ms));
-
-  // The load: `rate` publishes/s round-robin over the users, from 4 threads.
-  std::mutex acc_mutex;
-  std::vector<accepted> acc;
-  std::atomic<long long> unaccepted{0};
-  std::atomic<std::size_t> next_seq{0};
-  std::vector<std::thread> publishers;
-  const auto load_start = steady::now();
-  for (int t = 0; t < 4; ++t)
-    publishers.emplace_back([&] {
-      while (!stop_load) {
-        auto seq = next_seq++;
-        auto due =
-            load_start + std::chrono::milliseconds(static_cast<long long>(seq) * 1000 / rate);
-        std::this_thread::sleep_until(due);
-        if (stop_load) break;
-        const auto& user = sessions[seq % sessions.size()]->user;
-        auto id = publish_one(ports, seq, user, stop_load);
-        std::lock_guard lock(acc_mutex);
-        if (id)
-          acc.push_back({user, *id, steady::now()});
-        else
-          ++unaccepted;
-      }
-    });
-
-  std::this_thread::sleep_for(8s);
-  // kill -9 the victim (through one of its users' slots): its replica is promoted.
   std::optional<unsigned> victim_slot;
   for (auto& s : sessions) {
     auto slot = cluster.slot_of(k.user(s->user, ""));
@@ -276,15 +310,19 @@ TEST_CASE(
     }
   }
   REQUIRE(victim_slot);
-  const auto failover_start = steady::now();
+  failover_times t;
+  t.start = steady::now();
   const auto promoted = cluster.fail_master_of(*victim_slot);
-  const auto failover_done = steady::now();
+  t.done = steady::now();
   MESSAGE("failover: master ", victim, " killed, replica ", promoted, " promoted in ",
-          ms_between(failover_start, failover_done), " ms");
+          ms_between(t.start, t.done), " ms");
+  return t;
+}
 
-  // Reshard with redis-cli, as an operator would: it moves the lowest-numbered slots of the
-  // source, so ask for as many as it takes to include the slots of 6 active users.
-  std::this_thread::sleep_for(3s);
+// Reshard with redis-cli, as an operator would: it moves the lowest-numbered slots of the
+// source, so ask for as many as it takes to include the slots of 6 active users.
+void move_slots_of_active_users(redis_cluster& cluster, const pushonce::keys& k,
+                                const std::vector<std::unique_ptr<user_session>>& sessions) {
   auto masters = cluster.masters();
   REQUIRE(masters.size() >= 2);
   const auto from = masters[0], to = masters[1];
@@ -308,31 +346,30 @@ TEST_CASE(
   MESSAGE("redis-cli --cluster reshard: ", count, " slots (", moved,
           " of them with active users) from ", from, " to ", to, " in ",
           ms_between(move_start, move_done), " ms");
+}
 
-  std::this_thread::sleep_for(12s);
-  stop_load = true;
-  for (auto& t : publishers) t.join();
-  // Quiet: the sweeper re-drives what the failover lost; sessions catch up.
-  std::this_thread::sleep_for(8s);
-  stop_sessions = true;
-  for (auto& t : threads) t.join();
-
-  // --- the counts --------------------------------------------------------------------------
-  std::map<std::string, user_session*> by_user;
-  for (auto& s : sessions) by_user[s->user] = s.get();
+// What the sessions received against what was accepted.
+struct delivery_counts {
   long long duplicates = 0, stale = 0, lost_after = 0, lost_explained = 0, lost_unexplained = 0,
             not_recovered = 0;
-  std::vector<std::string> problems;
+  std::vector<std::string> problems;  // the first 8
+};
+
+delivery_counts count_deliveries(const std::vector<std::unique_ptr<user_session>>& sessions,
+                                 const std::vector<accepted>& acc, const failover_times& fo) {
+  delivery_counts c;
+  std::map<std::string, user_session*> by_user;
+  for (auto& s : sessions) by_user[s->user] = s.get();
   for (auto& s : sessions) {
     std::set<std::pair<std::string, std::string>> seen;  // (epoch, id)
     for (auto& f : s->frames)
       if (!seen.insert({f.epoch, f.id}).second) {
-        ++duplicates;
-        if (problems.size() < 8)
-          problems.push_back(fmt::format("{}: id {} twice in epoch {}", s->user, f.id, f.epoch));
+        ++c.duplicates;
+        if (c.problems.size() < 8)
+          c.problems.push_back(fmt::format("{}: id {} twice in epoch {}", s->user, f.id, f.epoch));
       }
-    stale += s->stale_offsets;
-    for (auto& w : s->welcomes) not_recovered += !w.recovered;
+    c.stale += s->stale_offsets;
+    for (auto& w : s->welcomes) c.not_recovered += !w.recovered;
   }
   std::map<std::string, std::set<std::string>> received;
   for (auto& s : sessions)
@@ -341,39 +378,87 @@ TEST_CASE(
     if (received[a.user].count(a.id)) continue;
     auto* s = by_user[a.user];
     bool surfaced = std::any_of(s->welcomes.begin(), s->welcomes.end(),
-                                [&](auto& w) { return !w.recovered && w.at >= failover_start; });
-    if (a.at > failover_done) {
-      ++lost_after;
-      if (problems.size() < 8)
-        problems.push_back(fmt::format("{}: id {} lost (after)", a.user, a.id));
+                                [&](auto& w) { return !w.recovered && w.at >= fo.start; });
+    if (a.at > fo.done) {
+      ++c.lost_after;
+      if (c.problems.size() < 8)
+        c.problems.push_back(fmt::format("{}: id {} lost (after)", a.user, a.id));
     } else if (surfaced) {
-      ++lost_explained;
+      ++c.lost_explained;
     } else {
-      ++lost_unexplained;
-      if (problems.size() < 8)
-        problems.push_back(fmt::format("{}: id {} lost, no recovered:false", a.user, a.id));
+      ++c.lost_unexplained;
+      if (c.problems.size() < 8)
+        c.problems.push_back(fmt::format("{}: id {} lost, no recovered:false", a.user, a.id));
     }
   }
-  // Recovery: a session closed after the failover began, until its next welcome; and the
-  // failover until each user's first frame after it.
+  return c;
+}
+
+// Recovery: a session closed after the failover began, until its next welcome; and the
+// failover until each user's first frame after it.
+struct recovery_times {
   std::vector<long long> reconnect_ms, first_frame_ms;
   long long closed_sessions = 0;
+};
+
+recovery_times measure_recovery(const std::vector<std::unique_ptr<user_session>>& sessions,
+                                const failover_times& fo) {
+  recovery_times r;
   for (auto& s : sessions) {
     for (auto c : s->closes) {
-      if (c < failover_start) continue;
-      ++closed_sessions;
+      if (c < fo.start) continue;
+      ++r.closed_sessions;
       for (auto& w : s->welcomes)
         if (w.at >= c) {
-          reconnect_ms.push_back(ms_between(c, w.at));
+          r.reconnect_ms.push_back(ms_between(c, w.at));
           break;
         }
     }
     for (auto& f : s->frames)
-      if (f.at >= failover_done) {
-        first_frame_ms.push_back(ms_between(failover_start, f.at));
+      if (f.at >= fo.done) {
+        r.first_frame_ms.push_back(ms_between(fo.start, f.at));
         break;
       }
   }
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "chaos cluster: kill -9 a master and move slots of active users under load: 0 duplicates, "
+    "0 losses after the failover, every loss around it surfaced as recovered:false" *
+    doctest::test_suite("cluster")) {
+  const long long rate = env_or("PUSHONCE_CHAOS_CLUSTER_RATE", 60);
+  const auto run_start = steady::now();
+  redis_cluster cluster;
+  const std::string ns = unique_namespace("chaos", "cluster");
+  pushonce::keys k(ns, 16);  // the cluster default of --bus-shards
+  environment env = cluster.program_env(ns, {{"PUSHONCE_API_KEY", api_key},
+                                             {"PUSHONCE_DEDUP_WINDOW_MS", "600000"},
+                                             {"PUSHONCE_OUTBOX_RETENTION_MS", "600000"},
+                                             {"PUSHONCE_LOG_LEVEL", "warn"}});
+  auto programs = start_programs(env);
+  session_threads users;
+  users.start(programs.ports);
+  publish_load load;
+  load.start(programs.ports, users.sessions, rate);
+
+  // The load runs 8 s, then through the failover, 3 s more, the slot move and 12 s more.
+  std::this_thread::sleep_for(8s);
+  const auto fo = kill_a_master(cluster, k, users.sessions);
+  std::this_thread::sleep_for(3s);
+  move_slots_of_active_users(cluster, k, users.sessions);
+  std::this_thread::sleep_for(12s);
+  load.join();
+  // The sweeper re-drives what the failover lost and sessions catch up; what never arrives
+  // by then counts as lost (explained by a recovered:false welcome or not).
+  observe_quiet(8s, "the last redeliveries and resumes after the load");
+  users.join();
+
+  // --- the counts --------------------------------------------------------------------------
+  const auto c = count_deliveries(users.sessions, load.acc, fo);
+  const auto rec = measure_recovery(users.sessions, fo);
   auto status = run_cli("pushonce-leader", {"status", "--json"}, env);
   long long delivered = status.out.is_object() ? counter(status.out.as_object(), "delivered") : -1;
   long long redelivered =
@@ -384,26 +469,27 @@ TEST_CASE(
       "around it {} (surfaced as recovered:false) + {} unexplained; recovered:false welcomes {}; "
       "sessions closed after the failover {}, reconnect p50/max {}/{} ms; first frame after the "
       "failover p50/max {}/{} ms (from the kill)",
-      ms_between(run_start, steady::now()) / 1000, user_count, acc.size(), unaccepted.load(),
-      delivered, redelivered, duplicates, stale, lost_after, lost_explained, lost_unexplained,
-      not_recovered, closed_sessions, percentile(reconnect_ms, 0.5), percentile(reconnect_ms, 1.0),
-      percentile(first_frame_ms, 0.5), percentile(first_frame_ms, 1.0));
+      ms_between(run_start, steady::now()) / 1000, user_count, load.acc.size(),
+      load.unaccepted.load(), delivered, redelivered, c.duplicates, c.stale, c.lost_after,
+      c.lost_explained, c.lost_unexplained, c.not_recovered, rec.closed_sessions,
+      percentile(rec.reconnect_ms, 0.5), percentile(rec.reconnect_ms, 1.0),
+      percentile(rec.first_frame_ms, 0.5), percentile(rec.first_frame_ms, 1.0));
   std::printf("%s\n", summary.c_str());
   std::string detail;
-  for (auto& p : problems) detail += p + "\n";
+  for (auto& p : c.problems) detail += p + "\n";
   INFO(summary);
   INFO(detail);
-  CHECK(duplicates == 0);
-  CHECK(stale == 0);
-  CHECK(lost_after == 0);
-  CHECK(lost_unexplained == 0);
-  CHECK(unaccepted.load() == 0);
-  CHECK(acc.size() > static_cast<std::size_t>(rate * 15));
-  CHECK(first_frame_ms.size() == sessions.size());  // every user got traffic after it
-  CHECK_MESSAGE(leader.running(), logs());
-  CHECK_MESSAGE(w1.running(), logs());
-  CHECK_MESSAGE(w2.running(), logs());
-  for (auto& g : gateways) CHECK_MESSAGE(g->running(), logs());
+  CHECK(c.duplicates == 0);
+  CHECK(c.stale == 0);
+  CHECK(c.lost_after == 0);
+  CHECK(c.lost_unexplained == 0);
+  CHECK(load.unaccepted.load() == 0);
+  CHECK(load.acc.size() > static_cast<std::size_t>(rate * 15));
+  CHECK(rec.first_frame_ms.size() == users.sessions.size());  // every user got traffic after it
+  CHECK_MESSAGE(programs.leader->running(), programs.logs());
+  CHECK_MESSAGE(programs.w1->running(), programs.logs());
+  CHECK_MESSAGE(programs.w2->running(), programs.logs());
+  for (auto& g : programs.gateways) CHECK_MESSAGE(g->running(), programs.logs());
 }
 
 }  // namespace test_chaos_cluster

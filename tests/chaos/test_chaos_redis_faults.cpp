@@ -30,6 +30,7 @@
 #include <boost/json.hpp>
 #include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -53,11 +54,13 @@ using pushonce::test::environment;
 using pushonce::test::hello_frame;
 using pushonce::test::http_reply;
 using pushonce::test::http_request;
+using pushonce::test::observe_quiet;
 using pushonce::test::process;
 using pushonce::test::program_path;
 using pushonce::test::redis_server;
 using pushonce::test::redis_server_options;
 using pushonce::test::sync_redis;
+using pushonce::test::wait_for;
 using pushonce::test::wait_until;
 using pushonce::test::ws_client;
 using kind = pushonce::test::deployment::kind;
@@ -141,6 +144,7 @@ class session {
 
   std::vector<received> frames;  // read once the thread is joined
   std::atomic<std::size_t> count{0};
+  std::atomic<int> welcomes{0};
   int reconnects = 0;
   int not_recovered = 0;
 
@@ -152,6 +156,7 @@ class session {
     if (*type == "welcome") {
       if (auto r = o.if_contains("recovered"); r && *r == false && !epoch_.empty()) ++not_recovered;
       epoch_ = json::value_to<std::string>(o.at("epoch"));
+      ++welcomes;
       return;
     }
     if (*type != "message") return;
@@ -174,6 +179,13 @@ class session {
   long long offset_ = 0;
 };
 
+std::function<bool()> all_welcomed(const std::vector<std::unique_ptr<session>>& sessions) {
+  return [&sessions] {
+    return std::all_of(sessions.begin(), sessions.end(),
+                       [](const auto& s) { return s->welcomes.load() > 0; });
+  };
+}
+
 // Publishing has stopped: waits until the sessions hold every message `published` names
 // (or 15 s pass), lets late duplicates arrive for a second, then stops the sessions.
 // Returns how many messages were published.
@@ -190,7 +202,7 @@ std::size_t drain_sessions(const Published& published,
         return n >= expected;
       },
       15s, 200ms);
-  std::this_thread::sleep_for(1s);
+  observe_quiet(1s, "late duplicates");
   stop_sessions = true;
   for (auto& t : threads) t.join();
   return expected;
@@ -306,7 +318,7 @@ TEST_CASE("redis faults: a slow Redis (DEBUG SLEEP 0.3 for 5 s) under traffic") 
     sessions.push_back(std::make_unique<session>(port, "s" + std::to_string(u)));
     threads.emplace_back([&, u] { sessions[u]->run(stop_sessions); });
   }
-  std::this_thread::sleep_for(1s);  // every session said hello
+  wait_for("every session welcomed", all_welcomed(sessions), 10s);
 
   // Published: per user, seq -> id (the 200 answer), retried with the same key until accepted.
   std::mutex mu;
@@ -494,7 +506,7 @@ TEST_CASE("redis faults: a worker cut off from Redis (packets dropped) longer th
     sessions.push_back(std::make_unique<session>(port, "p" + std::to_string(u)));
     threads.emplace_back([&, u] { sessions[u]->run(stop_sessions); });
   }
-  std::this_thread::sleep_for(1s);
+  wait_for("every session welcomed", all_welcomed(sessions), 10s);
 
   std::mutex mu;
   std::map<std::string, std::set<std::string>> published;

@@ -184,8 +184,8 @@ TEST_CASE("cluster system: leader and worker on a cluster deliver once, across a
       },
       60s, 200ms);
   CHECK_MESSAGE(after, worker.stderr_text());
-  // Exactly once: two entries per user, no more, a while later (the sweeper had its turns).
-  std::this_thread::sleep_for(3s);
+  // Exactly once: two entries per user, no more, a while later.
+  observe_quiet(3s, "a third entry once the sweeper had its turns");
   for (const auto& u : users) CHECK(inbox_len(cluster, k, u) == 2);
   CHECK(leader.running());
   CHECK(worker.running());

@@ -22,6 +22,7 @@
 #include "tests/support/deployment.hpp"
 #include "tests/support/redis_server.hpp"
 #include "tests/support/sync_redis.hpp"
+#include "tests/support/wait.hpp"
 #include "tests/support/ws_client.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
@@ -208,12 +209,9 @@ TEST_CASE("gateway: HTTP routes and /api/publish") {
   // Redis gone: health 503 and publish 503 (within the command deadline)
   redis.stop();
   // (/healthz reuses its answer for 1 s: 503 within the second after that)
-  auto down = http_request(host, gw.port, "GET", "/healthz", {}, {}, 5s);
-  for (int i = 0; i < 30 && down.status != 503; ++i) {
-    std::this_thread::sleep_for(100ms);
-    down = http_request(host, gw.port, "GET", "/healthz", {}, {}, 5s);
-  }
-  CHECK(down.status == 503);
+  CHECK(wait_until(
+      [&] { return http_request(host, gw.port, "GET", "/healthz", {}, {}, 5s).status == 503; }, 5s,
+      100ms));
   auto pub_down = http_request(host, gw.port, "POST", "/api/publish",
                                R"({"user":"alice","data":2})", auth, 15s);
   CHECK(pub_down.status == 503);
@@ -336,11 +334,7 @@ TEST_CASE("gateway: WebSocket ops") {
 
   // heartbeat: listed with its session count; removed on a clean stop
   const std::string hb_key = std::string(ns) + ":gateway:gw-test";
-  auto deadline = std::chrono::steady_clock::now() + 3s;
-  while (hget(redis.port(), hb_key, "sessions") != "2" &&
-         std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(100ms);
-  CHECK(hget(redis.port(), hb_key, "sessions") == "2");
+  CHECK(wait_until([&] { return hget(redis.port(), hb_key, "sessions") == "2"; }, 3s, 100ms));
   CHECK(gw.proc->stop(5s) == 0);
   CHECK(hget(redis.port(), hb_key, "id").empty());
 }

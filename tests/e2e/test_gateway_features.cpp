@@ -138,7 +138,7 @@ TEST_CASE("gateway features: accept before the deadline; an unaccepted assignmen
   REQUIRE_FALSE(accepted.empty());
   CHECK(accepted.at("id") == b.at("id"));
   // Accepted: no expiry follows, bob keeps the resource.
-  std::this_thread::sleep_for(1500ms);
+  observe_quiet(1500ms, "an expiry of the accepted assignment");
   auto list = sys.cli({"resource", "list"});
   CHECK(list.out.find(R"("user":"bob")") != std::string::npos);
 }
@@ -254,7 +254,7 @@ TEST_CASE("gateway features: a quiet open session keeps its user's inbox alive p
   auto m1 = next_of_type(*alice, "message");
   REQUIRE_FALSE(m1.empty());
   CHECK(m1.at("offset") == 1);
-  std::this_thread::sleep_for(3500ms);  // more than twice the idle TTL without any traffic
+  observe_quiet(3500ms, "the inbox expiring: more than twice the idle TTL without traffic");
   CHECK(sys.cli({"publish", "alice", R"({"n":2})"}).exit_code == 0);
   auto m2 = next_of_type(*alice, "message");
   REQUIRE_FALSE(m2.empty());

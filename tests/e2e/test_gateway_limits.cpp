@@ -16,8 +16,10 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/deployment.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/redis_server.hpp"
+#include "tests/support/wait.hpp"
 #include "tests/support/ws_client.hpp"
 
 using namespace pushonce::test;
@@ -76,16 +78,13 @@ TEST_CASE("gateway: out of descriptors the listener backs off, warns once, and r
   redis_server redis;
   auto port = free_port();
   // prlimit execs the gateway with a hard limit of 64 descriptors.
-  process gw("prlimit", {"--nofile=64:64", std::string(PUSHONCE_BIN_DIR) + "/pushonce-gateway",
-                         "--redis", redis.url(), "--namespace", "e2elimits", "--listen",
+  process gw("prlimit", {"--nofile=64:64", program_path("pushonce-gateway"), "--redis", redis.url(),
+                         "--namespace", "e2elimits", "--listen",
                          "127.0.0.1:" + std::to_string(port), "--threads", "1", "--dev-auth"});
   auto healthy = [&] {
     return http_request("127.0.0.1", port, "GET", "/healthz", {}, {}, 1s).status == 200;
   };
-  auto deadline = std::chrono::steady_clock::now() + 10s;
-  while (!healthy() && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(50ms);
-  REQUIRE(healthy());
+  REQUIRE(wait_until(healthy, 10s, 50ms));
   CHECK(gw.stderr_text().find("open files limit: 64") != std::string::npos);
 
   // 100 connections that send nothing: the gateway holds each (header deadline 30 s) and
@@ -94,9 +93,9 @@ TEST_CASE("gateway: out of descriptors the listener backs off, warns once, and r
   for (int i = 0; i < 100; ++i)
     if (int fd = connect_raw(port); fd >= 0) fds.push_back(fd);
   CHECK(fds.size() == 100);
-  std::this_thread::sleep_for(500ms);
+  std::this_thread::sleep_for(500ms);  // the gateway meets the limit
   auto t0 = cpu_ticks(gw.pid());
-  std::this_thread::sleep_for(2s);
+  observe_quiet(2s, "the accept loop spinning on EMFILE");
   auto used = cpu_ticks(gw.pid()) - t0;
   CHECK(used < sysconf(_SC_CLK_TCK) / 2);  // a spinning accept loop burns ~2 s in 2 s
   auto log = gw.stderr_text();
@@ -104,10 +103,7 @@ TEST_CASE("gateway: out of descriptors the listener backs off, warns once, and r
   CHECK(log.find("retrying every 50 ms") != std::string::npos);
 
   for (int fd : fds) ::close(fd);
-  deadline = std::chrono::steady_clock::now() + 10s;
-  while (!healthy() && std::chrono::steady_clock::now() < deadline)
-    std::this_thread::sleep_for(50ms);
-  CHECK(healthy());
+  CHECK(wait_until(healthy, 10s, 50ms));
   CHECK(gw.stderr_text().find("listener: accepting again") != std::string::npos);
   CHECK(count_of(gw.stderr_text(), "listener: accept:") == 1);
   CHECK(gw.stop() == 0);

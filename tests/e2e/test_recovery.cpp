@@ -21,12 +21,14 @@
 #include "core/redis/scripts.hpp"
 #include "tests/support/deployment.hpp"
 #include "tests/support/sync_redis.hpp"
+#include "tests/support/wait.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
 namespace test_recovery_e2e {
 
 using namespace pushonce;
 using pushonce::test::environment;
+using pushonce::test::observe_quiet;
 using pushonce::test::process;
 using pushonce::test::run_result;
 using pushonce::test::wait_until;
@@ -80,7 +82,7 @@ TEST_CASE("recovery: messages published while no worker runs are delivered once 
   d.start_worker({"--lease-ms", "1000"});
   auto inbox = d.k().user("alice", "inbox");
   REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 5; }, 15s));
-  std::this_thread::sleep_for(1500ms);  // another sweep: nothing more may arrive
+  observe_quiet(1500ms, "a sixth delivery from another sweep");
   auto entries = d.redis().inbox(inbox);
   REQUIRE(entries.size() == 5);
   std::set<std::string> delivered;
@@ -111,7 +113,7 @@ TEST_CASE(
   // Every worker heard it and lost the race: nothing on the live path. The sweeper looks at
   // outbox entries only once they are a lease (1 s) old.
   REQUIRE(wait_until([&] { return d.counter("duplicates_suppressed") == 6; }, 5s));
-  std::this_thread::sleep_for(300ms);
+  observe_quiet(300ms, "a delivery on the live path");
   CHECK(d.redis().inbox(inbox).empty());
   REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 2; }, 10s));
   CHECK(json::parse(d.redis().inbox(inbox)[1].second).at("id").as_string() == ids[1]);
@@ -132,7 +134,7 @@ TEST_CASE(
   auto single = id_of(d.admin_json({"publish", "alice", R"({"n":99})"}));
   REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 19; }, 900ms));
   CHECK(d.redis().integer({"EXISTS", d.k().batch(single)}) == 0);
-  std::this_thread::sleep_for(1500ms);  // more than a lease and a sweep: nothing arrives twice
+  observe_quiet(1500ms, "a second delivery after a lease and a sweep");
   CHECK(d.redis().inbox(inbox).size() == 19);
   CHECK(d.counter("delivered") == 19);
   CHECK(d.counter("redelivered") == 2);
@@ -192,7 +194,7 @@ TEST_CASE("recovery: a payload with a malformed line: its other messages are del
   d.redis().cmd(
       {"PUBLISH", d.k().bus_channel(), line("49152") + "\n" + bad + "\n" + line("53248")});
   REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 4; }, 10s));
-  std::this_thread::sleep_for(1500ms);  // more than a lease and a sweep: nothing twice
+  observe_quiet(1500ms, "a second delivery after a lease and a sweep");
   std::vector<std::string> ids;
   for (const auto& [entry, frame] : d.redis().inbox(inbox))
     ids.emplace_back(json::parse(frame).at("id").as_string());
@@ -226,7 +228,7 @@ TEST_CASE("recovery: outbox entries trimmed before any sweep are counted as rete
   // What the outbox still held is delivered once; the trimmed messages are gone.
   auto inbox = d.k().user("tom", "inbox");
   REQUIRE(wait_until([&] { return d.redis().integer({"XLEN", inbox}) == kept; }, 10s));
-  std::this_thread::sleep_for(1500ms);
+  observe_quiet(1500ms, "a trimmed message delivered, or one counted again");
   CHECK(d.redis().integer({"XLEN", inbox}) == kept);
   // Every trimmed entry (one message each here) counted once, not again on every sweep.
   CHECK(d.counter("retention_exceeded") == 201 - kept);
@@ -255,7 +257,7 @@ TEST_CASE("recovery: a worker paused past the dedup window does not deliver a me
       10s));
   paused.kill(SIGCONT);
   REQUIRE(wait_until([&] { return d.counter("retention_exceeded") >= 1; }, 10s));
-  std::this_thread::sleep_for(500ms);
+  observe_quiet(500ms, "the paused worker delivering again");
   CHECK(d.redis().integer({"XLEN", inbox}) == 1);
   CHECK(d.logs().find("heard past the dedup window") != std::string::npos);
 }
@@ -369,7 +371,7 @@ TEST_CASE("recovery: replaying a delivered message is refused (not_dead); nothin
     CHECK(j.at("error") == "not_dead");
     CHECK(j.contains("message"));
   }
-  std::this_thread::sleep_for(1s);  // a sweep or two
+  observe_quiet(1s, "a redelivery from a sweep or two");
   CHECK(d.redis().inbox(inbox).size() == 1);
   CHECK(d.counter("redelivered") <= 0);
 }
@@ -446,7 +448,7 @@ TEST_CASE("recovery: a message past --max-attempts is dead-lettered; list, trace
   auto again = d.cli({"dead-letters", "replay", id});
   CHECK(again.exit_code == 1);
   CHECK(json::parse(again.out).at("error") == "not_dead");
-  std::this_thread::sleep_for(300ms);
+  observe_quiet(300ms, "a second delivery of the replayed message");
   CHECK(d.redis().inbox(inbox).size() == 1);
 
   // Purge deletes whatever is listed.

@@ -320,6 +320,28 @@ TEST_CASE("sse: a stream that is not read ends (slow consumer, 1013)") {
   CHECK(line.substr(line.rfind(' ') + 1) == "1");
 }
 
+TEST_CASE("sse: a disconnect ends the streams of the user; a revocation refuses GET /sse 401") {
+  redis_server redis;
+  sse_gateway gw(redis, {}, {{"PUSHONCE_API_KEY", "sse-key-1"}});
+  sse_client c;
+  sse_open(c, gw.port, "jo");
+  auto r =
+      http_request(host, gw.port, "POST", "/api/disconnect", R"({"user":"jo","revoke":true})",
+                   {{"Authorization", "Bearer sse-key-1"}, {"Content-Type", "application/json"}});
+  INFO(r.body);
+  REQUIRE(r.status == 200);
+  auto e = c.next(5s);
+  REQUIRE(e);
+  CHECK(e->event == "error");
+  auto o = sse_json(e->data);
+  CHECK(int_field(o, "close") == 1008);
+  CHECK(str_field(o, "message") == "disconnected");
+  CHECK_FALSE(c.next(5s));
+  CHECK(c.ended());
+  sse_client again;
+  CHECK(again.open(host, gw.port, "/sse?user=jo") == 401);
+}
+
 TEST_CASE("sse: a draining gateway refuses new streams with 503 and ends its streams") {
   redis_server redis;
   sse_gateway gw(redis, {}, {{"PUSHONCE_DRAIN_DELAY_MS", "2000"}});

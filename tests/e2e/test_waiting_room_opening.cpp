@@ -260,7 +260,7 @@ TEST_CASE("controls: CLI, admin API, WebSocket refusals closed/full, status and 
   CHECK(paused.at("paused").as_bool());
   // Paused: a resource added is not assigned; resume assigns it at once.
   REQUIRE(d.admin({"resource", "add", "r1"}).code() == 0);
-  std::this_thread::sleep_for(300ms);
+  observe_quiet(300ms, "an assignment while paused");
   CHECK(d.redis().integer({"HLEN", d.k().queue("default", "assigned")}) == 0);
   CHECK_FALSE(d.admin_json({"resume"}).at("paused").as_bool());
   CHECK(wait_until(

@@ -85,7 +85,7 @@ TEST_CASE(
   tab1->close();  // the other tab on the second gateway stays open
   REQUIRE(wait_until([&] { return !sys.waiting("ghost") && !sys.waiting("cliuser"); }, 15s));
   // Well past abandon_after_s: the present users are still there.
-  std::this_thread::sleep_for(3s);
+  observe_quiet(3s, "present users abandoned");
   CHECK(sys.waiting("present"));
   CHECK(sys.waiting("twotabs"));
   auto pos = sys.admin({"position", "ghost", "--json"});
@@ -136,7 +136,7 @@ TEST_CASE(
   REQUIRE(folded);
   // Within its 5 s check the gateway counts them again: present, and kept past the 12 s.
   CHECK(wait_until([&] { return sys.absent_count() == 0; }, 10s));
-  std::this_thread::sleep_for(13s);
+  observe_quiet(13s, "the user abandoned after the 12 s");
   CHECK(sys.waiting("paused"));
 }
 

@@ -14,7 +14,7 @@
 
 namespace pushonce::test {
 
-// Commands as values: GCC 12 cannot take a braced list inside a co_await operand.
+// Commands as values (GCC 12: docs/architecture.md "Coroutines and GCC 12").
 inline redis::command set_cmd(const std::string& k, const std::string& v) {
   return {"SET", k, v};
 }

@@ -2,7 +2,7 @@
 // The Lua scripts of lua/ called through the core: claim.lua with the core's own builder
 // (core/lua/claim.hpp, core/lua/session.hpp) where a builder exists; run_script for tests
 // that send a script arguments no builder would (bad numbers). Commands are built here,
-// outside the callers' co_await (GCC 12).
+// outside the callers' co_await (GCC 12: docs/architecture.md "Coroutines and GCC 12").
 
 #include <boost/asio/awaitable.hpp>
 #include <chrono>

@@ -10,7 +10,7 @@
 # test_waiting_room_controls.cpp (settings, standing, opening_draw, opening_move),
 # test_wait_replicas.cpp (published), test_cluster_scripts.cpp (leader_lease) and the
 # leader e2e tests (its advance mode), test_presence.cpp (presence_*, abandon),
-# test_pow_join.cpp (join with a proof of work); claim_batch (the workers' race) in the e2e tests.
+# test_pow_join.cpp (join with a proof of work), test_revoke_script.cpp (revoke); claim_batch (the workers' race) in the e2e tests.
 # Starts its own redis-server on a free port in a temp dir, stops it on exit, exits non-zero
 # on any mismatch. Needs redis-server and redis-cli.
 #   tests/integration/lua_smoke.sh [-v]

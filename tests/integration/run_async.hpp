@@ -7,8 +7,8 @@
 // test's thread, so doctest assertions may be used inside the coroutines.
 // run_async(f): the same on a fresh io_context (for code that owns no long-lived I/O).
 //
-// GCC 12 destroys temporaries with non-trivial destructors inside a co_await operand
-// twice. CO_LET keeps every call expression out of the co_await:
+// CO_LET keeps every call expression out of the co_await
+// (GCC 12: docs/architecture.md "Coroutines and GCC 12"):
 //   CO_LET(auto r, api.join(queue, "alice"));
 // is `auto op = api.join(queue, "alice"); auto r = co_await std::move(op);`.
 
@@ -22,6 +22,7 @@
 #include <chrono>
 #include <future>
 #include <stdexcept>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -65,7 +66,18 @@ inline boost::asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
   co_await t.async_wait(boost::asio::use_awaitable);
 }
 
-/// Polls pred every 5 ms until it holds or `limit` passes; returns its last value.
+/// The coroutine form of observe_quiet (tests/support/wait.hpp): lets `d` pass on this
+/// coroutine's executor, for a check that something does NOT happen within it; `why` names
+/// what would have happened.
+inline boost::asio::awaitable<void> co_observe_quiet(std::chrono::milliseconds d,
+                                                     std::string_view why) {
+  (void)why;  // the call site reads as the reason; nothing to poll
+  co_await sleep_for(d);
+}
+
+/// Polls pred every 5 ms until it holds or `limit` passes; returns its last value. The
+/// coroutine form of wait_until (tests/support/wait.hpp): it waits on the executor, so the
+/// connection under test keeps running meanwhile.
 template <typename Pred>
 boost::asio::awaitable<bool> wait_until(Pred pred, std::chrono::milliseconds limit) {
   auto until = std::chrono::steady_clock::now() + limit;

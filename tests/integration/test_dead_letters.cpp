@@ -249,7 +249,7 @@ TEST_CASE("replay.lua: a message marked dead is re-driven once; every entry of i
     CHECK(outcome_of(d2) == "done 1");
     CO_LET(auto after, replay(fx, replay_of(fx.k, m, {})));
     CHECK(after.value.error_code() == "not_dead");
-    CO_DO(sleep_for(100ms));
+    CO_DO(pushonce::test::co_observe_quiet(100ms, "a frame from the refused replay"));
     CHECK(bus.count(bus_ch) == 1);
   });
 }

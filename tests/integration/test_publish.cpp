@@ -24,6 +24,7 @@ using namespace std::chrono_literals;
 using pushonce::publish_request;
 using pushonce::publisher;
 using pushonce::test::cmd;
+using pushonce::test::co_observe_quiet;
 using pushonce::test::received;
 using pushonce::test::redis_fixture;
 using pushonce::test::sleep_for;
@@ -98,7 +99,7 @@ TEST_CASE("publish: ids, duplicates by idempotency key, per-user keys, the count
     // Wait long enough that a duplicate would have been published if it were.
     CO_LET(bool three, wait_until([&] { return bus.count(bus_ch) >= 3; }, 2s));
     CHECK(three);
-    CO_DO(sleep_for(200ms));
+    CO_DO(co_observe_quiet(200ms, "a duplicate publish on the bus"));
 
     auto xlen = cmd({"XLEN", fx.k.bus(0, "outbox")});
     CO_LET(auto xl, fx.conn->exec(std::move(xlen)));
@@ -173,7 +174,7 @@ TEST_CASE("publish: a batch where a key repeats; the counter counts only new mes
     // The first batch is ONE bus payload (4 lines); the second, all duplicates, none.
     CO_LET(bool one, wait_until([&] { return bus.count(bus_ch) >= 1; }, 2s));
     CHECK(one);
-    CO_DO(sleep_for(200ms));
+    CO_DO(co_observe_quiet(200ms, "a bus payload for the duplicates"));
     auto stat = cmd({"HGET", fx.k.plain("stats"), "published"});
     CO_LET(auto st, fx.conn->exec(std::move(stat)));
     CHECK(st.value.str == "4");

@@ -23,6 +23,7 @@ namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using pushonce::lua::publish_item;
 using pushonce::test::cmd;
+using pushonce::test::co_observe_quiet;
 using pushonce::test::received;
 using pushonce::test::redis_fixture;
 using pushonce::test::sleep_for;
@@ -114,7 +115,7 @@ TEST_CASE("publish.lua: a batch is one outbox entry and one PUBLISH; keys inside
 
     CO_LET(bool two, wait_until([&] { return bus.count(bus_ch) >= 2; }, 2s));
     CHECK(two);
-    CO_DO(sleep_for(200ms));
+    CO_DO(co_observe_quiet(200ms, "a third bus payload"));
   });
   auto payloads = bus.payloads(bus_ch);
   REQUIRE(payloads.size() == 2);  // one PUBLISH per batch that had fresh messages

@@ -127,7 +127,7 @@ TEST_CASE(
     // with the ticket each concerns; refusals publish nothing.
     CO_LET(bool got, wait_until([&] { return wakes.count(wake) >= 6; }, 2s));
     CHECK(got);
-    CO_DO(pushonce::test::sleep_for(100ms));
+    CO_DO(pushonce::test::co_observe_quiet(100ms, "a wake for a refusal"));
     CHECK(wakes.payloads(wake) == std::vector<std::string>{"default 1 j 1", "default 2 j 2",
                                                            "default 3 r 1", "default 4 j 3",
                                                            "default 5 j 4", "other 1 j 1"});

@@ -95,7 +95,7 @@ TEST_CASE("wait replicas: a delivery is published whatever fails after its claim
     CO_LET(auto again, claims.claim(one, "w4"));
     REQUIRE(again);
     CHECK(again.value().front().state == lua::claim_state::done);
-    CO_DO(pushonce::test::sleep_for(std::chrono::milliseconds(100)));
+    CO_DO(pushonce::test::co_observe_quiet(std::chrono::milliseconds(100), "a second frame"));
     CHECK(frames.count(ch_c) == 1);
   });
 }
@@ -145,7 +145,8 @@ TEST_CASE(
     std::vector<bus_message> batch2{m2};
     CO_LET(auto r2, pushonce::test::claim(*fx.conn, fx.k, s, batch2));
     CHECK(outcomes_of(r2, 1) == std::vector<std::string>{"delivered 2"});
-    CO_DO(pushonce::test::sleep_for(std::chrono::milliseconds(200)));
+    CO_DO(pushonce::test::co_observe_quiet(std::chrono::milliseconds(200),
+                                           "a frame other than the classic one"));
     CHECK(frames.payloads(channel) == std::vector<std::string>{pushonce::render_frame(m2, 2)});
   });
 }

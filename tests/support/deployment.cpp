@@ -21,7 +21,8 @@ redis_server& shared_redis() {
 }
 
 std::string program_path(const std::string& name) {
-  return std::string(PUSHONCE_BIN_DIR) + "/" + name;
+  const char* dir = std::getenv("PUSHONCE_TEST_BIN_DIR");
+  return std::string(dir != nullptr && *dir != '\0' ? dir : PUSHONCE_BIN_DIR) + "/" + name;
 }
 
 std::string cli_result::error() const {

@@ -25,7 +25,9 @@ class redis_server;
 /// One redis-server shared by every test case of a test program (kept apart by namespace).
 redis_server& shared_redis();
 
-/// The path of a program under test (pushonce-leader, pushonce-worker, pushonce-gateway).
+/// The path of a program under test (pushonce-leader, pushonce-worker, pushonce-gateway,
+/// pushonce-bench): in $PUSHONCE_TEST_BIN_DIR when set (deploy/test.sh's asan tier runs the
+/// e2e tests against the sanitized programs that way), else in this build's bin/.
 std::string program_path(const std::string& name);
 
 /// A CLI run; stdout parsed when it is JSON.

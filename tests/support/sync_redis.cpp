@@ -12,8 +12,8 @@ sync_redis::sync_redis(std::uint16_t port) {
   timeval tv{5, 0};
   ctx_ = redisConnectWithTimeout("127.0.0.1", port, tv);
   if (ctx_ == nullptr || ctx_->err)
-    throw std::runtime_error("cannot connect to redis: " +
-                             std::string(ctx_ ? ctx_->errstr : "out of memory"));
+    throw redis_unreachable("cannot connect to redis: " +
+                            std::string(ctx_ ? ctx_->errstr : "out of memory"));
   redisSetTimeout(ctx_, tv);
 }
 
@@ -30,7 +30,7 @@ reply_ptr sync_redis::cmd(const std::vector<std::string>& words) {
   }
   auto* r = static_cast<redisReply*>(
       redisCommandArgv(ctx_, static_cast<int>(argv.size()), argv.data(), lens.data()));
-  if (r == nullptr) throw std::runtime_error("redis: " + std::string(ctx_->errstr));
+  if (r == nullptr) throw redis_unreachable("redis: " + std::string(ctx_->errstr));
   return reply_ptr(r);
 }
 
@@ -67,16 +67,6 @@ std::vector<std::pair<std::string, std::string>> sync_redis::inbox(const std::st
     out.emplace_back(std::move(id), std::move(f));
   }
   return out;
-}
-
-bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds timeout,
-                std::chrono::milliseconds every) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (;;) {
-    if (pred()) return true;
-    if (std::chrono::steady_clock::now() >= deadline) return false;
-    std::this_thread::sleep_for(every);
-  }
 }
 
 std::string unique_namespace(const std::string& prefix, const std::string& what) {

@@ -1,6 +1,6 @@
 #pragma once
-// A synchronous Redis client (hiredis) for tests that look at keys from the outside, and
-// the small waiting helpers the e2e tests share.
+// A synchronous Redis client (hiredis) for tests that look at keys from the outside. The
+// wait helpers (wait.hpp) come with it: most callers poll keys with them.
 
 #include <hiredis/hiredis.h>
 
@@ -8,9 +8,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "tests/support/wait.hpp"
 
 namespace pushonce::test {
 
@@ -23,15 +26,21 @@ struct context_free {
 };
 using context_ptr = std::unique_ptr<redisContext, context_free>;
 
+/// What sync_redis throws when Redis cannot be reached or the connection fails.
+class redis_unreachable : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class sync_redis {
  public:
-  /// Connects to 127.0.0.1:port (5 s timeouts); throws std::runtime_error.
+  /// Connects to 127.0.0.1:port (5 s timeouts); throws redis_unreachable.
   explicit sync_redis(std::uint16_t port);
   ~sync_redis();
   sync_redis(const sync_redis&) = delete;
   sync_redis& operator=(const sync_redis&) = delete;
 
-  /// Runs a command; throws std::runtime_error when the connection fails.
+  /// Runs a command; throws redis_unreachable when the connection fails.
   reply_ptr cmd(const std::vector<std::string>& words);
   /// An integer reply (EXISTS, XLEN, ...), or the count of PUBSUB NUMSUB channel; -1 else.
   long long integer(const std::vector<std::string>& words);
@@ -45,10 +54,6 @@ class sync_redis {
  private:
   redisContext* ctx_ = nullptr;
 };
-
-/// Polls `pred` every `every` until it holds or `timeout` passes; true when it held.
-bool wait_until(const std::function<bool()>& pred, std::chrono::milliseconds timeout,
-                std::chrono::milliseconds every = std::chrono::milliseconds(20));
 
 /// A namespace no other test case (or concurrent test run) uses: "<prefix>-<what>-<pid>-<n>".
 std::string unique_namespace(const std::string& prefix, const std::string& what);

@@ -1,0 +1,36 @@
+#include "core/lua/revoke.hpp"
+
+#include "core/redis/scripts.hpp"
+
+namespace pushonce::lua {
+
+std::string revoked_key(const keys& k) {
+  return k.ns() + ":{revoked}";
+}
+
+std::string control_channel(const keys& k) {
+  return k.plain("control");
+}
+
+redis::command revoke_command(const keys& k, const std::string& user, bool revoke,
+                              std::chrono::milliseconds lifetime) {
+  std::vector<std::string> ks{revoked_key(k), revoked_key(k) + ":until"};
+  std::vector<std::string> as{control_channel(k), user, revoke ? "1" : "0",
+                              std::to_string(lifetime.count())};
+  return redis::evalsha_command(redis::get_script("revoke"), ks, as);
+}
+
+std::optional<revoke_reply> parse_revoke_reply(const redis::reply& r) {
+  if (!r.is_array() || r.elements.size() != 3) return std::nullopt;
+  auto at = r.at(0).as_int();
+  auto until = r.at(1).as_int();
+  auto n = r.at(2).as_int();
+  if (!at || !until || !n) return std::nullopt;
+  return revoke_reply{*at, *until, *n};
+}
+
+redis::command revocations_snapshot_command(const keys& k) {
+  return {"HGETALL", revoked_key(k)};
+}
+
+}  // namespace pushonce::lua
