@@ -103,6 +103,7 @@ po::options_description bench_option_description() {
       ("source", text()->value_name("ADDR,..."),
        "local addresses to connect from, round robin (each has its own ~28k ports per gateway)")
       ("threads", text()->value_name("T"), "threads holding the sessions (1)")
+      ("transport", text()->value_name("ws|sse"), "how the sessions connect: WebSocket /ws (ws, the default) or SSE /sse")
       ("connect-rate", text()->value_name("N"), "new sessions per second (0: as fast as they open)")
       ("connect-concurrency", text()->value_name("N"), "handshakes in flight at once (200)")
       ("grace", text()->value_name("S"), "seconds to wait for missing frames after the last publish (5)")
@@ -164,6 +165,11 @@ bench_options parse_bench_options(const po::variables_map& vm,
   o.batch = number(vm, "batch", 100, 1, 1000);
   o.inflight = number(vm, "inflight", 4, 1, 1024);
   o.threads = static_cast<unsigned>(number(vm, "threads", 1, 1, 256));
+  if (vm.count("transport") != 0) {
+    const auto& t = vm["transport"].as<std::string>();
+    if (t != "ws" && t != "sse") throw usage_error("--transport: ws or sse");
+    o.sse = t == "sse";
+  }
   o.connect_rate = number(vm, "connect-rate", 0, 0, 10'000'000);
   o.connect_concurrency = number(vm, "connect-concurrency", 200, 1, 100'000);
   o.duplicate_every = number(vm, "duplicate-every", 0, 0, UINT32_MAX);

@@ -37,6 +37,7 @@ struct bench_options {
   std::uint64_t batch = 100, inflight = 4;
   std::vector<std::string> sources;  // local addresses to connect from (default: any)
   unsigned threads = 1;
+  bool sse = false;                // --transport sse: sessions over GET /sse instead of WebSocket
   std::uint64_t connect_rate = 0;  // new sessions per second (0: as fast as they complete)
   std::uint64_t connect_concurrency = 200;
   bool idempotency_keys = true;           // false: only a 429 is sent again (nothing was published)

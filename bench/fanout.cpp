@@ -100,6 +100,7 @@ void run_fanout(const bench_options& o, run_report& out,
   for (std::uint64_t i = 0; i < o.sessions; ++i) {
     auto s = std::make_unique<ws_session>(i, i % o.users, o.users);
     s->gateway = o.gateways[(i + i / o.users) % o.gateways.size()];
+    s->sse = o.sse;
     if (!o.sources.empty()) s->source = o.sources[i % o.sources.size()];
     s->name = fmt::format("{}{}", run.prefix, s->user);
     if (!o.jwt_secret.empty()) {

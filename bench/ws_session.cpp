@@ -148,14 +148,59 @@ asio::awaitable<void> run_session(ws_session& s, run_state& run, std::function<v
     });
     auto [cec] = co_await sock.async_connect(target, use_tuple);
     bool ok = !cec;
-    if (ok) {
-      sock.set_option(tcp::no_delay(true), ec);
+    if (ok) sock.set_option(tcp::no_delay(true), ec);
+    if (ok && !s.sse) {
       auto [hec] = co_await ws.async_handshake(s.gateway.host, "/ws", use_tuple);
       ok = !hec;
     }
     *armed = false;
     deadline.cancel();
-    if (ok) {
+    if (ok && s.sse) {
+      // GET /sse, then the events: each event's data is the frame a WebSocket would carry.
+      const bool resume = s.verifier.welcomed();
+      std::string req = "GET /sse?" + (s.token.empty() ? "user=" + s.name : "token=" + s.token);
+      if (resume)
+        req += "&since=" + s.verifier.epoch() + ":" + std::to_string(s.verifier.resume_offset());
+      req += " HTTP/1.1\r\nHost: " + s.gateway.host + "\r\nAccept: text/event-stream\r\n\r\n";
+      auto [wec, wn] = co_await asio::async_write(sock, asio::buffer(req), use_tuple);
+      ok = !wec;
+      sock.non_blocking(true, ec);
+      frame_context fc{s, run, resume, t0, false};
+      std::string pending;
+      bool head_done = false;
+      while (ok && !run.stopping) {
+        auto [rec2] = co_await sock.async_wait(tcp::socket::wait_read, use_tuple);
+        if (rec2) break;
+        thread_local std::array<char, 65536> sbuf;
+        boost::system::error_code rec3;
+        const auto n = sock.read_some(asio::buffer(sbuf), rec3);
+        if (rec3 == asio::error::would_block) continue;
+        if (rec3) break;
+        pending.append(sbuf.data(), n);
+        if (!head_done) {
+          auto end = pending.find("\r\n\r\n");
+          if (end == std::string::npos) continue;
+          if (pending.compare(0, 12, "HTTP/1.1 200") != 0) break;
+          pending.erase(0, end + 4);
+          head_done = true;
+        }
+        std::size_t pos = 0, end;
+        while ((end = pending.find("\n\n", pos)) != std::string::npos) {
+          std::string_view block(pending.data() + pos, end - pos);
+          pos = end + 2;
+          // The frame is the one data line of the event (the gateway's frames are one line).
+          auto d = block.find("data: ");
+          if (d == std::string_view::npos || (d != 0 && block[d - 1] != '\n')) continue;
+          auto line = block.substr(d + 6);
+          line = line.substr(0, line.find('\n'));
+          on_frame(fc, line);
+          if (fc.welcomed && failures > 0) failures = 0;
+          if (fc.welcomed) tell();
+        }
+        pending.erase(0, pos);
+      }
+      if (fc.welcomed && !run.stopping) ++run.disconnects;
+    } else if (ok) {
       const bool resume = s.verifier.welcomed();
       auto hello =
           encode_client_frame(ws_frame_decoder::opcode::text,

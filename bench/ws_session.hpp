@@ -22,6 +22,7 @@ struct ws_session {
   endpoint gateway;
   std::string source;  // empty: any
   std::string name, token;
+  bool sse = false;  // GET /sse instead of a WebSocket
   bool gave_up = false;
   bool down_at_end = false;     // not connected when the run stopped
   std::function<void()> close;  // closes the current connection (on the session's thread)

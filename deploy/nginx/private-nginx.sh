@@ -44,6 +44,7 @@ done
 sed -e '/# redirect-begin/,/# redirect-end/d' \
     -e '/# gateway$/d' \
     -e "s|^upstream pushonce_gateways {|&\n$upstreams|" \
+    -e "s|^upstream pushonce_sse {|&\n$upstreams|" \
     -e "s|listen 443 ssl;  # https|listen 127.0.0.1:$tls_port ssl;  # https|" \
     -e '/# https6$/d' \
     -e "s|listen 127.0.0.1:8088;  # local|listen 127.0.0.1:$port;  # local|" \

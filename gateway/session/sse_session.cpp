@@ -101,6 +101,7 @@ class sse_session final : public session_handle,
         info_(std::move(info)),
         timer_(sock_.get_executor()),
         keepalive_(sock_.get_executor()),
+        op_wait_(sock_.get_executor()),
         queue_(sse_queue_limits(state_->settings)),
         flow_(*state_, *this) {}
 
@@ -118,6 +119,9 @@ class sse_session final : public session_handle,
     } else if (auto who = state_->auth->authenticate(q.hello); !who) {
       ++state_->metrics.auth_failures;
       refused = error_response(errc::unauthorized, who.error().message, version);
+    } else if (state_->revoked(who.value())) {
+      ++state_->metrics.auth_failures;
+      refused = error_response(errc::unauthorized, "revoked", version);
     }
     if (refused) {
       asio::co_spawn(
@@ -209,8 +213,17 @@ class sse_session final : public session_handle,
   asio::awaitable<sse_op_answer> run_op_here(std::string user, std::string frame) {
     sse_op_answer a;
     if (flow_.machine().closing() || user != flow_.user()) co_return a;
+    // One op at a time, in arrival order, as a WebSocket session reads its frames.
+    while (op_running_) {
+      op_wait_.expires_at(asio::steady_timer::time_point::max());
+      co_await op_wait_.async_wait(use_tuple);
+      if (flow_.machine().closing()) co_return a;
+    }
+    op_running_ = true;
     sse_reply_capture out(*this);
     co_await flow_.on_frame(std::move(frame), true, out);
+    op_running_ = false;
+    op_wait_.cancel();
     if (out.reply()) {
       a.status = 200;
       a.body = *out.reply();
@@ -284,6 +297,7 @@ class sse_session final : public session_handle,
     ended_ = true;
     if (!close_deadline_armed_) timer_.cancel();
     keepalive_.cancel();
+    op_wait_.cancel();
     flow_.end(this);
     queue_.drop();
     beast::error_code ignored;
@@ -347,6 +361,7 @@ class sse_session final : public session_handle,
   connection_info info_;
   asio::steady_timer timer_;  // the replay's wait for room, then the close deadline
   asio::steady_timer keepalive_;
+  asio::steady_timer op_wait_;  // ops of POST /sse/op waiting for the one running
   send_queue queue_;
   session_flow flow_;
   std::string id_, epoch_;
@@ -354,6 +369,7 @@ class sse_session final : public session_handle,
   char rbuf_[64];
   std::uint16_t close_code_ = 1000;
   bool streaming_ = false;  // the response header is written
+  bool op_running_ = false;
   bool ended_ = false;
   bool close_deadline_armed_ = false;
   std::string close_reason_;
@@ -378,6 +394,10 @@ asio::awaitable<http_response> sse_op_route(http_request& req, gateway_state& st
   if (!who) {
     ++st.metrics.auth_failures;
     co_return error_response(errc::unauthorized, who.error().message, version);
+  }
+  if (st.revoked(who.value())) {
+    ++st.metrics.auth_failures;
+    co_return error_response(errc::unauthorized, "revoked", version);
   }
   auto s = std::dynamic_pointer_cast<sse_session>(st.registry.find(r.session));
   if (!s) co_return error_response(errc::not_found, "no such session on this gateway", version);

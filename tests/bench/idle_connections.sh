@@ -13,6 +13,7 @@
 #   tests/bench/idle_connections.sh BIN_DIR            (BIN_DIR: build/bin)
 # Settings by environment [default]: N [19000] SOURCES [4] THREADS [gateway default]
 #   IDLE_S [30] SETTLE_S [3] CONCURRENCY [200 handshakes in flight]
+#   TRANSPORT [ws; sse: the sessions are GET /sse streams, keep-alive comments instead of pings]
 # One tool process holds the N sessions: N plus a few must fit the descriptor limit
 # (ulimit -Hn), as for the gateway.
 set -euo pipefail
@@ -20,7 +21,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib/deployment.sh"
 deployment_init "${1:?usage: idle_connections.sh BIN_DIR}" bench-idle
 N=${N:-19000} SOURCES=${SOURCES:-4} IDLE_S=${IDLE_S:-30} SETTLE_S=${SETTLE_S:-3}
-CONCURRENCY=${CONCURRENCY:-200} THREADS=${THREADS:-}
+CONCURRENCY=${CONCURRENCY:-200} THREADS=${THREADS:-} TRANSPORT=${TRANSPORT:-ws}
 export PUSHONCE_NAMESPACE=idlebench
 
 rss_kb() { awk '$1 == "VmRSS:" {print $2}' "/proc/$1/status"; }
@@ -47,7 +48,7 @@ for ((i = 0; i < SOURCES; i++)); do sources+=("127.0.0.$((i + 2))"); done
 # hold's lines ("... disconnects D") follow the opening's.
 "$DEPLOY_BIN/pushonce-bench" idle --gateway "$GATEWAY_LIST" --sessions "$N" \
   --source "$(IFS=,; echo "${sources[*]}")" --connect-concurrency "$CONCURRENCY" \
-  --hold $((SETTLE_S + IDLE_S + 10)) --pids "$gw" --json --progress \
+  --transport "$TRANSPORT" --hold $((SETTLE_S + IDLE_S + 10)) --pids "$gw" --json --progress \
   >"$DEPLOY_DIR/idle.json" 2>"$DEPLOY_DIR/idle.err" &
 tool=$!
 DEPLOY_PIDS+=("$tool")

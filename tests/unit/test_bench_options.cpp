@@ -56,6 +56,15 @@ TEST_CASE("bench options: --rate and --duration give the message count") {
   CHECK(p.publish.port == 2);
 }
 
+TEST_CASE("bench options: --transport") {
+  CHECK_FALSE(parse({"fanout", "--gateway", "h:1", "--api-key", "k"}).sse);
+  CHECK_FALSE(parse({"fanout", "--gateway", "h:1", "--api-key", "k", "--transport", "ws"}).sse);
+  CHECK(parse({"fanout", "--gateway", "h:1", "--api-key", "k", "--transport", "sse"}).sse);
+  CHECK(parse({"idle", "--gateway", "h:1", "--transport", "sse"}).sse);
+  CHECK_THROWS_AS(parse({"fanout", "--gateway", "h:1", "--api-key", "k", "--transport", "tcp"}),
+                  usage_error);
+}
+
 TEST_CASE("bench options: idle and floor") {
   auto i = parse({"idle", "--gateway", "h:1", "--sessions", "5000", "--pids", "12,34"});
   CHECK(i.messages == 0);
