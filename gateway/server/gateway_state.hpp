@@ -1,6 +1,7 @@
 #pragma once
 // What every connection of the gateway shares: settings, Redis, the registry, the
-// authenticator. Built once by server.cpp; no Beast here.
+// authenticator. Built complete by its constructor (gateway_state.cpp) from the parts the
+// server builds; no Beast here.
 
 #include <atomic>
 #include <boost/asio/any_io_executor.hpp>
