@@ -323,7 +323,12 @@ asio::awaitable<void> bus_worker::stop(std::chrono::milliseconds drain) {
   // Leases still held are handed back so another worker takes them now, not after the lease.
   auto held = leased_;
   for (auto& [id, lease] : held) {
-    if (co_await claims_.release(lease.first, lease.second))
+    auto released = co_await claims_.release(lease.first, lease.second);
+    if (!released)
+      log::warn(log::fields{{"message_id", id}, {"worker", opts_.id}},
+                "could not hand back the lease on message {} (it lapses by itself): {}", id,
+                released.error().message);
+    else if (released.value())
       log::info(log::fields{{"message_id", id}, {"worker", opts_.id}},
                 "handed back the lease on message {}", id);
   }

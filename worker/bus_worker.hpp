@@ -29,19 +29,9 @@
 #include "worker/claim_policy.hpp"
 #include "worker/sweeper.hpp"
 #include "worker/worker_counters.hpp"
+#include "worker/worker_options.hpp"
 
 namespace pushonce::worker {
-
-struct worker_options {
-  std::string id;
-  std::size_t concurrency = 64;              // claim.lua calls in flight
-  std::size_t max_queued = 100000;           // bus messages waiting for a slot; beyond: dropped
-  std::size_t max_queued_bytes = 64u << 20;  // --max-queued-bytes: their payload bytes too
-  std::size_t max_batch = 200;               // messages per claim.lua call
-  bool trace = false;                        // record per-event detail for `pushonce-leader trace`
-  std::chrono::milliseconds sweep_interval{1000};
-  claim_options claim;
-};
 
 class bus_worker {
  public:

@@ -210,10 +210,11 @@ asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim_client::claim_pe
   co_return out;
 }
 
-asio::awaitable<bool> claim_client::release(const bus_message& m, std::string owner) {
+asio::awaitable<outcome<bool>> claim_client::release(const bus_message& m, std::string owner) {
   std::vector<redis::command> cmds{lua::release_command(keys_, m, owner)};
   auto rs = co_await redis::eval_all(*conn_, redis::get_script("release"), std::move(cmds));
-  co_return rs.front().ok() && rs.front().value.integer == 1;
+  if (!rs.front().ok()) co_return failure_of(rs.front());
+  co_return rs.front().value.integer == 1;
 }
 
 // A single Redis: one dead_letter.lua call marks the message and adds its entry. A cluster:

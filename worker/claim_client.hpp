@@ -47,8 +47,9 @@ class claim_client {
   /// frames are published after WAIT, also when the call failed after delivering some.
   boost::asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim(
       std::span<const bus_message> batch, std::string owner);
-  /// Hands back a lease the caller holds (shutdown). True when it held it.
-  boost::asio::awaitable<bool> release(const bus_message& m, std::string owner);
+  /// Hands back a lease the caller holds (shutdown): true when it held it and handed it
+  /// back, false when it no longer held it, or why Redis did not answer.
+  boost::asio::awaitable<outcome<bool>> release(const bus_message& m, std::string owner);
   /// Marks the message's claim dead (while the caller still holds the lease) and adds it to
   /// the dead-letter stream, only when marked: one script on a single Redis, the entry after
   /// the mark on a cluster.

@@ -9,6 +9,7 @@
 #include "core/log.hpp"
 #include "core/wait_estimate.hpp"
 #include "gateway/queue/queue_event.hpp"
+#include "gateway/queue/ticket_follow.hpp"
 #include "gateway/session/protocol.hpp"
 #include "gateway/session/session_handle.hpp"
 
@@ -302,8 +303,8 @@ asio::awaitable<void> position_notifier::resync(std::string queue) {
     auto i = index.find(w.user);
     if (i == index.end()) continue;
     const auto& e = found[i->second];
-    if (e.position > 0 && e.ticket != w.ticket) {
-      if (w.ticket == 0) {  // pre-queued until now: moved at an opening
+    if (auto move = follow_ticket(w.ticket, e.ticket, e.position)) {
+      if (move->was_prequeued()) {  // moved at an opening
         auto [b, end] = now.prequeued.equal_range(w.user);
         for (auto p = b; p != end; ++p)
           if (p->second == key) {
@@ -316,7 +317,7 @@ asio::awaitable<void> position_notifier::resync(std::string queue) {
         --now.sessions_of[w.ticket];  // the view forgets the old ticket in resynced()
         if (now.sessions_of[w.ticket] <= 0) now.sessions_of.erase(w.ticket);
       }
-      w.ticket = e.ticket;
+      w.ticket = move->to;
       add_ticket(now, w.ticket);
     }
   }

@@ -1,8 +1,10 @@
 #pragma once
 // What every connection of the gateway shares: settings, Redis, the registry, the
-// authenticator. Built once by server.cpp; no Beast here.
+// authenticator. Built complete by its constructor (gateway_state.cpp) from the parts the
+// server builds; no Beast here.
 
 #include <atomic>
+#include <boost/asio/any_io_executor.hpp>
 #include <chrono>
 #include <cstddef>
 #include <memory>
@@ -88,37 +90,55 @@ struct gateway_metrics {
   std::atomic<std::uint64_t> token_refreshes{0}, token_refresh_refusals{0}, token_expiry_closes{0};
 };
 
-struct gateway_state {
-  gateway_state(gateway_settings s, keys k)
-      : settings(std::move(s)),
-        keys(k),
-        registry(std::move(k)),
-        connections(
-            slot_counter::create(settings.max_connections, settings.max_connections_per_ip)),
-        forwarded_connections(slot_counter::create(0, settings.max_connections_per_ip)),
-        sessions_per_ip(slot_counter::create(0, settings.max_sessions_per_ip)),
-        sessions_per_user(slot_counter::create(0, settings.max_sessions_per_user)),
-        admit(connections, forwarded_connections, sessions_per_ip, settings.trusted,
-              origin_policy{settings.allowed_origins}) {}
-
-  gateway_settings settings;
-  pushonce::keys keys;
-  // This process's presence instance (core/lua/presence.hpp), also in its heartbeat; empty:
-  // sessions are not counted (tests that build a gateway_state without a server).
-  std::string presence_instance;
+/// The Redis links of one gateway, created (not started) by the server's build step.
+struct redis_links {
   std::shared_ptr<redis::connection> conn;            // commands (5 s deadline)
   std::shared_ptr<redis::connection> health_conn;     // /healthz, /metrics (1 s deadline)
   std::shared_ptr<redis::connection> heartbeat_conn;  // the heartbeat alone: HTTP load on
                                                       // health_conn cannot delay it
-  std::shared_ptr<redis::subscriber> sub;  // the wake channel (and user channels on one Redis)
-  std::shared_ptr<redis::sharded_subscriber> sharded;  // Redis Cluster: user channels
+  /// The subscribers' own links are made by gateway_state, which routes their messages.
+  redis::connection_options subscriber_options;
+};
+
+/// Everything gateway_state is built from: what the server read from options and the
+/// environment, and the links it created.
+struct gateway_parts {
+  gateway_settings settings;
+  pushonce::keys keys;
+  /// This process's presence instance (core/lua/presence.hpp); empty: sessions not counted.
+  std::string presence_instance;
+  redis_links links;
+  std::unique_ptr<authenticator> auth;
+  std::optional<std::string> pow_secret;  // PUSHONCE_POW_SECRET
+};
+
+/// Built complete in one place (gateway_state.cpp), in four parts: the Redis links, the
+/// session services on them, the limits, and the probes and counters of the HTTP routes.
+/// Routes and sessions read the members they use; none is filled in after construction.
+struct gateway_state {
+  gateway_state(boost::asio::any_io_executor ex, gateway_parts parts);
+  gateway_state(const gateway_state&) = delete;
+  gateway_state& operator=(const gateway_state&) = delete;
+
+  gateway_settings settings;
+  pushonce::keys keys;
+  std::string presence_instance;
+  std::atomic<bool> stopping{false};
+  std::atomic<bool> draining{false};  // SIGTERM received: /readyz answers 503
+
+  // Redis links.
+  std::shared_ptr<redis::connection> conn;
+  std::shared_ptr<redis::connection> health_conn;
+  std::shared_ptr<redis::connection> heartbeat_conn;
+
+  // Session services: what a session and the publish/queue routes call.
   session_registry registry;
   std::unique_ptr<queue_api> queues;
   std::unique_ptr<publisher> pub;
-  std::unique_ptr<authenticator> auth;
   std::unique_ptr<inbox> inboxes;
   std::shared_ptr<position_notifier> positions;
   std::shared_ptr<join_pow> pow;  // proof of work at join (null: never asked)
+  std::unique_ptr<authenticator> auth;
   // Revoked tokens (POST /api/disconnect with revoke): loaded from NS:{revoked} at start and
   // after every subscriber reconnect, updated by the control channel (server.cpp).
   revocations revoked_users;
@@ -130,20 +150,26 @@ struct gateway_state {
                    .count();
     return revoked_users.revoked(who, now);
   }
-  std::atomic<bool> stopping{false};
-  std::atomic<bool> draining{false};  // SIGTERM received: /readyz answers 503
-  gateway_metrics metrics;
+  // Subscribers: the wake channel goes to positions, user channels to the registry, the
+  // control channel to revocation_sync (server.cpp).
+  std::shared_ptr<redis::subscriber> sub;  // the wake channel (and user channels on one Redis)
+  std::shared_ptr<redis::sharded_subscriber> sharded;  // Redis Cluster: user channels
+
+  // Limits.
   std::shared_ptr<slot_counter> connections;            // per TCP peer, and in total
   std::shared_ptr<slot_counter> forwarded_connections;  // per client a trusted proxy names
   std::shared_ptr<slot_counter> sessions_per_ip;        // WebSocket sessions per client address
   std::shared_ptr<slot_counter> sessions_per_user;      // after hello
   connection_admission admit;                           // the caps above and the Origin rule
   auth_failures bearer_failures;                        // wrong API keys and admin tokens
-  probe_cache<bool> health_cache;                       // /healthz: Redis answered PING
-  probe_cache<redis_write_probe> ready_cache;           // /readyz: Redis accepted a tiny write
-  probe_cache<std::string> stats_cache;                 // /metrics: the Redis part of the text
-  probe_cache<std::size_t> heap_cache;                  // /metrics: mallinfo2's heap in use
-  admission_sources admission_queues;                   // /api/admission/ID: id -> queue
+
+  // Probes and counters of the HTTP routes.
+  gateway_metrics metrics;
+  probe_cache<bool> health_cache;              // /healthz: Redis answered PING
+  probe_cache<redis_write_probe> ready_cache;  // /readyz: Redis accepted a tiny write
+  probe_cache<std::string> stats_cache;        // /metrics: the Redis part of the text
+  probe_cache<std::size_t> heap_cache;         // /metrics: mallinfo2's heap in use
+  admission_sources admission_queues;          // /api/admission/ID: id -> queue
 };
 
 }  // namespace pushonce::gateway

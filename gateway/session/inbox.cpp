@@ -38,25 +38,25 @@ asio::awaitable<outcome<none>> inbox::ack(std::string user, std::string epoch, l
   co_return none{};
 }
 
-asio::awaitable<std::optional<inbox_position>> inbox::position(std::string user) {
+asio::awaitable<outcome<inbox_position>> inbox::position(std::string user) {
   redis::command cmd{"HMGET", keys_.user(user, "meta"), "epoch", "offset"};
   auto r = co_await conn_->exec(std::move(cmd));
-  if (!r.ok() || !r.value.is_array() || r.value.elements.size() != 2) co_return std::nullopt;
+  if (!r.ok()) co_return failure_of(r);
+  if (!r.value.is_array() || r.value.elements.size() != 2)
+    co_return failure{errc::internal, "HMGET of the user's meta: unexpected reply"};
   const auto& e = r.value.elements[0];
   co_return inbox_position{e.is_string() ? e.str : std::string{},
                            r.value.elements[1].as_int().value_or(0)};
 }
 
-asio::awaitable<std::optional<inbox_page>> inbox::read_page(std::string user, long long after) {
+asio::awaitable<outcome<inbox_page>> inbox::read_page(std::string user, long long after) {
   redis::command cmd{"XRANGE", keys_.user(user, "inbox"), std::to_string(after + 1) + "-0", "+",
                      "COUNT",  std::to_string(page_size_)};
   auto r = co_await conn_->exec(std::move(cmd));
-  if (!r.ok()) {
-    log::warn(log::fields{{"user", user}, {"offset", static_cast<long long>(after)}},
-              "ws: {}: inbox read failed: {}", user, failure_of(r).message);
-    co_return std::nullopt;
-  }
-  co_return parse_page(r.value);
+  if (!r.ok()) co_return failure_of(r);
+  auto page = parse_page(r.value);
+  if (!page) co_return failure{errc::internal, "XRANGE of the inbox: unexpected reply"};
+  co_return std::move(*page);
 }
 
 asio::awaitable<void> inbox::refresh(std::vector<std::string> users) {

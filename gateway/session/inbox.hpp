@@ -50,11 +50,11 @@ class inbox {
       std::string user, std::string new_epoch, std::optional<lua::session_since> since = {});
   /// ack.lua: the user has seen everything up to `offset` of `epoch`.
   boost::asio::awaitable<outcome<none>> ack(std::string user, std::string epoch, long long offset);
-  /// The stored {epoch, latest offset} (HMGET, no change; acked 0); std::nullopt when Redis
-  /// failed. An epoch "" when the user has none.
-  boost::asio::awaitable<std::optional<inbox_position>> position(std::string user);
-  /// The entries after `after`, at most page_size(); std::nullopt when Redis failed.
-  boost::asio::awaitable<std::optional<inbox_page>> read_page(std::string user, long long after);
+  /// The stored {epoch, latest offset} (HMGET, no change; acked 0), or why Redis did not
+  /// answer it. An epoch "" when the user has none.
+  boost::asio::awaitable<outcome<inbox_position>> position(std::string user);
+  /// The entries after `after`, at most page_size(), or why Redis did not answer them.
+  boost::asio::awaitable<outcome<inbox_page>> read_page(std::string user, long long after);
   /// PEXPIRE the meta hash and inbox of every user given (one pipeline per 256 users): a
   /// user with an open session is not idle. Run every third of the idle TTL.
   boost::asio::awaitable<void> refresh(std::vector<std::string> users);

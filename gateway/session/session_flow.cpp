@@ -9,6 +9,7 @@
 #include "core/lua/presence.hpp"
 #include "core/redis/scripts.hpp"
 #include "gateway/server/gateway_state.hpp"
+#include "gateway/session/hello_resume.hpp"
 #include "gateway/session/op_handlers.hpp"
 #include "gateway/session/session_handle.hpp"
 #include "gateway/session/session_transport.hpp"
@@ -143,8 +144,8 @@ asio::awaitable<void> session_flow::on_hello(hello_op h) {
   session_id_ = random_hex(16);
   // named locals (GCC 12: docs/architecture.md "Coroutines and GCC 12")
   std::string user = user_, new_epoch = random_hex(16);
-  std::optional<lua::session_since> checked;  // session.lua rotates the epoch when it went back
-  if (h.since) checked = lua::session_since{h.since->epoch, h.since->offset};
+  hello_resume decide(std::move(h.since));
+  auto checked = decide.session_args();  // session.lua rotates the epoch when it went back
   auto opened =
       co_await st_.inboxes->open(std::move(user), std::move(new_epoch), std::move(checked));
   if (machine_.closing()) co_return;
@@ -153,31 +154,30 @@ asio::awaitable<void> session_flow::on_hello(hello_op h) {
     io_.close(close_try_again, "redis unavailable");
     co_return;
   }
-  if (opened.value().rotated) {
+  const auto& plan = decide.on_opened(opened.value().epoch, opened.value().latest,
+                                      opened.value().acked, opened.value().rotated);
+  if (decide.rotated()) {
     ++st_.metrics.epoch_rotations;
     log::info("ws: {}: since offset {} is beyond the offset counter {} (failover): new epoch",
-              user_, h.since->offset, opened.value().latest);
+              user_, decide.since() ? decide.since()->offset : 0, decide.latest());
   }
   epoch_ = std::move(opened.value().epoch);
-  const long long latest = opened.value().latest;
-  std::optional<std::pair<std::string, long long>> since;
-  if (h.since) since.emplace(h.since->epoch, h.since->offset);
-  auto plan = plan_resume(since, epoch_, latest, opened.value().acked);
+  const long long latest = decide.latest();
 
   // (1) Route the channel first: from here on live frames are buffered.
   resume_.begin(plan.start);
   machine_.on_routed();
   user = user_;
   std::shared_ptr<session_handle> self = io_.self();
-  auto ec = co_await st_.registry.add_route(std::move(self), std::move(user));
+  auto routed = co_await st_.registry.add_route(std::move(self), std::move(user));
   if (machine_.closing()) co_return;
   // A revocation heard between the check above and the route: its close missed this session.
   if (st_.revoked(identity{user_, std::nullopt, iat_})) {
     io_.close(close_policy, "revoked");
     co_return;
   }
-  if (ec) {
-    log::warn("ws: {}: subscribe failed: {}", user_, ec.message());
+  if (!routed) {
+    log::warn("ws: {}: subscribe failed: {}", user_, routed.error().message);
     io_.close(close_try_again, "redis unavailable");
     co_return;
   }
@@ -185,12 +185,14 @@ asio::awaitable<void> session_flow::on_hello(hello_op h) {
   auto page = co_await st_.inboxes->read_page(user_, plan.start);
   if (machine_.closing()) co_return;
   if (!page) {
+    log::warn(log::fields{{"user", user_}, {"offset", static_cast<long long>(plan.start)}},
+              "ws: {}: inbox read failed: {}", user_, page.error().message);
     io_.close(close_try_again, "redis unavailable");
     co_return;
   }
   std::optional<long long> first;
   if (!page->empty()) first = page->front().offset;
-  const auto welcome = plan_welcome(plan, latest, first);
+  const auto welcome = decide.on_first_page(first);
   const bool recovered = welcome.recovered;
   resume_.skip_to(welcome.skip_to);  // the welcome owns up to what is gone
   // Proof of work: the welcome carries a challenge for the default queue when it asks one
@@ -217,7 +219,7 @@ asio::awaitable<void> session_flow::on_hello(hello_op h) {
                "ws: {} session {} epoch {} start {} recovered {}", user_, session_id_, epoch_,
                plan.start, recovered);
   // (3) Replay, then the buffered live frames, then any catch-up requested meanwhile.
-  const bool read = co_await replay(std::move(*page));
+  const bool read = co_await replay(std::move(page.value()));
   if (machine_.closing()) co_return;
   if (!read) {
     on_catch_up_failed("the inbox read failed");
@@ -240,8 +242,12 @@ asio::awaitable<bool> session_flow::replay(inbox_page page) {
     if (page.size() < st_.inboxes->page_size()) co_return true;
     auto after = page.back().offset;
     auto next = co_await st_.inboxes->read_page(user_, after);
-    if (!next) co_return false;
-    page = std::move(*next);
+    if (!next) {
+      log::warn(log::fields{{"user", user_}, {"offset", static_cast<long long>(after)}},
+                "ws: {}: inbox read failed: {}", user_, next.error().message);
+      co_return false;
+    }
+    page = std::move(next.value());
   }
 }
 
@@ -252,14 +258,20 @@ asio::awaitable<void> session_flow::catch_up_passes() {
   // still at or beyond what this session sent, in the same epoch?
   auto pos = co_await st_.inboxes->position(user_);
   if (machine_.closing()) co_return;
-  if (pos && offsets_went_back(epoch_, resume_.last_sent(), pos->epoch, pos->latest)) {
+  if (!pos)  // the inbox read below fails too, or the check waits for the next pass
+    log::warn("ws: {}: reading the offset counter failed: {}", user_, pos.error().message);
+  else if (offsets_went_back(epoch_, resume_.last_sent(), pos->epoch, pos->latest)) {
     on_offsets_went_back("the offset counter went back");
     co_return;
   }
   auto page = co_await st_.inboxes->read_page(user_, resume_.last_sent());
   if (machine_.closing()) co_return;
   bool read = false;
-  if (page) read = co_await replay(std::move(*page));
+  if (page)
+    read = co_await replay(std::move(page.value()));
+  else
+    log::warn(log::fields{{"user", user_}, {"offset", static_cast<long long>(resume_.last_sent())}},
+              "ws: {}: inbox read failed: {}", user_, page.error().message);
   if (machine_.closing()) co_return;
   if (!read) {
     on_catch_up_failed("the inbox read failed");

@@ -83,8 +83,8 @@ std::vector<std::pair<std::string, std::size_t>> session_registry::routed_user_s
   return out;
 }
 
-asio::awaitable<std::error_code> session_registry::add_route(std::shared_ptr<session_handle> s,
-                                                             std::string user) {
+asio::awaitable<outcome<none>> session_registry::add_route(std::shared_ptr<session_handle> s,
+                                                           std::string user) {
   auto channel = keys_.user_channel(user);
   {
     std::lock_guard lock(mutex_);
@@ -95,13 +95,16 @@ asio::awaitable<std::error_code> session_registry::add_route(std::shared_ptr<ses
   // Always ask: the subscriber answers at once when the channel is already confirmed, and
   // waits for the confirmation when another session's SUBSCRIBE is still in flight.
   // (An UNSUBSCRIBE of this channel is only ever posted under the lock, before this.)
+  std::error_code ec;
+  auto name = channel;
   if (auto sharded = sharded_) {
-    auto ec = co_await sharded->subscribe(std::move(channel));
-    co_return ec;
+    ec = co_await sharded->subscribe(std::move(channel));
+  } else {
+    auto sub = sub_;
+    ec = co_await sub->subscribe(std::move(channel));
   }
-  auto sub = sub_;
-  auto ec = co_await sub->subscribe(std::move(channel));
-  co_return ec;
+  if (ec) co_return failure{errc::redis_unavailable, "subscribe " + name + ": " + ec.message()};
+  co_return none{};
 }
 
 void session_registry::remove_route(const session_handle* s, const std::string& user) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/keys.hpp"
+#include "core/outcome.hpp"
 
 namespace pushonce::redis {
 class subscriber;
@@ -50,9 +51,10 @@ class session_registry {
   std::shared_ptr<session_handle> find(const std::string& id) const;
 
   /// Routes the user's channel to `s`; completes when the channel subscription is
-  /// confirmed by Redis (an error when it could not be within the command timeout).
-  boost::asio::awaitable<std::error_code> add_route(std::shared_ptr<session_handle> s,
-                                                    std::string user);
+  /// confirmed by Redis (redis_unavailable, with the reason, when it could not be within
+  /// the command timeout).
+  boost::asio::awaitable<outcome<none>> add_route(std::shared_ptr<session_handle> s,
+                                                  std::string user);
   /// Stops routing to `s`; the last session of a user unsubscribes the channel.
   void remove_route(const session_handle* s, const std::string& user);
   std::size_t users() const;
