@@ -6,8 +6,12 @@
 -- ARGV[1] user, ARGV[2] assignment id ("" = whatever the user holds)
 -- Returns {id, resource}; accepting twice answers the same. Error: not_found when the user
 -- holds no such assignment (never had one, released, or expired).
-local pending, pending_ids, assigned, admissions = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local user, want = ARGV[1], ARGV[2]
+local pending = KEYS[1]
+local pending_ids = KEYS[2]
+local assigned = KEYS[3]
+local admissions = KEYS[4]
+local user = ARGV[1]
+local want = ARGV[2]
 local id = redis.call('HGET', pending_ids, user)
 local resource = redis.call('HGET', assigned, user)
 if not id or not resource or (want ~= '' and want ~= id) then

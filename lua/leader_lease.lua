@@ -12,9 +12,16 @@
 --          ARGV[7] (a queue's fence left above the counter, e.g. by a failover that lost
 --          increments: only the lease holder acts, so the fence is stale), the counter set
 --          to it and the lease renewed; else 0.
-local lease_key, counter = KEYS[1], KEYS[2]
-local mode, id, pid, host = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
-local lease, released, above = tonumber(ARGV[5]), ARGV[6], ARGV[7]
+local lease_key = KEYS[1]
+local counter = KEYS[2]
+local mode = ARGV[1]
+local id = ARGV[2]
+local pid = ARGV[3]
+local host = ARGV[4]
+local lease_arg = ARGV[5]
+local released = ARGV[6]
+local above = ARGV[7]
+local lease = tonumber(lease_arg)
 if id == nil or id == '' or not lease or lease <= 0 then
   return redis.error_reply('bad_request id and a positive lease are required')
 end

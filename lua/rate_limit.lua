@@ -8,9 +8,15 @@
 -- ARGV[3] cost of this call (positive integer)
 -- Returns {1, 0} when the tokens were taken, {0, retry_after_ms} when not (nothing taken).
 -- Error: bad_request (an argument that is not a positive integer).
-local rate, burst, cost = uint(ARGV[1]), uint(ARGV[2]), uint(ARGV[3])
+local bucket = KEYS[1]
+local rate_arg = ARGV[1]
+local burst_arg = ARGV[2]
+local cost_arg = ARGV[3]
+local rate = uint(rate_arg)
+local burst = uint(burst_arg)
+local cost = uint(cost_arg)
 if not rate or rate == 0 or not burst or burst == 0 or not cost or cost == 0 then
   return redis.error_reply('bad_request rate, burst and cost must be positive integers')
 end
-local taken, wait = take_tokens(KEYS[1], rate, burst, cost)
+local taken, wait = take_tokens(bucket, rate, burst, cost)
 return {taken, wait}

@@ -5,9 +5,17 @@
 -- KEYS[8] admissions (optional, with KEYS[7]: the assignment's record becomes "released")
 -- ARGV[1] resource id, ARGV[2] wake channel, ARGV[3] queue name
 -- Returns 1. Errors: not_found (unknown id), not_assigned (the resource is free).
-local res_meta, res_free, res_seq, res_holder = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local assigned, pending, pending_ids, admissions = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
-local id, wake_channel, queue = ARGV[1], ARGV[2], ARGV[3]
+local res_meta = KEYS[1]
+local res_free = KEYS[2]
+local res_seq = KEYS[3]
+local res_holder = KEYS[4]
+local assigned = KEYS[5]
+local pending = KEYS[6]
+local pending_ids = KEYS[7]
+local admissions = KEYS[8]
+local id = ARGV[1]
+local wake_channel = ARGV[2]
+local queue = ARGV[3]
 if redis.call('HEXISTS', res_meta, id) == 0 then
   return redis.error_reply('not_found resource ' .. id .. ' does not exist')
 end

@@ -5,8 +5,13 @@
 -- KEYS[7] admissions (optional, with KEYS[6]: the assignment's record becomes "released")
 -- ARGV[1] resource id
 -- Returns 1. Error: not_found.
-local res_meta, res_free, res_holder, assigned = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local pending, pending_ids, admissions = KEYS[5], KEYS[6], KEYS[7]
+local res_meta = KEYS[1]
+local res_free = KEYS[2]
+local res_holder = KEYS[3]
+local assigned = KEYS[4]
+local pending = KEYS[5]
+local pending_ids = KEYS[6]
+local admissions = KEYS[7]
 local id = ARGV[1]
 if redis.call('HDEL', res_meta, id) == 0 then
   return redis.error_reply('not_found resource ' .. id .. ' does not exist')
