@@ -20,7 +20,8 @@ local prequeue = KEYS[6]
 local draw = KEYS[7]
 local queue = ARGV[1]
 local wake = ARGV[2]
-local token = uint(ARGV[3])
+local token_arg = ARGV[3]
+local token = uint(token_arg)
 if not token then return redis.error_reply('bad_request fencing token must be an integer') end
 if #ARGV - 3 > 1000 then return redis.error_reply('bad_request at most 1000 users') end
 if token ~= 0 then

@@ -6,20 +6,22 @@
 -- Returns the stored acked offset: max(stored acked, min(offset, stored offset)), so it
 -- never decreases and never passes the last delivered offset.
 -- Error: bad_request (not a non-negative integer).
+local meta = KEYS[1]
 local v = ARGV[1]
+local epoch = ARGV[2]
 if type(v) ~= 'string' or not string.match(v, '^%d+$') or #v > 15 then
   return redis.error_reply('bad_request offset must be a non-negative integer')
 end
 local want = tonumber(v)
-local m = redis.call('HMGET', KEYS[1], 'epoch', 'offset', 'acked')
+local m = redis.call('HMGET', meta, 'epoch', 'offset', 'acked')
 local acked = tonumber(m[3]) or 0
-if ARGV[2] ~= nil and ARGV[2] ~= '' and ARGV[2] ~= m[1] then
+if epoch ~= nil and epoch ~= '' and epoch ~= m[1] then
   return acked
 end
 local last = tonumber(m[2]) or 0
 local new = math.min(want, last)
 if new > acked then
-  redis.call('HSET', KEYS[1], 'acked', string.format('%d', new))
+  redis.call('HSET', meta, 'acked', string.format('%d', new))
   acked = new
 end
 return acked

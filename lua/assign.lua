@@ -24,18 +24,39 @@
 -- waits or nothing is free). Fewer than ARGV[8] with users and resources left means stale
 -- heads were dropped: call again.
 -- Errors: fenced (a newer leader has acted on this queue), bad_request (bad number).
-local queue = ARGV[1]
-local source = uint(ARGV[2])
-local token = uint(ARGV[3])
-local timeout = uint(ARGV[4])
-local retention = uint(ARGV[5])
-local max = uint(ARGV[8])
+local waiting = KEYS[1]
+local assigned = KEYS[2]
+local res_meta = KEYS[3]
+local res_free = KEYS[4]
+local res_holder = KEYS[5]
+local seq = KEYS[6]
+local outbox = KEYS[7]
+local fence = KEYS[8]
+local pending = KEYS[9]
+local pending_ids = KEYS[10]
+local events = KEYS[11]
 local settings = KEYS[12]
 local rate = KEYS[13]
-local admissions, admissions_t = KEYS[14], KEYS[15]
-local record_ms = uint(ARGV[9] or '')
-local planned = uint(ARGV[10] or '')
+local admissions = KEYS[14]
+local admissions_t = KEYS[15]
+local queue = ARGV[1]
+local source_arg = ARGV[2]
+local token_arg = ARGV[3]
+local timeout_arg = ARGV[4]
+local retention_arg = ARGV[5]
+local bus_channel = ARGV[6]
+local wake_channel = ARGV[7]
+local max_arg = ARGV[8]
+local record_ms_arg = ARGV[9]
+local planned_arg = ARGV[10]
 local planned_seq = ARGV[11]
+local source = uint(source_arg)
+local token = uint(token_arg)
+local timeout = uint(timeout_arg)
+local retention = uint(retention_arg)
+local max = uint(max_arg)
+local record_ms = uint(record_ms_arg or '')
+local planned = uint(planned_arg or '')
 if not source or source > 4095 then
   return redis.error_reply('bad_request source must be an integer 0..4095')
 end
@@ -47,13 +68,13 @@ if not max or max < 1 or max > 1000 then
 end
 
 if token ~= 0 then
-  local stored = tonumber(redis.call('GET', KEYS[8]) or '0') or 0
+  local stored = tonumber(redis.call('GET', fence) or '0') or 0
   if stored > token then
-    return redis.error_reply('fenced fencing token ' .. ARGV[3] .. ' is older than ' ..
+    return redis.error_reply('fenced fencing token ' .. token_arg .. ' is older than ' ..
                              string.format('%d', stored))
   end
   if token > stored then
-    redis.call('SET', KEYS[8], ARGV[3])
+    redis.call('SET', fence, token_arg)
   end
 end
 
@@ -64,20 +85,20 @@ if uint(cfg[2]) then timeout = uint(cfg[2]) * 1000 end
 -- The heads of both lists. Stale heads (a waiting user who already holds an assignment, a
 -- free resource that is unknown or held) cannot arise through the other scripts; they are
 -- dropped here, at most one list's worth per call.
-local heads = redis.call('ZRANGE', KEYS[1], 0, max - 1, 'WITHSCORES')
+local heads = redis.call('ZRANGE', waiting, 0, max - 1, 'WITHSCORES')
 if #heads == 0 then return {} end
-local frees = redis.call('ZRANGE', KEYS[4], 0, max - 1)
+local frees = redis.call('ZRANGE', res_free, 0, max - 1)
 if #frees == 0 then return {} end
 
 local names = {}
 for i = 1, #heads, 2 do names[#names + 1] = heads[i] end
-local holds = redis.call('HMGET', KEYS[2], unpack(names))
+local holds = redis.call('HMGET', assigned, unpack(names))
 local users = {}
 for i = 1, #names do
   if not holds[i] then users[#users + 1] = names[i] end
 end
-local known = redis.call('HMGET', KEYS[3], unpack(frees))
-local held = redis.call('HMGET', KEYS[5], unpack(frees))
+local known = redis.call('HMGET', res_meta, unpack(frees))
+local held = redis.call('HMGET', res_holder, unpack(frees))
 local resources, metas, stale_resources = {}, {}, {}
 for i = 1, #frees do
   if known[i] and not held[i] then
@@ -90,7 +111,7 @@ end
 
 local n = math.min(#users, #resources)
 if planned then
-  local holds_plan = n == planned and (redis.call('GET', KEYS[6]) or '0') == planned_seq
+  local holds_plan = n == planned and (redis.call('GET', seq) or '0') == planned_seq
   for i = 1, n do
     if not holds_plan then break end
     holds_plan = users[i] == ARGV[9 + 3 * i] and resources[i] == ARGV[10 + 3 * i]
@@ -106,10 +127,10 @@ for i = 1, #heads, 2 do
     left_tickets[#left_tickets + 1] = heads[i + 1]
   end
 end
-if #stale_resources > 0 then redis.call('ZREM', KEYS[4], unpack(stale_resources)) end
+if #stale_resources > 0 then redis.call('ZREM', res_free, unpack(stale_resources)) end
 if #left > 0 then
-  redis.call('ZREM', KEYS[1], unpack(left))
-  queue_event(KEYS[11], ARGV[7], queue, 'r', left_tickets)
+  redis.call('ZREM', waiting, unpack(left))
+  queue_event(events, wake_channel, queue, 'r', left_tickets)
 end
 if n == 0 then return {} end
 
@@ -120,8 +141,8 @@ if timeout > 0 then
   accept_by = string.format('%d', now + timeout)
   deadline = accept_by
 end
-local first = redis.call('INCRBY', KEYS[6], n) - n
-local out, lines, freed, holders, assigned, ids, deadlines = {}, {}, {}, {}, {}, {}, {}
+local first = redis.call('INCRBY', seq, n) - n
+local out, lines, freed, holders, user_resources, ids, deadlines = {}, {}, {}, {}, {}, {}, {}
 local tail = ',"accept_by":' .. accept_by .. '},"ts":' .. string.format('%d', now) .. '}'
 local head = ',"src":' .. cjson.encode('q:' .. queue) ..
   ',"kind":"assignment","data":{"queue":' .. cjson.encode(queue) .. ',"resource":'
@@ -136,17 +157,17 @@ for i = 1, n do
   lines[i] = '{"id":"' .. id .. '","user":' .. cjson.encode(user) .. head ..
     cjson.encode(resource) .. ',"meta":' .. meta .. ',"admission":' .. admission .. tail
   freed[i] = resource
-  assigned[2 * i - 1], assigned[2 * i] = user, resource
+  user_resources[2 * i - 1], user_resources[2 * i] = user, resource
   holders[2 * i - 1], holders[2 * i] = resource, user
   ids[2 * i - 1], ids[2 * i] = user, id
   deadlines[2 * i - 1], deadlines[2 * i] = deadline, user
   out[3 * i - 2], out[3 * i - 1], out[3 * i] = id, user, resource
 end
-redis.call('ZREM', KEYS[4], unpack(freed))
-redis.call('HSET', KEYS[2], unpack(assigned))
-redis.call('HSET', KEYS[5], unpack(holders))
-redis.call('HSET', KEYS[10], unpack(ids))
-redis.call('ZADD', KEYS[9], unpack(deadlines))
+redis.call('ZREM', res_free, unpack(freed))
+redis.call('HSET', assigned, unpack(user_resources))
+redis.call('HSET', res_holder, unpack(holders))
+redis.call('HSET', pending_ids, unpack(ids))
+redis.call('ZADD', pending, unpack(deadlines))
 if admissions and record_ms then
   local records, until_ms = {}, {}
   local keep_until = string.format('%d', now + record_ms)
@@ -182,6 +203,6 @@ if redis.call('HLEN', rate) > 40 then
 end
 
 local payload = table.concat(lines, '\n')
-redis.call('XADD', KEYS[7], 'MINID', '~', string.format('%d', now - retention), '*', 'm', payload)
-redis.call('PUBLISH', ARGV[6], payload)
+redis.call('XADD', outbox, 'MINID', '~', string.format('%d', now - retention), '*', 'm', payload)
+redis.call('PUBLISH', bus_channel, payload)
 return out

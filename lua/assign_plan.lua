@@ -7,10 +7,15 @@
 -- Returns {seq, stale, user1, resource1, user2, resource2, ...}: seq is the sequence's value
 -- (assignment i gets the id (seq + i) * 4096 + source), stale how many heads assign.lua
 -- would drop. Error: bad_request.
-local waiting, assigned, res_meta, res_free, res_holder, seq = KEYS[1], KEYS[2], KEYS[3],
-  KEYS[4], KEYS[5], KEYS[6]
+local waiting = KEYS[1]
+local assigned = KEYS[2]
+local res_meta = KEYS[3]
+local res_free = KEYS[4]
+local res_holder = KEYS[5]
+local seq = KEYS[6]
 local settings = KEYS[7]
-local max = uint(ARGV[1])
+local max_arg = ARGV[1]
+local max = uint(max_arg)
 if not max or max < 1 or max > 1000 then
   return redis.error_reply('bad_request batch size must be an integer 1..1000')
 end

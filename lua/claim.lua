@@ -44,14 +44,24 @@
 --   "expired", 0 (no record and older than the window allows; nothing written).
 -- Error: bad_request (bad number, empty owner or epoch, bad publish mode, odd argument
 -- count, an id that is not decimal, a key without a hash tag).
-local owner, epoch = ARGV[1], ARGV[7]
+local owner = ARGV[1]
+local lease_arg = ARGV[2]
+local window_s = ARGV[3]
+local max_attempts_arg = ARGV[4]
+local maxlen_s = ARGV[5]
+local idle_s = ARGV[6]
+local epoch = ARGV[7]
+local oldest_arg = ARGV[8]
+local mode = ARGV[9]
 -- The numbers that go back into redis.call stay the caller's strings: a Lua number passed
 -- to redis.call is formatted with sprintf("%.17g") on every call (4 per delivery: ~4 % of
 -- Redis's CPU at 6500 msgs/s, perf).
-local window_s, maxlen_s, idle_s = ARGV[3], ARGV[5], ARGV[6]
-local lease, window, max_attempts = uint(ARGV[2]), uint(ARGV[3]), uint(ARGV[4])
-local maxlen, idle, oldest = uint(ARGV[5]), uint(ARGV[6]), uint(ARGV[8])
-local mode = ARGV[9]
+local lease = uint(lease_arg)
+local window = uint(window_s)
+local max_attempts = uint(max_attempts_arg)
+local maxlen = uint(maxlen_s)
+local idle = uint(idle_s)
+local oldest = uint(oldest_arg)
 local renew_below = idle and idle - math.floor(idle / 8)
 if owner == nil or owner == '' or epoch == nil or epoch == '' then
   return redis.error_reply('bad_request owner token and epoch must not be empty')

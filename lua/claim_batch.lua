@@ -12,9 +12,12 @@
 -- ARGV[1] owner token, ARGV[2] lease ms
 -- Returns 1 when the caller won the batch, 0 when another worker did.
 -- Error: bad_request (empty owner, bad lease).
-local owner, lease = ARGV[1], uint(ARGV[2])
+local batch = KEYS[1]
+local owner = ARGV[1]
+local lease_arg = ARGV[2]
+local lease = uint(lease_arg)
 if owner == nil or owner == '' or not lease or lease == 0 then
   return redis.error_reply('bad_request owner must not be empty, lease a positive integer')
 end
-if redis.call('SET', KEYS[1], owner, 'NX', 'PX', ARGV[2]) then return 1 end
+if redis.call('SET', batch, owner, 'NX', 'PX', lease_arg) then return 1 end
 return 0

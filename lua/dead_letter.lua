@@ -13,25 +13,36 @@
 -- ARGV[6] id, ARGV[7] user, ARGV[8] src, ARGV[9] attempts, ARGV[10] the bus message line
 -- Returns {1, entries trimmed from the stream} when marked, {0, 0} when the caller no longer
 -- holds a live lease (nothing written).
-local field = ARGV[4] or ''
+local bucket = KEYS[1]
 local stream = KEYS[2]
-if stream and (not uint(ARGV[5]) or #ARGV ~= 10) then
+local caller = ARGV[1]
+local reason = ARGV[2]
+local dedup_window = ARGV[3]
+local field_arg = ARGV[4]
+local maxlen = ARGV[5]
+local id = ARGV[6]
+local user = ARGV[7]
+local src = ARGV[8]
+local record_attempts = ARGV[9]
+local line = ARGV[10]
+local field = field_arg or ''
+if stream and (not uint(maxlen) or #ARGV ~= 10) then
   return redis.error_reply('bad_request maxlen, id, user, src, attempts, m expected')
 end
 local v
-if field == '' then v = redis.call('GET', KEYS[1]) else v = redis.call('HGET', KEYS[1], field) end
+if field == '' then v = redis.call('GET', bucket) else v = redis.call('HGET', bucket, field) end
 local owner, till, attempts = lease_of(v)
-if not owner or owner ~= ARGV[1] or till < now_ms() then return {0, 0} end
-local dead = dead_record(attempts, ARGV[2])
+if not owner or owner ~= caller or till < now_ms() then return {0, 0} end
+local dead = dead_record(attempts, reason)
 if field == '' then
-  redis.call('SET', KEYS[1], dead, 'PX', tonumber(ARGV[3]))
+  redis.call('SET', bucket, dead, 'PX', tonumber(dedup_window))
 else
   -- The bucket lives a window after its last write (claim.lua), so the mark does too.
-  redis.call('HSET', KEYS[1], field, dead)
-  redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]))
+  redis.call('HSET', bucket, field, dead)
+  redis.call('PEXPIRE', bucket, tonumber(dedup_window))
 end
 local trimmed = 0
 if stream then
-  trimmed = add_dead_letter(stream, ARGV[5], ARGV[6], ARGV[7], ARGV[8], ARGV[2], ARGV[9], ARGV[10])
+  trimmed = add_dead_letter(stream, maxlen, id, user, src, reason, record_attempts, line)
 end
 return {1, trimmed}

@@ -6,7 +6,15 @@
 -- ARGV[1] maxlen, ARGV[2] id, ARGV[3] user, ARGV[4] src, ARGV[5] reason, ARGV[6] attempts,
 -- ARGV[7] the bus message line (or the raw outbox text)
 -- Returns the number of entries trimmed. Error: bad_request (bad maxlen, argument count).
-if not uint(ARGV[1]) or #ARGV ~= 7 then
+local stream = KEYS[1]
+local maxlen = ARGV[1]
+local id = ARGV[2]
+local user = ARGV[3]
+local src = ARGV[4]
+local reason = ARGV[5]
+local attempts = ARGV[6]
+local line = ARGV[7]
+if not uint(maxlen) or #ARGV ~= 7 then
   return redis.error_reply('bad_request maxlen, id, user, src, reason, attempts, m expected')
 end
-return add_dead_letter(KEYS[1], ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6], ARGV[7])
+return add_dead_letter(stream, maxlen, id, user, src, reason, attempts, line)

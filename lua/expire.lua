@@ -9,12 +9,27 @@
 -- (1..1000; default 1)
 -- Returns a flat array, four items per expiry: expired message id, user, resource,
 -- assignment id (empty when none is due). Error: fenced, bad_request.
-local pending, pending_ids, assigned, res_free, res_seq = KEYS[1], KEYS[2], KEYS[3], KEYS[4],
-  KEYS[5]
-local res_holder, seq, outbox, fence, admissions = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
-local queue, source, token = ARGV[1], uint(ARGV[2]), uint(ARGV[3])
-local retention, bus_channel, wake_channel = uint(ARGV[4]) or 0, ARGV[5], ARGV[6]
-local max = uint(ARGV[7] or '1')
+local pending = KEYS[1]
+local pending_ids = KEYS[2]
+local assigned = KEYS[3]
+local res_free = KEYS[4]
+local res_seq = KEYS[5]
+local res_holder = KEYS[6]
+local seq = KEYS[7]
+local outbox = KEYS[8]
+local fence = KEYS[9]
+local admissions = KEYS[10]
+local queue = ARGV[1]
+local source_arg = ARGV[2]
+local token_arg = ARGV[3]
+local retention_arg = ARGV[4]
+local bus_channel = ARGV[5]
+local wake_channel = ARGV[6]
+local max_arg = ARGV[7]
+local source = uint(source_arg)
+local token = uint(token_arg)
+local retention = uint(retention_arg) or 0
+local max = uint(max_arg or '1')
 if not source or source > 4095 or not token then
   return redis.error_reply('bad_request source and token must be integers')
 end

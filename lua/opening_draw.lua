@@ -14,13 +14,15 @@ local settings = KEYS[1]
 local prequeue = KEYS[2]
 local draw = KEYS[3]
 local fence = KEYS[4]
-local token = uint(ARGV[1])
-local after = uint(ARGV[2])
+local token_arg = ARGV[1]
+local after_arg = ARGV[2]
+local token = uint(token_arg)
+local after = uint(after_arg)
 local count = #ARGV - 2
 if not token or not after or count < 1 or count > 1000 then
   return redis.error_reply('bad_request fencing token, cursor and 1..1000 draw keys expected')
 end
-local refused = fence_refusal(fence, token, ARGV[1])
+local refused = fence_refusal(fence, token, token_arg)
 if refused then return refused end
 
 local cfg = redis.call('HMGET', settings, 'state', 'opens_at')

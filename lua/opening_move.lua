@@ -24,14 +24,16 @@ local waiting = KEYS[5]
 local ticket_counter = KEYS[6]
 local events = KEYS[7]
 local prequeue_seq = KEYS[8]
-local token = uint(ARGV[1])
-local max = uint(ARGV[2])
+local token_arg = ARGV[1]
+local max_arg = ARGV[2]
 local wake = ARGV[3]
 local queue = ARGV[4]
+local token = uint(token_arg)
+local max = uint(max_arg)
 if not token or not max or max < 1 or max > 1000 then
   return redis.error_reply('bad_request fencing token and a batch size 1..1000 expected')
 end
-local refused = fence_refusal(fence, token, ARGV[1])
+local refused = fence_refusal(fence, token, token_arg)
 if refused then return refused end
 
 local cfg = redis.call('HMGET', settings, 'state', 'opens_at', 'shuffle')

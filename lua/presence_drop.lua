@@ -5,12 +5,14 @@
 -- ARGV[1] horizon ms (exclusive), ARGV[2] the most to drop (1..10000)
 -- Returns how many were dropped.
 local absent = KEYS[1]
-local horizon = uint(ARGV[1])
-local max = uint(ARGV[2])
+local horizon_arg = ARGV[1]
+local max_arg = ARGV[2]
+local horizon = uint(horizon_arg)
+local max = uint(max_arg)
 if not horizon or not max or max < 1 or max > 10000 then
   return redis.error_reply('bad_request horizon and batch must be integers')
 end
-local n = redis.call('ZCOUNT', absent, '-inf', '(' .. ARGV[1])
+local n = redis.call('ZCOUNT', absent, '-inf', '(' .. horizon_arg)
 if n == 0 then return 0 end
 if n > max then n = max end
 return redis.call('ZREMRANGEBYRANK', absent, 0, n - 1)

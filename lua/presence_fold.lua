@@ -11,7 +11,8 @@ local gateways = KEYS[3]
 local absent = KEYS[4]
 local instance = ARGV[1]
 local cursor = ARGV[2]
-local batch = uint(ARGV[3])
+local batch_arg = ARGV[3]
+local batch = uint(batch_arg)
 if not batch or batch < 1 or batch > 10000 then
   return redis.error_reply('bad_request batch must be an integer 1..10000')
 end

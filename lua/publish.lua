@@ -22,9 +22,22 @@
 -- inside one batch is a duplicate of its first use.
 -- Error: bad_request (bad number, bad user, empty data, bad publish mode, argument count),
 -- rate_limited.
-local source, window, retention = uint(ARGV[1]), uint(ARGV[2]), uint(ARGV[3])
-local channel, mode = ARGV[4], ARGV[5]
-local rate, burst, count = uint(ARGV[6]), uint(ARGV[7]), ARGV[8] == '1'
+local seq_key = KEYS[1]
+local outbox = KEYS[2]
+local source_arg = ARGV[1]
+local window_arg = ARGV[2]
+local retention_arg = ARGV[3]
+local channel = ARGV[4]
+local mode = ARGV[5]
+local rate_arg = ARGV[6]
+local burst_arg = ARGV[7]
+local count_arg = ARGV[8]
+local source = uint(source_arg)
+local window = uint(window_arg)
+local retention = uint(retention_arg)
+local rate = uint(rate_arg)
+local burst = uint(burst_arg)
+local count = count_arg == '1'
 if not source or source > 4095 then
   return redis.error_reply('bad_request source must be an integer 0..4095')
 end
@@ -77,7 +90,7 @@ for i = 1, n do
     out[2 * i - 1], out[2 * i] = first, 1
   else
     -- Ids are taken in one INCRBY for the batch: the first fresh message reserves the rest.
-    if not seq then seq = redis.call('INCRBY', KEYS[1], n - i + 1) - (n - i + 1) end
+    if not seq then seq = redis.call('INCRBY', seq_key, n - i + 1) - (n - i + 1) end
     seq = seq + 1
     local id = string.format('%d', seq * 4096 + source)
     lines[#lines + 1] = '{"id":"' .. id .. '","user":"' .. user .. head .. data .. tail
@@ -90,7 +103,7 @@ for i = 1, n do
 end
 if #lines > 0 then
   local payload = table.concat(lines, '\n')
-  redis.call('XADD', KEYS[2], 'MINID', '~', minid, '*', 'm', payload)
+  redis.call('XADD', outbox, 'MINID', '~', minid, '*', 'm', payload)
   for _, key in ipairs(pending) do redis.call('SET', key, fresh[key], 'PX', window) end
   redis.call(mode == 's' and 'SPUBLISH' or 'PUBLISH', channel, payload)
   if stats then redis.call('HINCRBY', stats, 'published', #lines) end

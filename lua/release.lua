@@ -4,14 +4,17 @@
 --   claim.lua; a string key holding one record is accepted too, with an empty field)
 -- ARGV[1] owner token, ARGV[2] the record's field in the bucket ('' = KEYS[1] is a string)
 -- Returns 1 when the caller held the lease (now released), else 0.
-local field = ARGV[2] or ''
+local bucket = KEYS[1]
+local caller = ARGV[1]
+local field_arg = ARGV[2]
+local field = field_arg or ''
 local v
-if field == '' then v = redis.call('GET', KEYS[1]) else v = redis.call('HGET', KEYS[1], field) end
+if field == '' then v = redis.call('GET', bucket) else v = redis.call('HGET', bucket, field) end
 local owner, _, attempts = lease_of(v)
-if not owner or owner ~= ARGV[1] then return 0 end
+if not owner or owner ~= caller then return 0 end
 if field == '' then
-  redis.call('SET', KEYS[1], released_record(attempts), 'KEEPTTL')
+  redis.call('SET', bucket, released_record(attempts), 'KEEPTTL')
 else
-  redis.call('HSET', KEYS[1], field, released_record(attempts))
+  redis.call('HSET', bucket, field, released_record(attempts))
 end
 return 1

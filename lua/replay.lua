@@ -21,11 +21,18 @@
 -- Returns the number of dead-letter entries removed (a cluster: the number given).
 -- Errors: not_dead (delivered, being delivered or already replayed: nothing written),
 -- not_found (no dead-letter entry of the id), bad_request.
-local field, window, channel, m = ARGV[1] or '', uint(ARGV[2]), ARGV[3], ARGV[4]
+local bucket = KEYS[1]
+local stream = KEYS[2]
+local outbox = KEYS[3]
+local field_arg = ARGV[1]
+local window_arg = ARGV[2]
+local channel = ARGV[3]
+local m = ARGV[4]
+local field = field_arg or ''
+local window = uint(window_arg)
 if not window or window == 0 or not channel or not m then
   return redis.error_reply('bad_request field, window, channel, message expected')
 end
-local stream, outbox = KEYS[2], KEYS[3]
 local entries = {}
 for i = 5, #ARGV do
   -- On a single Redis only the entries still there count (a concurrent replay removed them).
@@ -38,7 +45,7 @@ if #entries > 0 and stream and not outbox then
 end
 
 local v
-if field == '' then v = redis.call('GET', KEYS[1]) else v = redis.call('HGET', KEYS[1], field) end
+if field == '' then v = redis.call('GET', bucket) else v = redis.call('HGET', bucket, field) end
 if v == false then v = nil end
 local kind = read_record(v)
 local replayed = released_record(0)
@@ -53,10 +60,10 @@ if #entries == 0 then
 end
 
 if field == '' then
-  redis.call('SET', KEYS[1], replayed, 'PX', window)
+  redis.call('SET', bucket, replayed, 'PX', window)
 else
-  redis.call('HSET', KEYS[1], field, replayed)
-  redis.call('PEXPIRE', KEYS[1], window)
+  redis.call('HSET', bucket, field, replayed)
+  redis.call('PEXPIRE', bucket, window)
 end
 if not stream then return #entries end
 redis.call('XADD', outbox, '*', 'm', m)

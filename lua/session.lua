@@ -15,36 +15,40 @@
 --         "Failover semantics"). Offsets, acked and the inbox stay as they are.
 -- Returns {epoch, offset, acked, rotated} (integers, 0 when unset; rotated 1 or 0).
 -- Error: bad_request (empty epoch, bad ttl, bad since offset, since offset without epoch).
+local meta = KEYS[1]
 local epoch = ARGV[1]
+local idle_ttl = ARGV[2]
+local since_epoch = ARGV[3]
+local since_offset_arg = ARGV[4]
+local force_arg = ARGV[5]
 if epoch == nil or epoch == '' then
   return redis.error_reply('bad_request new epoch is empty')
 end
 local idle = 0
-if ARGV[2] ~= nil and ARGV[2] ~= '' then
-  if not string.match(ARGV[2], '^%d+$') or #ARGV[2] > 15 then
+if idle_ttl ~= nil and idle_ttl ~= '' then
+  if not string.match(idle_ttl, '^%d+$') or #idle_ttl > 15 then
     return redis.error_reply('bad_request idle ttl must be a non-negative integer')
   end
-  idle = tonumber(ARGV[2])
+  idle = tonumber(idle_ttl)
 end
-local since_epoch = ARGV[3]
 local since_offset = nil
 if since_epoch ~= nil and since_epoch ~= '' then
-  since_offset = uint(ARGV[4])
+  since_offset = uint(since_offset_arg)
   if since_offset == nil then
     return redis.error_reply('bad_request since offset must be a non-negative integer')
   end
 end
-local force = ARGV[5] == 'r'
+local force = force_arg == 'r'
 local rotated = 0
-if redis.call('HSETNX', KEYS[1], 'epoch', epoch) == 0 and since_offset ~= nil then
-  local m = redis.call('HMGET', KEYS[1], 'epoch', 'offset')
+if redis.call('HSETNX', meta, 'epoch', epoch) == 0 and since_offset ~= nil then
+  local m = redis.call('HMGET', meta, 'epoch', 'offset')
   if m[1] == since_epoch and (force or since_offset > (tonumber(m[2]) or 0)) then
-    redis.call('HSET', KEYS[1], 'epoch', epoch)
+    redis.call('HSET', meta, 'epoch', epoch)
     rotated = 1
   end
 end
-if idle > 0 and redis.call('PTTL', KEYS[1]) == -1 then
-  redis.call('PEXPIRE', KEYS[1], idle)
+if idle > 0 and redis.call('PTTL', meta) == -1 then
+  redis.call('PEXPIRE', meta, idle)
 end
-local m = redis.call('HMGET', KEYS[1], 'epoch', 'offset', 'acked')
+local m = redis.call('HMGET', meta, 'epoch', 'offset', 'acked')
 return {m[1], tonumber(m[2]) or 0, tonumber(m[3]) or 0, rotated}
