@@ -7,12 +7,12 @@
 -- never decreases and never passes the last delivered offset.
 -- Error: bad_request (not a non-negative integer).
 local meta = KEYS[1]
-local v = ARGV[1]
+local offset = ARGV[1]
 local epoch = ARGV[2]
-if type(v) ~= 'string' or not string.match(v, '^%d+$') or #v > 15 then
+if type(offset) ~= 'string' or not string.match(offset, '^%d+$') or #offset > 15 then
   return redis.error_reply('bad_request offset must be a non-negative integer')
 end
-local want = tonumber(v)
+local want = tonumber(offset)
 local m = redis.call('HMGET', meta, 'epoch', 'offset', 'acked')
 local acked = tonumber(m[3]) or 0
 if epoch ~= nil and epoch ~= '' and epoch ~= m[1] then

@@ -19,7 +19,8 @@ local expiries = KEYS[2]
 local channel = ARGV[1]
 local user = ARGV[2]
 local flag = ARGV[3]
-local lifetime = uint(ARGV[4])
+local lifetime_arg = ARGV[4]
+local lifetime = uint(lifetime_arg)
 if user == nil or user == '' then
   return redis.error_reply('bad_request empty user')
 end

@@ -34,37 +34,34 @@ redis::command record_read(const record_ref& r) {
 redis::command claim_command(const keys& k, const claim_settings& s,
                              std::span<const bus_message> batch,
                              const std::vector<bool>& lease_only) {
-  const auto& script = redis::get_script("claim");
-  redis::command cmd;
-  cmd.reserve(3 + 9 + 3 * batch.size());
-  cmd.emplace_back("EVALSHA");
-  cmd.push_back(script.sha1);
-  cmd.push_back(std::to_string(batch.size()));
-  for (const auto& m : batch) cmd.push_back(k.claim(m.user, m.id));
-  cmd.push_back(s.owner);
-  cmd.push_back(std::to_string(s.lease.count()));
-  cmd.push_back(std::to_string(s.dedup_window.count()));
-  cmd.push_back(std::to_string(s.max_attempts));
-  cmd.push_back(std::to_string(s.inbox_maxlen));
-  cmd.push_back(std::to_string(s.inbox_idle.count()));
-  cmd.push_back(s.epoch);
   long long oldest = 0;
   for (const auto& m : batch)
     if (m.ts > 0 && (oldest == 0 || m.ts < oldest)) oldest = m.ts;
-  cmd.push_back(std::to_string(oldest));
-  cmd.emplace_back(publish_mode_arg(s.publish));
+  claim_inputs in{.more_keys = {},
+                  .owner = s.owner,
+                  .lease_arg = std::to_string(s.lease.count()),
+                  .window_s = std::to_string(s.dedup_window.count()),
+                  .max_attempts_arg = std::to_string(s.max_attempts),
+                  .maxlen_s = std::to_string(s.inbox_maxlen),
+                  .idle_s = std::to_string(s.inbox_idle.count()),
+                  .epoch = s.epoch,
+                  .oldest_arg = std::to_string(oldest),
+                  .mode = publish_mode_arg(s.publish),
+                  .more_args = {}};
+  in.more_keys.reserve(batch.size());
+  in.more_args.reserve(2 * batch.size());
   for (std::size_t i = 0; i < batch.size(); ++i) {
-    cmd.push_back(batch[i].id);
-    cmd.push_back(i < lease_only.size() && lease_only[i] ? std::string() : batch[i].tail);
+    in.more_keys.push_back(k.claim(batch[i].user, batch[i].id));
+    in.more_args.push_back(batch[i].id);
+    in.more_args.push_back(i < lease_only.size() && lease_only[i] ? std::string() : batch[i].tail);
   }
-  return cmd;
+  return script_command(std::move(in));
 }
 
 redis::command claim_batch_command(const keys& k, const std::string& first_id,
                                    const std::string& owner, std::chrono::milliseconds lease) {
-  std::vector<std::string> ks{k.batch(first_id)};
-  std::vector<std::string> as{owner, std::to_string(lease.count())};
-  return redis::evalsha_command(redis::get_script("claim_batch"), ks, as);
+  return script_command(claim_batch_inputs{
+      .batch = k.batch(first_id), .owner = owner, .lease_arg = std::to_string(lease.count())});
 }
 
 std::optional<bus_message> race_before_parse(std::span<const std::string_view> lines,
@@ -99,38 +96,45 @@ std::vector<std::vector<std::size_t>> claim_groups(const keys& k,
 redis::command published_command(const keys& k, bool cluster, std::span<const bus_message> batch,
                                  std::span<const std::size_t> which,
                                  std::span<const long long> offsets) {
-  std::vector<std::string> ks;
-  std::vector<std::string> as{cluster ? "s" : "p"};
-  ks.reserve(which.size());
-  as.reserve(1 + 2 * which.size());
+  published_inputs in{.more_keys = {}, .mode = cluster ? "s" : "p", .more_args = {}};
+  in.more_keys.reserve(which.size());
+  in.more_args.reserve(2 * which.size());
   for (std::size_t j = 0; j < which.size(); ++j) {
     const auto& m = batch[which[j]];
-    ks.push_back(k.claim(m.user, m.id));
-    as.push_back(m.id);
-    as.push_back(render_frame(m, offsets[j]));
+    in.more_keys.push_back(k.claim(m.user, m.id));
+    in.more_args.push_back(m.id);
+    in.more_args.push_back(render_frame(m, offsets[j]));
   }
-  return redis::evalsha_command(redis::get_script("published"), ks, as);
+  return script_command(std::move(in));
 }
 
 redis::command release_command(const keys& k, const bus_message& m, const std::string& owner) {
   auto ref = claim_record_ref(k, m.user, m.id);
-  std::vector<std::string> ks{std::move(ref.key)};
-  std::vector<std::string> as{owner, std::move(ref.field)};
-  return redis::evalsha_command(redis::get_script("release"), ks, as);
+  return script_command(release_inputs{
+      .bucket = std::move(ref.key), .caller = owner, .field_arg = std::move(ref.field)});
 }
 
 redis::command dead_letter_command(const keys& k, bool cluster, const bus_message& m,
                                    const std::string& owner, const std::string& reason,
                                    std::chrono::milliseconds window, long long attempts) {
   auto ref = claim_record_ref(k, m.user, m.id);
-  std::vector<std::string> ks{std::move(ref.key)};
-  std::vector<std::string> as{owner, reason, std::to_string(window.count()), std::move(ref.field)};
+  dead_letter_inputs in{.bucket = std::move(ref.key),
+                        .stream = {},
+                        .caller = owner,
+                        .reason = reason,
+                        .dedup_window = std::to_string(window.count()),
+                        .field_arg = std::move(ref.field)};
+  // On a Redis Cluster the stream is another slot: neither it nor its entry's fields are given.
   if (!cluster) {
-    ks.push_back(k.plain("dead-letters"));
-    as.insert(as.end(), {std::to_string(dead_letters_maxlen), m.id, m.user, m.src,
-                         std::to_string(attempts), m.raw});
+    in.stream = k.plain("dead-letters");
+    in.maxlen = std::to_string(dead_letters_maxlen);
+    in.id = m.id;
+    in.user = m.user;
+    in.src = m.src;
+    in.record_attempts = std::to_string(attempts);
+    in.line = m.raw;
   }
-  return redis::evalsha_command(redis::get_script("dead_letter"), ks, as);
+  return script_command(std::move(in));
 }
 
 std::optional<dead_letter_result> parse_dead_letter_reply(const redis::reply& r) {

@@ -11,10 +11,99 @@
 
 #include "core/keys.hpp"
 #include "core/lua/claim_record.hpp"
+#include "core/lua/script_inputs.hpp"
 #include "core/message.hpp"
 #include "core/redis/reply.hpp"
 
 namespace pushonce::lua {
+
+/// lua/claim.lua: its KEYS and ARGV, named and ordered as in the script's opening lines.
+struct claim_inputs {
+  static constexpr std::string_view script = "claim";
+  std::vector<std::string> more_keys{};  // KEYS after the named ones
+  std::string owner{}, lease_arg{}, window_s{}, max_attempts_arg{}, maxlen_s{}, idle_s{}, epoch{},
+      oldest_arg{}, mode{};              // ARGV
+  std::vector<std::string> more_args{};  // ARGV after the named ones
+  static constexpr auto key_fields() { return std::array<script_input<claim_inputs>, 0>{{}}; }
+  static constexpr auto arg_fields() {
+    return std::array<script_input<claim_inputs>, 9>{
+        {{"owner", &claim_inputs::owner},
+         {"lease_arg", &claim_inputs::lease_arg},
+         {"window_s", &claim_inputs::window_s},
+         {"max_attempts_arg", &claim_inputs::max_attempts_arg},
+         {"maxlen_s", &claim_inputs::maxlen_s},
+         {"idle_s", &claim_inputs::idle_s},
+         {"epoch", &claim_inputs::epoch},
+         {"oldest_arg", &claim_inputs::oldest_arg},
+         {"mode", &claim_inputs::mode}}};
+  }
+};
+
+/// lua/claim_batch.lua: its KEYS and ARGV, named and ordered as in the script's opening lines.
+struct claim_batch_inputs {
+  static constexpr std::string_view script = "claim_batch";
+  std::string batch{};               // KEYS
+  std::string owner{}, lease_arg{};  // ARGV
+  static constexpr auto key_fields() {
+    return std::array<script_input<claim_batch_inputs>, 1>{{{"batch", &claim_batch_inputs::batch}}};
+  }
+  static constexpr auto arg_fields() {
+    return std::array<script_input<claim_batch_inputs>, 2>{
+        {{"owner", &claim_batch_inputs::owner}, {"lease_arg", &claim_batch_inputs::lease_arg}}};
+  }
+};
+
+/// lua/published.lua: its KEYS and ARGV, named and ordered as in the script's opening lines.
+struct published_inputs {
+  static constexpr std::string_view script = "published";
+  std::vector<std::string> more_keys{};  // KEYS after the named ones
+  std::string mode{};                    // ARGV
+  std::vector<std::string> more_args{};  // ARGV after the named ones
+  static constexpr auto key_fields() { return std::array<script_input<published_inputs>, 0>{{}}; }
+  static constexpr auto arg_fields() {
+    return std::array<script_input<published_inputs>, 1>{{{"mode", &published_inputs::mode}}};
+  }
+};
+
+/// lua/release.lua: its KEYS and ARGV, named and ordered as in the script's opening lines.
+struct release_inputs {
+  static constexpr std::string_view script = "release";
+  static constexpr std::size_t required_args = 1;  // no field: a string key
+  std::string bucket{};                            // KEYS
+  std::string caller{}, field_arg{};               // ARGV
+  static constexpr auto key_fields() {
+    return std::array<script_input<release_inputs>, 1>{{{"bucket", &release_inputs::bucket}}};
+  }
+  static constexpr auto arg_fields() {
+    return std::array<script_input<release_inputs>, 2>{
+        {{"caller", &release_inputs::caller}, {"field_arg", &release_inputs::field_arg}}};
+  }
+};
+
+/// lua/dead_letter.lua: its KEYS and ARGV, named and ordered as in the script's opening lines.
+struct dead_letter_inputs {
+  static constexpr std::string_view script = "dead_letter";
+  std::string bucket{}, stream{};  // KEYS
+  std::string caller{}, reason{}, dedup_window{}, field_arg{}, maxlen{}, id{}, user{}, src{},
+      record_attempts{}, line{};  // ARGV
+  static constexpr auto key_fields() {
+    return std::array<script_input<dead_letter_inputs>, 2>{
+        {{"bucket", &dead_letter_inputs::bucket}, {"stream", &dead_letter_inputs::stream}}};
+  }
+  static constexpr auto arg_fields() {
+    return std::array<script_input<dead_letter_inputs>, 10>{
+        {{"caller", &dead_letter_inputs::caller},
+         {"reason", &dead_letter_inputs::reason},
+         {"dedup_window", &dead_letter_inputs::dedup_window},
+         {"field_arg", &dead_letter_inputs::field_arg},
+         {"maxlen", &dead_letter_inputs::maxlen},
+         {"id", &dead_letter_inputs::id},
+         {"user", &dead_letter_inputs::user},
+         {"src", &dead_letter_inputs::src},
+         {"record_attempts", &dead_letter_inputs::record_attempts},
+         {"line", &dead_letter_inputs::line}}};
+  }
+};
 
 /// How claim.lua hands a delivered frame to the gateways (its ARGV[9]).
 enum class publish_mode {

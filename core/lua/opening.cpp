@@ -6,11 +6,15 @@ namespace pushonce::lua {
 
 redis::command opening_draw_command(const keys& k, const std::string& queue, long long token,
                                     long long after, const std::vector<long long>& draw_keys) {
-  std::vector<std::string> ks{k.queue(queue, "settings"), k.queue(queue, "prequeue"),
-                              k.queue(queue, "prequeue:draw"), k.queue(queue, "fence")};
-  std::vector<std::string> as{std::to_string(token), std::to_string(after)};
-  for (auto key : draw_keys) as.push_back(std::to_string(key));
-  return redis::evalsha_command(redis::get_script("opening_draw"), ks, as);
+  opening_draw_inputs in{.settings = k.queue(queue, "settings"),
+                         .prequeue = k.queue(queue, "prequeue"),
+                         .draw = k.queue(queue, "prequeue:draw"),
+                         .fence = k.queue(queue, "fence"),
+                         .token_arg = std::to_string(token),
+                         .after_arg = std::to_string(after),
+                         .more_args = {}};
+  for (auto key : draw_keys) in.more_args.push_back(std::to_string(key));
+  return script_command(in);
 }
 
 std::optional<opening_draw_reply> parse_opening_draw_reply(const redis::reply& r) {
@@ -21,12 +25,18 @@ std::optional<opening_draw_reply> parse_opening_draw_reply(const redis::reply& r
 
 redis::command opening_move_command(const keys& k, const std::string& queue, long long token,
                                     long long max) {
-  std::vector<std::string> ks{k.queue(queue, "settings"),      k.queue(queue, "prequeue"),
-                              k.queue(queue, "prequeue:draw"), k.queue(queue, "fence"),
-                              k.queue(queue, "waiting"),       k.queue(queue, "ticket"),
-                              k.queue(queue, "events"),        k.queue(queue, "prequeue:seq")};
-  std::vector<std::string> as{std::to_string(token), std::to_string(max), k.wake_channel(), queue};
-  return redis::evalsha_command(redis::get_script("opening_move"), ks, as);
+  return script_command(opening_move_inputs{.settings = k.queue(queue, "settings"),
+                                            .prequeue = k.queue(queue, "prequeue"),
+                                            .draw = k.queue(queue, "prequeue:draw"),
+                                            .fence = k.queue(queue, "fence"),
+                                            .waiting = k.queue(queue, "waiting"),
+                                            .ticket_counter = k.queue(queue, "ticket"),
+                                            .events = k.queue(queue, "events"),
+                                            .prequeue_seq = k.queue(queue, "prequeue:seq"),
+                                            .token_arg = std::to_string(token),
+                                            .max_arg = std::to_string(max),
+                                            .wake = k.wake_channel(),
+                                            .queue = queue});
 }
 
 std::optional<opening_move_reply> parse_opening_move_reply(const redis::reply& r) {

@@ -18,32 +18,36 @@ std::string gateway_key(const keys& k, const std::string& instance) {
 
 redis::command presence_open_command(const keys& k, const std::string& user,
                                      const std::string& instance) {
-  std::vector<std::string> ks{presence_key(k, "count"), gateway_key(k, instance),
-                              presence_key(k, "gws"), presence_key(k, "absent")};
-  std::vector<std::string> as{user, instance};
-  return redis::evalsha_command(redis::get_script("presence_open"), ks, as);
+  return script_command(presence_open_inputs{.count = presence_key(k, "count"),
+                                             .gateway = gateway_key(k, instance),
+                                             .gateways = presence_key(k, "gws"),
+                                             .absent = presence_key(k, "absent"),
+                                             .user = user,
+                                             .instance = instance});
 }
 
 redis::command presence_close_command(const keys& k, const std::string& user,
                                       const std::string& instance) {
-  std::vector<std::string> ks{presence_key(k, "count"), gateway_key(k, instance),
-                              presence_key(k, "absent")};
-  std::vector<std::string> as{user};
-  return redis::evalsha_command(redis::get_script("presence_close"), ks, as);
+  return script_command(presence_close_inputs{.count = presence_key(k, "count"),
+                                              .gateway = gateway_key(k, instance),
+                                              .absent = presence_key(k, "absent"),
+                                              .user = user});
 }
 
 redis::command presence_joined_command(const keys& k, const std::string& user) {
-  std::vector<std::string> ks{presence_key(k, "count"), presence_key(k, "absent")};
-  std::vector<std::string> as{user};
-  return redis::evalsha_command(redis::get_script("presence_joined"), ks, as);
+  return script_command(presence_joined_inputs{
+      .count = presence_key(k, "count"), .absent = presence_key(k, "absent"), .user = user});
 }
 
 redis::command presence_fold_command(const keys& k, const std::string& instance,
                                      const std::string& cursor, long long batch) {
-  std::vector<std::string> ks{presence_key(k, "count"), gateway_key(k, instance),
-                              presence_key(k, "gws"), presence_key(k, "absent")};
-  std::vector<std::string> as{instance, cursor, std::to_string(batch)};
-  return redis::evalsha_command(redis::get_script("presence_fold"), ks, as);
+  return script_command(presence_fold_inputs{.count = presence_key(k, "count"),
+                                             .gateway = gateway_key(k, instance),
+                                             .gateways = presence_key(k, "gws"),
+                                             .absent = presence_key(k, "absent"),
+                                             .instance = instance,
+                                             .cursor = cursor,
+                                             .batch_arg = std::to_string(batch)});
 }
 
 std::optional<fold_reply> parse_fold_reply(const redis::reply& r) {
@@ -57,20 +61,23 @@ std::optional<fold_reply> parse_fold_reply(const redis::reply& r) {
 redis::command presence_reclaim_command(
     const keys& k, const std::string& instance,
     const std::vector<std::pair<std::string, std::size_t>>& sessions) {
-  std::vector<std::string> ks{presence_key(k, "count"), gateway_key(k, instance),
-                              presence_key(k, "gws"), presence_key(k, "absent")};
-  std::vector<std::string> as{instance};
+  presence_reclaim_inputs in{.count = presence_key(k, "count"),
+                             .gateway = gateway_key(k, instance),
+                             .gateways = presence_key(k, "gws"),
+                             .absent = presence_key(k, "absent"),
+                             .instance = instance,
+                             .more_args = {}};
   for (const auto& [user, n] : sessions) {
-    as.push_back(user);
-    as.push_back(std::to_string(n));
+    in.more_args.push_back(user);
+    in.more_args.push_back(std::to_string(n));
   }
-  return redis::evalsha_command(redis::get_script("presence_reclaim"), ks, as);
+  return script_command(in);
 }
 
 redis::command presence_drop_command(const keys& k, long long horizon_ms, long long max) {
-  std::vector<std::string> ks{presence_key(k, "absent")};
-  std::vector<std::string> as{std::to_string(horizon_ms), std::to_string(max)};
-  return redis::evalsha_command(redis::get_script("presence_drop"), ks, as);
+  return script_command(presence_drop_inputs{.absent = presence_key(k, "absent"),
+                                             .horizon_arg = std::to_string(horizon_ms),
+                                             .max_arg = std::to_string(max)});
 }
 
 redis::command absent_range_command(const keys& k, const std::string& min, const std::string& max,
@@ -99,13 +106,17 @@ std::optional<std::vector<absent_user>> parse_absent_range(const redis::reply& r
 
 redis::command abandon_command(const keys& k, const std::string& queue, long long fencing_token,
                                const std::vector<std::string>& users) {
-  std::vector<std::string> ks{k.queue(queue, "waiting"),      k.queue(queue, "events"),
-                              k.queue(queue, "pending"),      k.queue(queue, "stats"),
-                              k.queue(queue, "fence"),        k.queue(queue, "prequeue"),
-                              k.queue(queue, "prequeue:draw")};
-  std::vector<std::string> as{queue, k.wake_channel(), std::to_string(fencing_token)};
-  as.insert(as.end(), users.begin(), users.end());
-  return redis::evalsha_command(redis::get_script("abandon"), ks, as);
+  return script_command(abandon_inputs{.waiting = k.queue(queue, "waiting"),
+                                       .events = k.queue(queue, "events"),
+                                       .pending = k.queue(queue, "pending"),
+                                       .stats = k.queue(queue, "stats"),
+                                       .fence = k.queue(queue, "fence"),
+                                       .prequeue = k.queue(queue, "prequeue"),
+                                       .draw = k.queue(queue, "prequeue:draw"),
+                                       .queue = queue,
+                                       .wake = k.wake_channel(),
+                                       .token_arg = std::to_string(fencing_token),
+                                       .more_args = users});
 }
 
 std::optional<abandon_reply> parse_abandon_reply(const redis::reply& r) {

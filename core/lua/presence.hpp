@@ -10,9 +10,137 @@
 #include <vector>
 
 #include "core/keys.hpp"
+#include "core/lua/script_inputs.hpp"
 #include "core/redis/reply.hpp"
 
 namespace pushonce::lua {
+
+/// lua/presence_open.lua: its KEYS and ARGV, named and ordered as in the script's opening lines.
+struct presence_open_inputs {
+  static constexpr std::string_view script = "presence_open";
+  std::string count{}, gateway{}, gateways{}, absent{};  // KEYS
+  std::string user{}, instance{};                        // ARGV
+  static constexpr auto key_fields() {
+    return std::array<script_input<presence_open_inputs>, 4>{
+        {{"count", &presence_open_inputs::count},
+         {"gateway", &presence_open_inputs::gateway},
+         {"gateways", &presence_open_inputs::gateways},
+         {"absent", &presence_open_inputs::absent}}};
+  }
+  static constexpr auto arg_fields() {
+    return std::array<script_input<presence_open_inputs>, 2>{
+        {{"user", &presence_open_inputs::user}, {"instance", &presence_open_inputs::instance}}};
+  }
+};
+
+/// lua/presence_close.lua: its KEYS and ARGV, named and ordered as in the script's opening lines.
+struct presence_close_inputs {
+  static constexpr std::string_view script = "presence_close";
+  std::string count{}, gateway{}, absent{};  // KEYS
+  std::string user{};                        // ARGV
+  static constexpr auto key_fields() {
+    return std::array<script_input<presence_close_inputs>, 3>{
+        {{"count", &presence_close_inputs::count},
+         {"gateway", &presence_close_inputs::gateway},
+         {"absent", &presence_close_inputs::absent}}};
+  }
+  static constexpr auto arg_fields() {
+    return std::array<script_input<presence_close_inputs>, 1>{
+        {{"user", &presence_close_inputs::user}}};
+  }
+};
+
+/// lua/presence_joined.lua: its KEYS and ARGV, named and ordered as in the script's opening lines.
+struct presence_joined_inputs {
+  static constexpr std::string_view script = "presence_joined";
+  std::string count{}, absent{};  // KEYS
+  std::string user{};             // ARGV
+  static constexpr auto key_fields() {
+    return std::array<script_input<presence_joined_inputs>, 2>{
+        {{"count", &presence_joined_inputs::count}, {"absent", &presence_joined_inputs::absent}}};
+  }
+  static constexpr auto arg_fields() {
+    return std::array<script_input<presence_joined_inputs>, 1>{
+        {{"user", &presence_joined_inputs::user}}};
+  }
+};
+
+/// lua/presence_fold.lua: its KEYS and ARGV, named and ordered as in the script's opening lines.
+struct presence_fold_inputs {
+  static constexpr std::string_view script = "presence_fold";
+  std::string count{}, gateway{}, gateways{}, absent{};  // KEYS
+  std::string instance{}, cursor{}, batch_arg{};         // ARGV
+  static constexpr auto key_fields() {
+    return std::array<script_input<presence_fold_inputs>, 4>{
+        {{"count", &presence_fold_inputs::count},
+         {"gateway", &presence_fold_inputs::gateway},
+         {"gateways", &presence_fold_inputs::gateways},
+         {"absent", &presence_fold_inputs::absent}}};
+  }
+  static constexpr auto arg_fields() {
+    return std::array<script_input<presence_fold_inputs>, 3>{
+        {{"instance", &presence_fold_inputs::instance},
+         {"cursor", &presence_fold_inputs::cursor},
+         {"batch_arg", &presence_fold_inputs::batch_arg}}};
+  }
+};
+
+/// lua/presence_reclaim.lua: its KEYS and ARGV, named and ordered as in the script's opening lines.
+struct presence_reclaim_inputs {
+  static constexpr std::string_view script = "presence_reclaim";
+  std::string count{}, gateway{}, gateways{}, absent{};  // KEYS
+  std::string instance{};                                // ARGV
+  std::vector<std::string> more_args{};                  // ARGV after the named ones
+  static constexpr auto key_fields() {
+    return std::array<script_input<presence_reclaim_inputs>, 4>{
+        {{"count", &presence_reclaim_inputs::count},
+         {"gateway", &presence_reclaim_inputs::gateway},
+         {"gateways", &presence_reclaim_inputs::gateways},
+         {"absent", &presence_reclaim_inputs::absent}}};
+  }
+  static constexpr auto arg_fields() {
+    return std::array<script_input<presence_reclaim_inputs>, 1>{
+        {{"instance", &presence_reclaim_inputs::instance}}};
+  }
+};
+
+/// lua/presence_drop.lua: its KEYS and ARGV, named and ordered as in the script's opening lines.
+struct presence_drop_inputs {
+  static constexpr std::string_view script = "presence_drop";
+  std::string absent{};                  // KEYS
+  std::string horizon_arg{}, max_arg{};  // ARGV
+  static constexpr auto key_fields() {
+    return std::array<script_input<presence_drop_inputs>, 1>{
+        {{"absent", &presence_drop_inputs::absent}}};
+  }
+  static constexpr auto arg_fields() {
+    return std::array<script_input<presence_drop_inputs>, 2>{
+        {{"horizon_arg", &presence_drop_inputs::horizon_arg},
+         {"max_arg", &presence_drop_inputs::max_arg}}};
+  }
+};
+
+/// lua/abandon.lua: its KEYS and ARGV, named and ordered as in the script's opening lines.
+struct abandon_inputs {
+  static constexpr std::string_view script = "abandon";
+  std::string waiting{}, events{}, pending{}, stats{}, fence{}, prequeue{}, draw{};  // KEYS
+  std::string queue{}, wake{}, token_arg{};                                          // ARGV
+  std::vector<std::string> more_args{};  // ARGV after the named ones
+  static constexpr auto key_fields() {
+    return std::array<script_input<abandon_inputs>, 7>{{{"waiting", &abandon_inputs::waiting},
+                                                        {"events", &abandon_inputs::events},
+                                                        {"pending", &abandon_inputs::pending},
+                                                        {"stats", &abandon_inputs::stats},
+                                                        {"fence", &abandon_inputs::fence},
+                                                        {"prequeue", &abandon_inputs::prequeue},
+                                                        {"draw", &abandon_inputs::draw}}};
+  }
+  static constexpr auto arg_fields() {
+    return std::array<script_input<abandon_inputs>, 3>{{{"queue", &abandon_inputs::queue},
+                                                        {"wake", &abandon_inputs::wake},
+                                                        {"token_arg", &abandon_inputs::token_arg}}};
+  }
+};
 
 /// NS:{presence}:suffix: suffix "count", "absent", "gws", "gw:<instance>".
 std::string presence_key(const keys& k, std::string_view suffix);

@@ -9,30 +9,31 @@ namespace pushonce::lua {
 
 redis::command publish_command(const keys& k, const publish_settings& s,
                                std::span<const publish_item> batch) {
-  const auto& script = redis::get_script("publish");
-  redis::command cmd{"EVALSHA", script.sha1, ""};
-  cmd.reserve(3 + 4 + batch.size() + 8 + 3 * batch.size());
-  cmd.push_back(k.bus(s.shard, "seq"));
-  cmd.push_back(k.bus(s.shard, "outbox"));
-  if (s.count_in_stats) cmd.push_back(k.plain("stats"));
-  if (s.rate) cmd.push_back(s.rate->key);
+  publish_inputs in{.seq_key = k.bus(s.shard, "seq"),
+                    .outbox = k.bus(s.shard, "outbox"),
+                    .more_keys = {},
+                    .source_arg = std::to_string(s.shard),
+                    .window_arg = std::to_string(s.dedup_window.count()),
+                    .retention_arg = std::to_string(s.outbox_retention.count()),
+                    .channel = s.sharded ? k.bus_channel(s.shard) : k.bus_channel(),
+                    .mode = s.sharded ? "s" : "p",
+                    .rate_arg = s.rate ? std::to_string(s.rate->rate) : "0",
+                    .burst_arg = s.rate ? std::to_string(s.rate->burst) : "0",
+                    .count_arg = s.count_in_stats ? "1" : "0",
+                    .more_args = {}};
+  // Then, in this order: NS:stats, the rate bucket, one idempotency key per message that
+  // has one (publish.lua takes them as it goes).
+  if (s.count_in_stats) in.more_keys.push_back(k.plain("stats"));
+  if (s.rate) in.more_keys.push_back(s.rate->key);
   for (const auto& m : batch)
-    if (m.idempotency_key) cmd.push_back(k.idem(s.shard, m.user, *m.idempotency_key));
-  cmd[2] = std::to_string(cmd.size() - 3);
-  cmd.push_back(std::to_string(s.shard));
-  cmd.push_back(std::to_string(s.dedup_window.count()));
-  cmd.push_back(std::to_string(s.outbox_retention.count()));
-  cmd.push_back(s.sharded ? k.bus_channel(s.shard) : k.bus_channel());
-  cmd.emplace_back(s.sharded ? "s" : "p");
-  cmd.push_back(s.rate ? std::to_string(s.rate->rate) : "0");
-  cmd.push_back(s.rate ? std::to_string(s.rate->burst) : "0");
-  cmd.emplace_back(s.count_in_stats ? "1" : "0");
+    if (m.idempotency_key) in.more_keys.push_back(k.idem(s.shard, m.user, *m.idempotency_key));
+  in.more_args.reserve(3 * batch.size());
   for (const auto& m : batch) {
-    cmd.push_back(m.user);
-    cmd.push_back(m.data_json);
-    cmd.emplace_back(m.idempotency_key ? "1" : "0");
+    in.more_args.push_back(m.user);
+    in.more_args.push_back(m.data_json);
+    in.more_args.emplace_back(m.idempotency_key ? "1" : "0");
   }
-  return cmd;
+  return script_command(std::move(in));
 }
 
 std::optional<std::chrono::milliseconds> publish_refused_for(const redis::reply& r) {

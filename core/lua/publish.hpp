@@ -9,9 +9,35 @@
 #include <vector>
 
 #include "core/keys.hpp"
+#include "core/lua/script_inputs.hpp"
 #include "core/redis/reply.hpp"
 
 namespace pushonce::lua {
+
+/// lua/publish.lua: its KEYS and ARGV, named and ordered as in the script's opening lines.
+struct publish_inputs {
+  static constexpr std::string_view script = "publish";
+  std::string seq_key{}, outbox{};       // KEYS
+  std::vector<std::string> more_keys{};  // KEYS after the named ones
+  std::string source_arg{}, window_arg{}, retention_arg{}, channel{}, mode{}, rate_arg{},
+      burst_arg{}, count_arg{};          // ARGV
+  std::vector<std::string> more_args{};  // ARGV after the named ones
+  static constexpr auto key_fields() {
+    return std::array<script_input<publish_inputs>, 2>{
+        {{"seq_key", &publish_inputs::seq_key}, {"outbox", &publish_inputs::outbox}}};
+  }
+  static constexpr auto arg_fields() {
+    return std::array<script_input<publish_inputs>, 8>{
+        {{"source_arg", &publish_inputs::source_arg},
+         {"window_arg", &publish_inputs::window_arg},
+         {"retention_arg", &publish_inputs::retention_arg},
+         {"channel", &publish_inputs::channel},
+         {"mode", &publish_inputs::mode},
+         {"rate_arg", &publish_inputs::rate_arg},
+         {"burst_arg", &publish_inputs::burst_arg},
+         {"count_arg", &publish_inputs::count_arg}}};
+  }
+};
 
 struct publish_item {
   std::string user;

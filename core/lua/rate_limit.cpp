@@ -22,10 +22,13 @@ std::string rate_limit_key(const keys& k, std::string_view what, std::string_vie
 boost::asio::awaitable<outcome<rate_decision>> take_tokens(redis::connection& conn, std::string key,
                                                            long long rate, long long burst,
                                                            long long cost) {
-  std::vector<std::string> ks{std::move(key)};
-  std::vector<std::string> as{std::to_string(rate), std::to_string(burst), std::to_string(cost)};
-  const auto& script = redis::get_script("rate_limit");
-  auto r = co_await redis::eval(conn, script, std::move(ks), std::move(as));
+  rate_limit_inputs in{.bucket = std::move(key),
+                       .rate_arg = std::to_string(rate),
+                       .burst_arg = std::to_string(burst),
+                       .cost_arg = std::to_string(cost)};
+  auto ks = script_keys(in);
+  auto as = script_args(in);
+  auto r = co_await redis::eval(conn, script_of<rate_limit_inputs>(), std::move(ks), std::move(as));
   if (!r.ok()) co_return failure_of(r);
   const auto& e = r.value.elements;
   if (e.size() != 2) co_return failure{errc::internal, "rate_limit.lua: unexpected reply"};

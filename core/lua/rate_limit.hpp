@@ -9,10 +9,26 @@
 #include <string_view>
 
 #include "core/keys.hpp"
+#include "core/lua/script_inputs.hpp"
 #include "core/outcome.hpp"
 #include "core/redis/connection.hpp"
 
 namespace pushonce::lua {
+
+/// lua/rate_limit.lua: its KEYS and ARGV, named and ordered as in the script's opening lines.
+struct rate_limit_inputs {
+  static constexpr std::string_view script = "rate_limit";
+  std::string bucket{};                             // KEYS
+  std::string rate_arg{}, burst_arg{}, cost_arg{};  // ARGV
+  static constexpr auto key_fields() {
+    return std::array<script_input<rate_limit_inputs>, 1>{{{"bucket", &rate_limit_inputs::bucket}}};
+  }
+  static constexpr auto arg_fields() {
+    return std::array<script_input<rate_limit_inputs>, 3>{{{"rate", &rate_limit_inputs::rate_arg},
+                                                           {"burst", &rate_limit_inputs::burst_arg},
+                                                           {"cost", &rate_limit_inputs::cost_arg}}};
+  }
+};
 
 struct rate_decision {
   bool allowed = true;

@@ -7,15 +7,16 @@ namespace pushonce::lua {
 
 redis::command replay_command(const keys& k, bool cluster, const replay_request& r) {
   auto ref = claim_record_ref(k, r.user, r.id);
-  std::vector<std::string> ks{std::move(ref.key)};
-  if (!cluster) {
-    ks.push_back(k.plain("dead-letters"));
-    if (!r.entries.empty()) ks.push_back(r.outbox);
-  }
-  std::vector<std::string> as{std::move(ref.field), std::to_string(r.dedup_window.count()),
-                              k.bus_channel(), r.message};
-  as.insert(as.end(), r.entries.begin(), r.entries.end());
-  return redis::evalsha_command(redis::get_script("replay"), ks, as);
+  // On a Redis Cluster the stream and the outbox are other slots: only the bucket is given.
+  replay_inputs in{.bucket = std::move(ref.key),
+                   .stream = cluster ? "" : k.plain("dead-letters"),
+                   .outbox = cluster || r.entries.empty() ? "" : r.outbox,
+                   .field_arg = std::move(ref.field),
+                   .window_arg = std::to_string(r.dedup_window.count()),
+                   .channel = k.bus_channel(),
+                   .m = r.message,
+                   .more_args = r.entries};
+  return script_command(in);
 }
 
 std::vector<redis::command> replay_followups(const keys& k, const replay_request& r) {

@@ -7,9 +7,29 @@
 #include <vector>
 
 #include "core/keys.hpp"
+#include "core/lua/script_inputs.hpp"
 #include "core/redis/reply.hpp"
 
 namespace pushonce::lua {
+
+/// lua/replay.lua: its KEYS and ARGV, named and ordered as in the script's opening lines.
+struct replay_inputs {
+  static constexpr std::string_view script = "replay";
+  std::string bucket{}, stream{}, outbox{};               // KEYS
+  std::string field_arg{}, window_arg{}, channel{}, m{};  // ARGV
+  std::vector<std::string> more_args{};                   // ARGV after the named ones
+  static constexpr auto key_fields() {
+    return std::array<script_input<replay_inputs>, 3>{{{"bucket", &replay_inputs::bucket},
+                                                       {"stream", &replay_inputs::stream},
+                                                       {"outbox", &replay_inputs::outbox}}};
+  }
+  static constexpr auto arg_fields() {
+    return std::array<script_input<replay_inputs>, 4>{{{"field_arg", &replay_inputs::field_arg},
+                                                       {"window_arg", &replay_inputs::window_arg},
+                                                       {"channel", &replay_inputs::channel},
+                                                       {"m", &replay_inputs::m}}};
+  }
+};
 
 struct replay_request {
   std::string id;

@@ -7,23 +7,21 @@ namespace pushonce::lua {
 redis::command session_command(const keys& k, const std::string& user, const std::string& new_epoch,
                                std::optional<std::chrono::milliseconds> idle_ttl,
                                const std::optional<session_since>& since) {
-  std::vector<std::string> ks{k.user(user, "meta")};
-  std::vector<std::string> as{new_epoch};
-  if (idle_ttl || since) as.push_back(idle_ttl ? std::to_string(idle_ttl->count()) : "");
-  if (since) {
-    as.push_back(since->epoch);
-    as.push_back(std::to_string(since->offset));
-    if (since->offsets_went_back) as.push_back("r");
-  }
-  return redis::evalsha_command(redis::get_script("session"), ks, as);
+  // An optional argument left empty reads in session.lua as one not given.
+  return script_command(
+      session_inputs{.meta = k.user(user, "meta"),
+                     .epoch = new_epoch,
+                     .idle_ttl = idle_ttl ? std::to_string(idle_ttl->count()) : std::string(),
+                     .since_epoch = since ? since->epoch : std::string(),
+                     .since_offset_arg = since ? std::to_string(since->offset) : std::string(),
+                     .force_arg = since && since->offsets_went_back ? "r" : ""});
 }
 
 redis::command ack_command(const keys& k, const std::string& user, long long offset,
                            const std::optional<std::string>& epoch) {
-  std::vector<std::string> ks{k.user(user, "meta")};
-  std::vector<std::string> as{std::to_string(offset)};
-  if (epoch) as.push_back(*epoch);
-  return redis::evalsha_command(redis::get_script("ack"), ks, as);
+  // An epoch left empty reads in ack.lua as one not given.
+  return script_command(ack_inputs{
+      .meta = k.user(user, "meta"), .offset = std::to_string(offset), .epoch = epoch.value_or("")});
 }
 
 }  // namespace pushonce::lua

@@ -25,15 +25,20 @@ const char* settings_op_word(settings_op op) {
 }  // namespace
 
 redis::command settings_command(const keys& k, const settings_call& c) {
-  std::vector<std::string> ks{k.queue(c.queue, "settings"), k.queue(c.queue, "registered"),
-                              k.queue(c.queue, "prequeue")};
-  std::vector<std::string> as{c.queue, k.wake_channel(), settings_op_word(c.op),
-                              c.opens_at ? std::to_string(*c.opens_at) : "", c.shuffle ? "1" : "0"};
+  settings_inputs in{.settings = k.queue(c.queue, "settings"),
+                     .registered = k.queue(c.queue, "registered"),
+                     .prequeue = k.queue(c.queue, "prequeue"),
+                     .queue = c.queue,
+                     .wake = k.wake_channel(),
+                     .what = settings_op_word(c.op),
+                     .at = c.opens_at ? std::to_string(*c.opens_at) : "",
+                     .shuffle = c.shuffle ? "1" : "0",
+                     .more_args = {}};
   for (const auto& [f, v] : c.fields) {
-    as.push_back(f);
-    as.push_back(v);
+    in.more_args.push_back(f);
+    in.more_args.push_back(v);
   }
-  return redis::evalsha_command(redis::get_script("settings"), ks, as);
+  return script_command(in);
 }
 
 std::optional<settings_reply> parse_settings_reply(const redis::reply& r) {

@@ -6,10 +6,32 @@
 #include <string>
 
 #include "core/keys.hpp"
+#include "core/lua/script_inputs.hpp"
 #include "core/queue_settings.hpp"
 #include "core/redis/reply.hpp"
 
 namespace pushonce::lua {
+
+/// lua/settings.lua: its KEYS and ARGV, named and ordered as in the script's opening lines.
+struct settings_inputs {
+  static constexpr std::string_view script = "settings";
+  std::string settings{}, registered{}, prequeue{};      // KEYS
+  std::string queue{}, wake{}, what{}, at{}, shuffle{};  // ARGV
+  std::vector<std::string> more_args{};                  // ARGV after the named ones
+  static constexpr auto key_fields() {
+    return std::array<script_input<settings_inputs>, 3>{
+        {{"settings", &settings_inputs::settings},
+         {"registered", &settings_inputs::registered},
+         {"prequeue", &settings_inputs::prequeue}}};
+  }
+  static constexpr auto arg_fields() {
+    return std::array<script_input<settings_inputs>, 5>{{{"queue", &settings_inputs::queue},
+                                                         {"wake", &settings_inputs::wake},
+                                                         {"what", &settings_inputs::what},
+                                                         {"at", &settings_inputs::at},
+                                                         {"shuffle", &settings_inputs::shuffle}}};
+  }
+};
 
 enum class settings_op { get, set, pause, resume, close, open };
 

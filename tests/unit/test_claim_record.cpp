@@ -368,10 +368,12 @@ TEST_CASE("release, dead_letter, session, ack: the KEYS/ARGV layout of each scri
   CHECK(lua::release_command(k, m, "w1-3") ==
         std::vector<std::string>{"EVALSHA", redis::get_script("release").sha1, "1",
                                  "ns:{bus:0}:c:0:0", "w1-3", "4096"});
-  // A cluster: the dead-letter stream is in another slot; the caller adds the entry.
+  // A cluster: the dead-letter stream is in another slot; the caller adds the entry (the
+  // entry's arguments go empty: dead_letter.lua reads them only with the stream).
   CHECK(lua::dead_letter_command(k, true, m, "w1-3", "poison", std::chrono::milliseconds(120000)) ==
         std::vector<std::string>{"EVALSHA", redis::get_script("dead_letter").sha1, "1",
-                                 "ns:{bus:0}:c:0:0", "w1-3", "poison", "120000", "4096"});
+                                 "ns:{bus:0}:c:0:0", "w1-3", "poison", "120000", "4096", "", "", "",
+                                 "", "", ""});
   // A single Redis: the dead-letter stream and the entry's fields come too.
   CHECK(lua::dead_letter_command(k, false, m, "w1-3", "poison", std::chrono::milliseconds(120000),
                                  5) ==

@@ -116,10 +116,10 @@ TEST_CASE("opening scripts: the KEYS/ARGV layout of their headers") {
                        "ns:{q:q}:prequeue:seq", "7", "1000", "ns:leader:wake", "q"});
   const auto& move = redis::get_script("opening_move").text;
   const char* names[] = {
-      "local settings = KEYS[1]",  "local prequeue = KEYS[2]",     "local draw = KEYS[3]",
-      "local fence = KEYS[4]",     "local waiting = KEYS[5]",      "local ticket_counter = KEYS[6]",
-      "local events = KEYS[7]",    "local prequeue_seq = KEYS[8]", "local token = uint(ARGV[1])",
-      "local max = uint(ARGV[2])", "local wake = ARGV[3]",         "local queue = ARGV[4]"};
+      "local settings = KEYS[1]", "local prequeue = KEYS[2]",     "local draw = KEYS[3]",
+      "local fence = KEYS[4]",    "local waiting = KEYS[5]",      "local ticket_counter = KEYS[6]",
+      "local events = KEYS[7]",   "local prequeue_seq = KEYS[8]", "local token_arg = ARGV[1]",
+      "local max_arg = ARGV[2]",  "local wake = ARGV[3]",         "local queue = ARGV[4]"};
   std::size_t last = 0;
   for (auto n : names) {
     auto at = move.find(n);
