@@ -105,6 +105,13 @@ TEST_CASE("revoke.lua: the broadcast reaches a subscriber of the control channel
     CO_LET(auto d, disconnect_user(fx.conn, fx.k, "bob", false, 5s));
     REQUIRE(d);
     CHECK(d.value().receivers == 1);
+    // Both broadcasts arrive, in order: a revocation, then a disconnect only.
+    const auto control = lua::control_channel(fx.k);
+    CO_LET(bool heard, pushonce::test::wait_until([&] { return got.count(control) >= 2; }, 5s));
+    REQUIRE(heard);
+    auto said = got.payloads(control);
+    CHECK(said.at(0).rfind("r ", 0) == 0);
+    CHECK(said.at(1) == "d bob");
   });
 }
 
