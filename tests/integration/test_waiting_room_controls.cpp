@@ -281,7 +281,9 @@ TEST_CASE("opening: shuffled batches under the fencing token; resumed, every use
         CO_DO(sub->subscribe(std::move(ch)));
         CO_DO(api.join("q", "before"));  // waits already: stays first
         auto open = change(settings_op::open);
-        const auto at = wall_ms() + 400;
+        // Far enough ahead for 2500 joins to finish before it, also under ASan on a busy
+        // box (at 400 ms the ASan tier's joins ran past it and the opening was already due).
+        const auto at = wall_ms() + 3000;
         open.opens_at = at;
         open.shuffle = true;
         CO_DO(api.settings(open));
