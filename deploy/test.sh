@@ -88,7 +88,7 @@ tier_asan() {
   # integration_cluster_tests, and the e2e cluster cases mostly wait on failovers.
   [[ -x build/tests/e2e_tests ]] || tier_build
   (cd build-asan && asan_ctest -L 'unit|integration')
-  (cd build && PUSHONCE_TEST_BIN_DIR=$root/build-asan/bin asan_ctest -L e2e -E '^e2e_cluster_tests$')
+  (cd build && PUSHONCE_TEST_BIN_DIR=$root/build-asan/bin PUSHONCE_TEST_SANITIZED=1 asan_ctest -L e2e -E '^e2e_cluster_tests$')
 }
 
 asan_ctest() {
