@@ -32,34 +32,22 @@ outcome<identity> verify_token(const std::string& token, const std::string& secr
   return identity_of(r.value());
 }
 
-class jwt_authenticator final : public authenticator {
+// JWT (the hello's token must verify), or with --dev-auth: a token still verifies when a
+// secret or key set is configured, and a hello without one names its user.
+class token_authenticator final : public authenticator {
  public:
-  jwt_authenticator(std::string secret, jwt::verify_options opts, std::shared_ptr<key_source> keys,
-                    std::string previous)
-      : secret_(std::move(secret)),
+  token_authenticator(bool dev, std::string secret, jwt::verify_options opts,
+                      std::shared_ptr<key_source> keys, std::string previous)
+      : dev_(dev),
+        secret_(std::move(secret)),
         previous_(std::move(previous)),
         opts_(std::move(opts)),
         keys_(std::move(keys)) {}
   outcome<identity> authenticate(const hello_op& hello) const override {
-    if (!hello.token) return failure{errc::auth_failed, "hello needs \"token\" (a JWT)"};
-    return verify_token(*hello.token, secret_, previous_, opts_, keys_);
-  }
-
- private:
-  std::string secret_, previous_;
-  jwt::verify_options opts_;
-  std::shared_ptr<key_source> keys_;
-};
-
-class dev_authenticator final : public authenticator {
- public:
-  dev_authenticator(std::string secret, jwt::verify_options opts, std::shared_ptr<key_source> keys,
-                    std::string previous)
-      : secret_(std::move(secret)),
-        previous_(std::move(previous)),
-        opts_(std::move(opts)),
-        keys_(std::move(keys)) {}
-  outcome<identity> authenticate(const hello_op& hello) const override {
+    if (!dev_) {
+      if (!hello.token) return failure{errc::auth_failed, "hello needs \"token\" (a JWT)"};
+      return verify_token(*hello.token, secret_, previous_, opts_, keys_);
+    }
     if (hello.token && (!secret_.empty() || keys_))
       return verify_token(*hello.token, secret_, previous_, opts_, keys_);
     if (hello.token && !hello.user)  // e.g. a refresh: there is no user to trust instead
@@ -72,6 +60,7 @@ class dev_authenticator final : public authenticator {
   }
 
  private:
+  bool dev_;
   std::string secret_, previous_;
   jwt::verify_options opts_;
   std::shared_ptr<key_source> keys_;
@@ -92,15 +81,15 @@ std::unique_ptr<authenticator> make_dev_authenticator(std::string secret,
 std::unique_ptr<authenticator> make_jwt_authenticator(std::string secret, jwt::verify_options opts,
                                                       std::shared_ptr<key_source> keys,
                                                       std::string previous_secret) {
-  return std::make_unique<jwt_authenticator>(std::move(secret), std::move(opts), std::move(keys),
-                                             std::move(previous_secret));
+  return std::make_unique<token_authenticator>(false, std::move(secret), std::move(opts),
+                                               std::move(keys), std::move(previous_secret));
 }
 
 std::unique_ptr<authenticator> make_dev_authenticator(std::string secret, jwt::verify_options opts,
                                                       std::shared_ptr<key_source> keys,
                                                       std::string previous_secret) {
-  return std::make_unique<dev_authenticator>(std::move(secret), std::move(opts), std::move(keys),
-                                             std::move(previous_secret));
+  return std::make_unique<token_authenticator>(true, std::move(secret), std::move(opts),
+                                               std::move(keys), std::move(previous_secret));
 }
 
 }  // namespace pushonce::gateway
