@@ -12,6 +12,7 @@
 
 #include "core/admission_plan.hpp"
 #include "core/keys.hpp"
+#include "core/lua/assign.hpp"
 #include "core/lua/settings.hpp"
 #include "core/outcome.hpp"
 #include "core/redis/connection.hpp"
@@ -51,11 +52,6 @@ struct resource_info {
   bool assigned = false;
   std::string user;       // when assigned
   std::string meta_json;  // "null" when none
-};
-struct assignment {
-  std::string id;
-  std::string user;
-  std::string resource;
 };
 
 /// A proof-of-work solution the gateway verified (core/pow_challenge): join.lua marks it
@@ -148,10 +144,8 @@ class queue_api {
   boost::asio::awaitable<outcome<std::map<long long, std::string>>> source_queues();
 
  private:
-  boost::asio::awaitable<redis::result> assign_call(std::string queue, long long source,
-                                                    long long fencing_token,
-                                                    long long accept_timeout_ms, long long max,
-                                                    std::vector<std::string> extra);
+  lua::assign_settings assign_settings_for(long long source, long long fencing_token,
+                                           long long accept_timeout_ms, long long max) const;
 
   std::shared_ptr<redis::connection> conn_;
   keys keys_;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/keys.hpp"
+#include "core/lua/script_inputs.hpp"
 #include "core/redis/reply.hpp"
 
 namespace pushonce::lua {
@@ -16,6 +17,24 @@ namespace pushonce::lua {
 std::string revoked_key(const keys& k);
 /// NS:control: classic Pub/Sub, every gateway subscribes (also on Redis Cluster).
 std::string control_channel(const keys& k);
+
+/// lua/revoke.lua: its KEYS and ARGV, named and ordered as in the script's opening lines.
+struct revoke_inputs {
+  static constexpr std::string_view script = "revoke";
+  std::string revoked{}, expiries{};                      // KEYS
+  std::string channel{}, user{}, flag{}, lifetime_arg{};  // ARGV
+  static constexpr auto key_fields() {
+    return std::array<script_input<revoke_inputs>, 2>{
+        {{"revoked", &revoke_inputs::revoked}, {"expiries", &revoke_inputs::expiries}}};
+  }
+  static constexpr auto arg_fields() {
+    return std::array<script_input<revoke_inputs>, 4>{
+        {{"channel", &revoke_inputs::channel},
+         {"user", &revoke_inputs::user},
+         {"flag", &revoke_inputs::flag},
+         {"lifetime_arg", &revoke_inputs::lifetime_arg}}};
+  }
+};
 
 /// revoke.lua: every gateway closes `user`'s sessions; with `revoke`, tokens of the user
 /// issued at or before now are refused for `lifetime`.
