@@ -26,15 +26,6 @@ failure bad_name(const char* what, const std::string& name) {
                                  "': use 1-128 characters of A-Z a-z 0-9 . _ @ -"};
 }
 
-// Runs a script; keys/args are built by the caller outside the co_await
-// (GCC 12: docs/architecture.md "Coroutines and GCC 12").
-asio::awaitable<redis::result> run(redis::connection& c, const char* name, strings keys,
-                                   strings args) {
-  const auto& s = redis::get_script(name);
-  auto r = co_await redis::eval(c, s, std::move(keys), std::move(args));
-  co_return r;
-}
-
 }  // namespace
 
 queue_api::queue_api(std::shared_ptr<redis::connection> conn, keys k, retention r)
@@ -46,8 +37,8 @@ asio::awaitable<outcome<join_result>> queue_api::join(std::string queue, std::st
   if (!valid_name(user)) co_return bad_name("user", user);
   std::optional<std::pair<std::string, long long>> pow_mark;
   if (pow) pow_mark.emplace(pow->token, pow->ttl_ms);
-  auto call = lua::join_call(lua::join_for(keys_, queue, user, pow_mark));
-  auto r = co_await run(*conn_, "join", std::move(call.keys), std::move(call.args));
+  auto in = lua::join_for(keys_, queue, user, pow_mark);
+  auto r = co_await lua::run_script(*conn_, std::move(in));
   auto joined = lua::join_reply_of(r);
   if (!joined) co_return joined.error();
   const auto& j = joined.value();
@@ -107,8 +98,8 @@ asio::awaitable<outcome<std::vector<std::string>>> queue_api::registered_queues(
 asio::awaitable<outcome<none>> queue_api::leave(std::string queue, std::string user) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!valid_name(user)) co_return bad_name("user", user);
-  auto call = lua::leave_call(lua::leave_for(keys_, queue, user));
-  auto r = co_await run(*conn_, "leave", std::move(call.keys), std::move(call.args));
+  auto in = lua::leave_for(keys_, queue, user);
+  auto r = co_await lua::run_script(*conn_, std::move(in));
   auto left = lua::leave_reply_of(r);
   if (!left) co_return left.error();
   co_return none{};
@@ -127,8 +118,8 @@ asio::awaitable<outcome<long long>> queue_api::position(std::string queue, std::
 asio::awaitable<outcome<queue_standing>> queue_api::standing(std::string queue, std::string user) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!valid_name(user)) co_return bad_name("user", user);
-  auto call = lua::standing_call(lua::standing_for(keys_, queue, user));
-  auto r = co_await run(*conn_, "standing", std::move(call.keys), std::move(call.args));
+  auto in = lua::standing_for(keys_, queue, user);
+  auto r = co_await lua::run_script(*conn_, std::move(in));
   auto st = lua::standing_reply_of(r);
   if (!st) co_return st.error();
   const auto& e = st.value();
@@ -178,8 +169,8 @@ asio::awaitable<outcome<std::vector<std::string>>> queue_api::add_resources(
   if (ids.empty()) co_return failure{errc::bad_request, "no resource id given"};
   for (auto& id : ids)
     if (!valid_name(id)) co_return bad_name("resource id", id);
-  auto call = lua::resource_add_call(lua::resource_add_for(keys_, queue, ids, meta_json));
-  auto r = co_await run(*conn_, "resource_add", std::move(call.keys), std::move(call.args));
+  auto in = lua::resource_add_for(keys_, queue, ids, meta_json);
+  auto r = co_await lua::run_script(*conn_, std::move(in));
   auto added = lua::resource_add_reply(r);
   if (!added) co_return added.error();
   co_return ids;
@@ -188,16 +179,16 @@ asio::awaitable<outcome<std::vector<std::string>>> queue_api::add_resources(
 asio::awaitable<outcome<none>> queue_api::release_resource(std::string queue, std::string id) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!valid_name(id)) co_return bad_name("resource id", id);
-  auto call = lua::resource_release_call(lua::resource_release_for(keys_, queue, std::move(id)));
-  auto r = co_await run(*conn_, "resource_release", std::move(call.keys), std::move(call.args));
+  auto in = lua::resource_release_for(keys_, queue, std::move(id));
+  auto r = co_await lua::run_script(*conn_, std::move(in));
   co_return lua::resource_release_reply(r);
 }
 
 asio::awaitable<outcome<none>> queue_api::remove_resource(std::string queue, std::string id) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!valid_name(id)) co_return bad_name("resource id", id);
-  auto call = lua::resource_remove_call(lua::resource_remove_for(keys_, queue, std::move(id)));
-  auto r = co_await run(*conn_, "resource_remove", std::move(call.keys), std::move(call.args));
+  auto in = lua::resource_remove_for(keys_, queue, std::move(id));
+  auto r = co_await lua::run_script(*conn_, std::move(in));
   co_return lua::resource_remove_reply(r);
 }
 
@@ -241,8 +232,8 @@ asio::awaitable<outcome<std::pair<long long, long long>>> queue_api::resource_co
 
 asio::awaitable<outcome<long long>> queue_api::source_index(std::string queue) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
-  auto call = lua::source_call(lua::source_for_queue(keys_, queue));
-  auto r = co_await run(*conn_, "source", std::move(call.keys), std::move(call.args));
+  auto in = lua::source_for_queue(keys_, queue);
+  auto r = co_await lua::run_script(*conn_, std::move(in));
   co_return lua::source_reply_of(r);
 }
 
@@ -336,8 +327,8 @@ asio::awaitable<outcome<std::pair<std::string, std::string>>> queue_api::accept(
                                                                                 std::string id) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!valid_name(user)) co_return bad_name("user", user);
-  auto call = lua::accept_call(lua::accept_for(keys_, queue, user, std::move(id)));
-  auto r = co_await run(*conn_, "accept", std::move(call.keys), std::move(call.args));
+  auto in = lua::accept_for(keys_, queue, user, std::move(id));
+  auto r = co_await lua::run_script(*conn_, std::move(in));
   auto taken = lua::accept_reply_of(r);
   if (!taken) co_return taken.error();
   co_return std::pair{std::move(taken.value().id), std::move(taken.value().resource)};

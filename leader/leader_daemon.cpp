@@ -100,19 +100,17 @@ const char* mode_word(lease_call mode) {
 }  // namespace
 
 asio::awaitable<lease_reply> leader_daemon::call_lease(lease_call mode) {
-  lua::leader_lease_input in{keys_.plain("leader"),
-                             keys_.leader_fencing(conn_->is_cluster()),
-                             mode_word(mode),
-                             opts_.id,
-                             std::to_string(getpid()),
-                             heartbeat::hostname(),
-                             opts_.lease.count(),
-                             keys_.plain("leader:released"),
-                             std::nullopt};
-  if (mode == lease_call::advance) in.above = lease_.refence_above();
-  auto call = lua::leader_lease_call(std::move(in));
-  const auto& s = redis::get_script("leader_lease");
-  auto r = co_await redis::eval(*conn_, s, std::move(call.keys), std::move(call.args));
+  lua::leader_lease_inputs in{.lease_key = keys_.plain("leader"),
+                              .counter = keys_.leader_fencing(conn_->is_cluster()),
+                              .mode = mode_word(mode),
+                              .id = opts_.id,
+                              .pid = std::to_string(getpid()),
+                              .host = heartbeat::hostname(),
+                              .lease_ms = std::to_string(opts_.lease.count()),
+                              .released = keys_.plain("leader:released"),
+                              .above = {}};
+  if (mode == lease_call::advance) in.above = std::to_string(lease_.refence_above());
+  auto r = co_await lua::run_script(*conn_, std::move(in));
   co_return lease_reply::from(r);
 }
 

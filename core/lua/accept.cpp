@@ -4,22 +4,14 @@
 
 namespace pushonce::lua {
 
-accept_input accept_for(const keys& k, const std::string& queue, std::string user,
-                        std::string want) {
-  return {k.queue(queue, "pending"),
-          k.queue(queue, "pending:ids"),
-          k.queue(queue, "assigned"),
-          k.queue(queue, "admissions"),
-          std::move(user),
-          std::move(want)};
-}
-
-script_call accept_call(accept_input in) {
-  script_call c;
-  c.keys = {std::move(in.pending), std::move(in.pending_ids), std::move(in.assigned),
-            std::move(in.admissions)};
-  c.args = {std::move(in.user), std::move(in.want)};
-  return c;
+accept_inputs accept_for(const keys& k, const std::string& queue, std::string user,
+                         std::string want) {
+  return accept_inputs{.pending = k.queue(queue, "pending"),
+                       .pending_ids = k.queue(queue, "pending:ids"),
+                       .assigned = k.queue(queue, "assigned"),
+                       .admissions = k.queue(queue, "admissions"),
+                       .user = std::move(user),
+                       .want = std::move(want)};
 }
 
 outcome<accept_reply> accept_reply_of(const redis::result& r) {

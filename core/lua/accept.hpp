@@ -13,22 +13,25 @@
 
 namespace pushonce::lua {
 
-struct accept_input {
-  // KEYS
-  std::string pending;
-  std::string pending_ids;
-  std::string assigned;
-  std::string admissions;
-  // ARGV
-  std::string user;
-  std::string want;  // assignment id ("" = whatever the user holds)
+/// lua/accept.lua: its KEYS and ARGV, named and ordered as in the script's opening lines.
+struct accept_inputs {
+  static constexpr std::string_view script = "accept";
+  std::string pending{}, pending_ids{}, assigned{}, admissions{};  // KEYS
+  std::string user{}, want{};  // ARGV (want: assignment id, "" = whatever the user holds)
+  static constexpr auto key_fields() {
+    using in = accept_inputs;
+    return std::array<script_input<in>, 4>{{{"pending", &in::pending},
+                                            {"pending_ids", &in::pending_ids},
+                                            {"assigned", &in::assigned},
+                                            {"admissions", &in::admissions}}};
+  }
+  static constexpr auto arg_fields() {
+    return std::array<script_input<accept_inputs>, 2>{
+        {{"user", &accept_inputs::user}, {"want", &accept_inputs::want}}};
+  }
 };
-inline constexpr std::array<std::string_view, 4> accept_key_names{"pending", "pending_ids",
-                                                                  "assigned", "admissions"};
-inline constexpr std::array<std::string_view, 2> accept_arg_names{"user", "want"};
-accept_input accept_for(const keys& k, const std::string& queue, std::string user,
-                        std::string want);
-script_call accept_call(accept_input in);
+accept_inputs accept_for(const keys& k, const std::string& queue, std::string user,
+                         std::string want);
 struct accept_reply {
   std::string id;
   std::string resource;

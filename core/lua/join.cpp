@@ -4,40 +4,22 @@
 
 namespace pushonce::lua {
 
-join_input join_for(const keys& k, const std::string& queue, std::string user,
-                    const std::optional<std::pair<std::string, long long>>& pow) {
-  join_input in{k.queue(queue, "waiting"),
-                k.queue(queue, "assigned"),
-                k.queue(queue, "ticket"),
-                k.queue(queue, "registered"),
-                k.queue(queue, "events"),
-                k.queue(queue, "settings"),
-                k.queue(queue, "prequeue"),
-                k.queue(queue, "stats"),
-                k.queue(queue, "prequeue:seq"),
-                std::nullopt,
-                std::move(user),
-                k.wake_channel(),
-                queue,
-                std::nullopt};
-  if (pow) {
-    in.pow_used = k.queue(queue, "pow:" + pow->first);
-    in.pow_ttl = pow->second;
-  }
-  return in;
-}
-
-script_call join_call(join_input in) {
-  script_call c;
-  c.keys = {std::move(in.waiting),    std::move(in.assigned), std::move(in.ticket_counter),
-            std::move(in.registered), std::move(in.events),   std::move(in.settings),
-            std::move(in.prequeue),   std::move(in.stats),    std::move(in.prequeue_seq)};
-  c.args = {std::move(in.user), std::move(in.wake), std::move(in.queue)};
-  if (in.pow_used && in.pow_ttl) {
-    c.keys.push_back(std::move(*in.pow_used));
-    c.args.push_back(std::to_string(*in.pow_ttl));
-  }
-  return c;
+join_inputs join_for(const keys& k, const std::string& queue, std::string user,
+                     const std::optional<std::pair<std::string, long long>>& pow) {
+  return join_inputs{.waiting = k.queue(queue, "waiting"),
+                     .assigned = k.queue(queue, "assigned"),
+                     .ticket_counter = k.queue(queue, "ticket"),
+                     .registered = k.queue(queue, "registered"),
+                     .events = k.queue(queue, "events"),
+                     .settings = k.queue(queue, "settings"),
+                     .prequeue = k.queue(queue, "prequeue"),
+                     .stats = k.queue(queue, "stats"),
+                     .prequeue_seq = k.queue(queue, "prequeue:seq"),
+                     .pow_used = pow ? k.queue(queue, "pow:" + pow->first) : std::string(),
+                     .user = std::move(user),
+                     .wake = k.wake_channel(),
+                     .queue = queue,
+                     .pow_ttl = pow ? std::to_string(pow->second) : std::string()};
 }
 
 outcome<join_reply> join_reply_of(const redis::result& r) {
@@ -46,22 +28,14 @@ outcome<join_reply> join_reply_of(const redis::result& r) {
                     r.value.at(3).integer};
 }
 
-leave_input leave_for(const keys& k, const std::string& queue, std::string user) {
-  return {k.queue(queue, "waiting"),
-          k.queue(queue, "events"),
-          k.queue(queue, "prequeue"),
-          k.queue(queue, "prequeue:draw"),
-          std::move(user),
-          k.wake_channel(),
-          queue};
-}
-
-script_call leave_call(leave_input in) {
-  script_call c;
-  c.keys = {std::move(in.waiting), std::move(in.events), std::move(in.prequeue),
-            std::move(in.draw)};
-  c.args = {std::move(in.user), std::move(in.wake), std::move(in.queue)};
-  return c;
+leave_inputs leave_for(const keys& k, const std::string& queue, std::string user) {
+  return leave_inputs{.waiting = k.queue(queue, "waiting"),
+                      .events = k.queue(queue, "events"),
+                      .prequeue = k.queue(queue, "prequeue"),
+                      .draw = k.queue(queue, "prequeue:draw"),
+                      .user = std::move(user),
+                      .wake = k.wake_channel(),
+                      .queue = queue};
 }
 
 outcome<long long> leave_reply_of(const redis::result& r) {
@@ -69,17 +43,12 @@ outcome<long long> leave_reply_of(const redis::result& r) {
   return r.value.integer;
 }
 
-standing_input standing_for(const keys& k, const std::string& queue, std::string user) {
-  return {k.queue(queue, "waiting"), k.queue(queue, "events"), k.queue(queue, "prequeue"),
-          k.queue(queue, "settings"), std::move(user)};
-}
-
-script_call standing_call(standing_input in) {
-  script_call c;
-  c.keys = {std::move(in.waiting), std::move(in.events), std::move(in.prequeue),
-            std::move(in.settings)};
-  c.args = {std::move(in.user)};
-  return c;
+standing_inputs standing_for(const keys& k, const std::string& queue, std::string user) {
+  return standing_inputs{.waiting = k.queue(queue, "waiting"),
+                         .events = k.queue(queue, "events"),
+                         .prequeue = k.queue(queue, "prequeue"),
+                         .settings = k.queue(queue, "settings"),
+                         .user = std::move(user)};
 }
 
 outcome<standing_reply> standing_reply_of(const redis::result& r) {

@@ -4,7 +4,6 @@
 // (lease_reply::from) and decides.
 
 #include <array>
-#include <optional>
 #include <string>
 #include <string_view>
 
@@ -12,23 +11,34 @@
 
 namespace pushonce::lua {
 
-struct leader_lease_input {
-  // KEYS
-  std::string lease_key;  // NS:leader
-  std::string counter;    // NS:leader:fencing
-  // ARGV
-  std::string mode;  // acquire | renew | release | advance
-  std::string id;    // candidate id
-  std::string pid;
-  std::string host;
-  long long lease_ms = 0;
-  std::string released;            // channel told when the lease is released
-  std::optional<long long> above;  // advance: the fence the new token must be above
+/// lua/leader_lease.lua: its KEYS and ARGV, named and ordered as in the script's opening
+/// lines.
+struct leader_lease_inputs {
+  static constexpr std::string_view script = "leader_lease";
+  static constexpr std::size_t required_args = 6;  // above: advance only
+  std::string lease_key{};                         // KEYS: NS:leader
+  std::string counter{};                           //       NS:leader:fencing
+  std::string mode{};                              // ARGV: acquire | renew | release | advance
+  std::string id{};                                //       candidate id
+  std::string pid{}, host{};
+  std::string lease_ms{};  //       the lease's length, ms
+  std::string released{};  //       channel told when the lease is released
+  std::string above{};     //       advance: the fence the new token must be above ("" otherwise)
+  static constexpr auto key_fields() {
+    using in = leader_lease_inputs;
+    return std::array<script_input<in>, 2>{
+        {{"lease_key", &in::lease_key}, {"counter", &in::counter}}};
+  }
+  static constexpr auto arg_fields() {
+    using in = leader_lease_inputs;
+    return std::array<script_input<in>, 7>{{{"mode", &in::mode},
+                                            {"id", &in::id},
+                                            {"pid", &in::pid},
+                                            {"host", &in::host},
+                                            {"lease", &in::lease_ms},
+                                            {"released", &in::released},
+                                            {"above", &in::above}}};
+  }
 };
-inline constexpr std::array<std::string_view, 2> leader_lease_key_names{"lease_key", "counter"};
-inline constexpr std::array<std::string_view, 7> leader_lease_arg_names{
-    "mode", "id", "pid", "host", "lease", "released", "above"};
-
-script_call leader_lease_call(leader_lease_input in);
 
 }  // namespace pushonce::lua

@@ -39,10 +39,6 @@ struct rate_decision {
 /// hex>, so the secret itself never becomes a key name.
 std::string rate_limit_key(const keys& k, std::string_view what, std::string_view secret);
 
-/// rate_limit.lua's inputs, in KEYS and ARGV order (take_tokens fills them).
-inline constexpr std::array<std::string_view, 1> rate_limit_key_names{"bucket"};
-inline constexpr std::array<std::string_view, 3> rate_limit_arg_names{"rate", "burst", "cost"};
-
 /// Takes `cost` tokens of the bucket at `key` (rate per second, burst: positive).
 boost::asio::awaitable<outcome<rate_decision>> take_tokens(redis::connection& conn, std::string key,
                                                            long long rate, long long burst,

@@ -4,23 +4,15 @@
 
 namespace pushonce::lua {
 
-resource_add_input resource_add_for(const keys& k, const std::string& queue,
-                                    std::vector<std::string> ids, std::string meta_json) {
-  return {k.queue(queue, "res:meta"),
-          k.queue(queue, "res:free"),
-          k.queue(queue, "res:seq"),
-          k.wake_channel(),
-          queue,
-          std::move(meta_json),
-          std::move(ids)};
-}
-
-script_call resource_add_call(resource_add_input in) {
-  script_call c;
-  c.keys = {std::move(in.res_meta), std::move(in.res_free), std::move(in.res_seq)};
-  c.args = {std::move(in.wake_channel), std::move(in.queue), std::move(in.meta)};
-  for (auto& id : in.ids) c.args.push_back(std::move(id));
-  return c;
+resource_add_inputs resource_add_for(const keys& k, const std::string& queue,
+                                     std::vector<std::string> ids, std::string meta_json) {
+  return resource_add_inputs{.res_meta = k.queue(queue, "res:meta"),
+                             .res_free = k.queue(queue, "res:free"),
+                             .res_seq = k.queue(queue, "res:seq"),
+                             .wake_channel = k.wake_channel(),
+                             .queue = queue,
+                             .meta = std::move(meta_json),
+                             .more_args = std::move(ids)};
 }
 
 outcome<long long> resource_add_reply(const redis::result& r) {
@@ -28,54 +20,46 @@ outcome<long long> resource_add_reply(const redis::result& r) {
   return r.value.integer;
 }
 
-resource_release_input resource_release_for(const keys& k, const std::string& queue,
-                                            std::string id) {
-  return {k.queue(queue, "res:meta"),
-          k.queue(queue, "res:free"),
-          k.queue(queue, "res:holder"),
-          k.queue(queue, "assigned"),
-          k.queue(queue, "pending"),
-          k.queue(queue, "pending:ids"),
-          k.queue(queue, "admissions"),
-          k.queue(queue, "res:seq"),
-          std::move(id),
-          k.wake_channel(),
-          queue};
+resource_remove_inputs resource_remove_for(const keys& k, const std::string& queue,
+                                           std::string id) {
+  return resource_remove_inputs{.res_meta = k.queue(queue, "res:meta"),
+                                .res_free = k.queue(queue, "res:free"),
+                                .res_holder = k.queue(queue, "res:holder"),
+                                .assigned = k.queue(queue, "assigned"),
+                                .pending = k.queue(queue, "pending"),
+                                .pending_ids = k.queue(queue, "pending:ids"),
+                                .admissions = k.queue(queue, "admissions"),
+                                .id = std::move(id)};
 }
 
-script_call resource_release_call(resource_release_input in) {
-  script_call c;
-  c.keys = {std::move(in.res_meta),   std::move(in.res_free), std::move(in.res_holder),
-            std::move(in.assigned),   std::move(in.pending),  std::move(in.pending_ids),
-            std::move(in.admissions), std::move(in.res_seq)};
-  c.args = {std::move(in.id), std::move(in.wake_channel), std::move(in.queue)};
-  return c;
+resource_release_inputs resource_release_for(const keys& k, const std::string& queue,
+                                             std::string id) {
+  auto shared = resource_remove_for(k, queue, std::move(id));  // the first seven keys
+  return resource_release_inputs{.res_meta = std::move(shared.res_meta),
+                                 .res_free = std::move(shared.res_free),
+                                 .res_holder = std::move(shared.res_holder),
+                                 .assigned = std::move(shared.assigned),
+                                 .pending = std::move(shared.pending),
+                                 .pending_ids = std::move(shared.pending_ids),
+                                 .admissions = std::move(shared.admissions),
+                                 .res_seq = k.queue(queue, "res:seq"),
+                                 .id = std::move(shared.id),
+                                 .wake_channel = k.wake_channel(),
+                                 .queue = queue};
+}
+
+/// resource_release.lua and resource_remove.lua answer OK or an error.
+outcome<none> resource_done_reply(const redis::result& r) {
+  if (!r.ok()) return failure_of(r);
+  return none{};
 }
 
 outcome<none> resource_release_reply(const redis::result& r) {
-  if (!r.ok()) return failure_of(r);
-  return none{};
-}
-
-resource_remove_input resource_remove_for(const keys& k, const std::string& queue, std::string id) {
-  return {k.queue(queue, "res:meta"),   k.queue(queue, "res:free"),
-          k.queue(queue, "res:holder"), k.queue(queue, "assigned"),
-          k.queue(queue, "pending"),    k.queue(queue, "pending:ids"),
-          k.queue(queue, "admissions"), std::move(id)};
-}
-
-script_call resource_remove_call(resource_remove_input in) {
-  script_call c;
-  c.keys = {std::move(in.res_meta),  std::move(in.res_free), std::move(in.res_holder),
-            std::move(in.assigned),  std::move(in.pending),  std::move(in.pending_ids),
-            std::move(in.admissions)};
-  c.args = {std::move(in.id)};
-  return c;
+  return resource_done_reply(r);
 }
 
 outcome<none> resource_remove_reply(const redis::result& r) {
-  if (!r.ok()) return failure_of(r);
-  return none{};
+  return resource_done_reply(r);
 }
 
 }  // namespace pushonce::lua

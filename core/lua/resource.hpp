@@ -16,71 +16,83 @@
 namespace pushonce::lua {
 
 // --- resource_add.lua: add free resources, all or nothing ---
-struct resource_add_input {
-  // KEYS
-  std::string res_meta;
-  std::string res_free;
-  std::string res_seq;
-  // ARGV
-  std::string wake_channel;
-  std::string queue;
-  std::string meta;              // JSON (validated) or ""
-  std::vector<std::string> ids;  // variadic tail
+/// lua/resource_add.lua: its KEYS and ARGV, named and ordered as in the script's opening
+/// lines; the ids are the rest of ARGV.
+struct resource_add_inputs {
+  static constexpr std::string_view script = "resource_add";
+  std::string res_meta{}, res_free{}, res_seq{};  // KEYS
+  std::string wake_channel{}, queue{}, meta{};    // ARGV (meta: JSON, validated, or "")
+  std::vector<std::string> more_args{};           // ARGV after the named ones: the ids
+  static constexpr auto key_fields() {
+    using in = resource_add_inputs;
+    return std::array<script_input<in>, 3>{
+        {{"res_meta", &in::res_meta}, {"res_free", &in::res_free}, {"res_seq", &in::res_seq}}};
+  }
+  static constexpr auto arg_fields() {
+    using in = resource_add_inputs;
+    return std::array<script_input<in>, 3>{
+        {{"wake_channel", &in::wake_channel}, {"queue", &in::queue}, {"meta", &in::meta}}};
+  }
 };
-inline constexpr std::array<std::string_view, 3> resource_add_key_names{"res_meta", "res_free",
-                                                                        "res_seq"};
-inline constexpr std::array<std::string_view, 4> resource_add_arg_names{"wake_channel", "queue",
-                                                                        "meta", "ids..."};
-resource_add_input resource_add_for(const keys& k, const std::string& queue,
-                                    std::vector<std::string> ids, std::string meta_json);
-script_call resource_add_call(resource_add_input in);
+resource_add_inputs resource_add_for(const keys& k, const std::string& queue,
+                                     std::vector<std::string> ids, std::string meta_json);
 /// The number of resources added (a failure as the script returned it: `exists <id>`).
 outcome<long long> resource_add_reply(const redis::result& r);
 
 // --- resource_release.lua: the holder is done, the resource is free again ---
-struct resource_release_input {
-  // KEYS
-  std::string res_meta;
-  std::string res_free;
-  std::string res_holder;
-  std::string assigned;
-  std::string pending;
-  std::string pending_ids;
-  std::string admissions;
-  std::string res_seq;
-  // ARGV
-  std::string id;
-  std::string wake_channel;
-  std::string queue;
+/// lua/resource_release.lua: its KEYS and ARGV, named and ordered as in the script's
+/// opening lines (its first seven keys are resource_remove.lua's, in the same order).
+struct resource_release_inputs {
+  static constexpr std::string_view script = "resource_release";
+  std::string res_meta{}, res_free{}, res_holder{}, assigned{}, pending{}, pending_ids{},
+      admissions{}, res_seq{};                // KEYS
+  std::string id{}, wake_channel{}, queue{};  // ARGV
+  static constexpr auto key_fields() {
+    using in = resource_release_inputs;
+    return std::array<script_input<in>, 8>{{{"res_meta", &in::res_meta},
+                                            {"res_free", &in::res_free},
+                                            {"res_holder", &in::res_holder},
+                                            {"assigned", &in::assigned},
+                                            {"pending", &in::pending},
+                                            {"pending_ids", &in::pending_ids},
+                                            {"admissions", &in::admissions},
+                                            {"res_seq", &in::res_seq}}};
+  }
+  static constexpr auto arg_fields() {
+    using in = resource_release_inputs;
+    return std::array<script_input<in>, 3>{
+        {{"id", &in::id}, {"wake_channel", &in::wake_channel}, {"queue", &in::queue}}};
+  }
 };
-inline constexpr std::array<std::string_view, 8> resource_release_key_names{
-    "res_meta", "res_free",    "res_holder", "assigned",
-    "pending",  "pending_ids", "admissions", "res_seq"};
-inline constexpr std::array<std::string_view, 3> resource_release_arg_names{"id", "wake_channel",
-                                                                            "queue"};
-resource_release_input resource_release_for(const keys& k, const std::string& queue,
-                                            std::string id);
-script_call resource_release_call(resource_release_input in);
+resource_release_inputs resource_release_for(const keys& k, const std::string& queue,
+                                             std::string id);
 outcome<none> resource_release_reply(const redis::result& r);
 
 // --- resource_remove.lua: take a resource out of the pool ---
-struct resource_remove_input {
-  // KEYS
-  std::string res_meta;
-  std::string res_free;
-  std::string res_holder;
-  std::string assigned;
-  std::string pending;
-  std::string pending_ids;
-  std::string admissions;
-  // ARGV
-  std::string id;
+/// lua/resource_remove.lua: its KEYS and ARGV, named and ordered as in the script's
+/// opening lines.
+struct resource_remove_inputs {
+  static constexpr std::string_view script = "resource_remove";
+  std::string res_meta{}, res_free{}, res_holder{}, assigned{}, pending{}, pending_ids{},
+      admissions{};  // KEYS
+  std::string id{};  // ARGV
+  /// The seven keys resource_release.lua names first, in the same order.
+  static constexpr auto key_fields() {
+    using in = resource_remove_inputs;
+    return std::array<script_input<in>, 7>{{{"res_meta", &in::res_meta},
+                                            {"res_free", &in::res_free},
+                                            {"res_holder", &in::res_holder},
+                                            {"assigned", &in::assigned},
+                                            {"pending", &in::pending},
+                                            {"pending_ids", &in::pending_ids},
+                                            {"admissions", &in::admissions}}};
+  }
+  static constexpr auto arg_fields() {
+    return std::array<script_input<resource_remove_inputs>, 1>{
+        {{"id", &resource_remove_inputs::id}}};
+  }
 };
-inline constexpr std::array<std::string_view, 7> resource_remove_key_names{
-    "res_meta", "res_free", "res_holder", "assigned", "pending", "pending_ids", "admissions"};
-inline constexpr std::array<std::string_view, 1> resource_remove_arg_names{"id"};
-resource_remove_input resource_remove_for(const keys& k, const std::string& queue, std::string id);
-script_call resource_remove_call(resource_remove_input in);
+resource_remove_inputs resource_remove_for(const keys& k, const std::string& queue, std::string id);
 outcome<none> resource_remove_reply(const redis::result& r);
 
 }  // namespace pushonce::lua

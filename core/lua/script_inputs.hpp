@@ -1,21 +1,18 @@
 #pragma once
-// The inputs a Lua script names in its opening lines (docs/data-model.md, "Script inputs"):
-// every lua/*.lua starts, after its comment, with one line per input, in KEYS/ARGV order,
+// The one shape of every script module in core/lua/ (docs/data-model.md, "Script inputs").
+// Every lua/*.lua opens, after its comment, with one line per input, in KEYS/ARGV order,
 //   local res_meta = KEYS[1]
 //   local id = ARGV[1]
-//   local ids = rest(ARGV, 4)      -- ARGV[4..], variadic (last)
-// and uses only those names below. Each core/lua module lists the same names (its
-// `*_key_names` / `*_arg_names`), in the order its builder fills KEYS and ARGV; the unit test
-// test_script_inputs compares both.
-//
-// The shape every script module in core/lua/ shares. A script's inputs are one struct,
-// `<script>_inputs`, with a std::string member per KEYS entry and per ARGV entry, named as the
-// script names them in its opening lines (`local waiting = KEYS[1]`...), and two lists of
-// (name, member) pairs, `key_fields()` and `arg_fields()`, in KEYS and ARGV order. The call
-// is built from those lists only, so the order written there is the order sent, and
-// tests/unit/test_lua_inputs.cpp checks it against the script's own opening lines. A
-// script that takes a repeated tail (one group per message, per resource...) has
-// `more_keys` / `more_args` vectors, sent after the named inputs.
+//   local ids = rest(ARGV, 4)      -- ARGV[4..], a repeated tail (last)
+// and uses only those names below. Its module's inputs are one struct, `<script>_inputs`,
+// with a std::string member per KEYS entry and per ARGV entry and two lists of (name,
+// member) pairs, `key_fields()` and `arg_fields()`, in KEYS and ARGV order, named as the
+// script names them. The call is built from those lists only (script_command, run_script),
+// so the order written there is the order sent, and tests/unit/test_lua_inputs.cpp checks
+// it against the script's own opening lines. A script that takes a repeated tail (one
+// group per message, per resource...) has `more_keys` / `more_args` vectors, sent after
+// the named inputs; one with optional trailing arguments says how many are required
+// (`required_args`).
 
 #include <array>
 #include <boost/asio/awaitable.hpp>
@@ -116,28 +113,5 @@ boost::asio::awaitable<redis::result> run_script(redis::connection& conn, Inputs
   auto results = co_await redis::eval_all(conn, script_of<Inputs>(), std::move(one));
   co_return std::move(results.front());
 }
-
-// ---- reading a script's opening lines (tests/unit/test_script_inputs.cpp) ----
-
-/// A script call as a module builds it: its KEYS and ARGV, in order.
-struct script_call {
-  std::vector<std::string> keys;
-  std::vector<std::string> args;
-};
-
-struct script_opening {
-  std::vector<std::string> keys;  // names of KEYS[1..n], in order
-  std::vector<std::string> args;  // names of ARGV[1..n]; a variadic tail as "<name>..."
-  /// What is wrong with the opening: an input named out of order, or a KEYS[ / ARGV[ below
-  /// it (the line, trimmed). Empty: the script follows the convention.
-  std::vector<std::string> problems;
-};
-
-/// Reads the opening lines of a script's own text (without lua/lib/prelude.lua).
-script_opening read_script_opening(std::string_view text);
-
-/// The embedded text of lua/<name>.lua without the prelude every script is preceded by;
-/// empty if there is no such script.
-std::string_view script_own_text(std::string_view name);
 
 }  // namespace pushonce::lua

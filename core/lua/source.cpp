@@ -4,15 +4,8 @@
 
 namespace pushonce::lua {
 
-source_input source_for_queue(const keys& k, const std::string& queue) {
-  return {k.plain("sources"), "q:" + queue};
-}
-
-script_call source_call(source_input in) {
-  script_call c;
-  c.keys = {std::move(in.sources)};
-  c.args = {std::move(in.name)};
-  return c;
+source_inputs source_for_queue(const keys& k, const std::string& queue) {
+  return source_inputs{.sources = k.plain("sources"), .name = "q:" + queue};
 }
 
 outcome<long long> source_reply_of(const redis::result& r) {

@@ -13,16 +13,19 @@
 
 namespace pushonce::lua {
 
-struct source_input {
-  // KEYS
-  std::string sources;  // NS:sources
-  // ARGV
-  std::string name;  // "q:<queue>"
+/// lua/source.lua: its KEYS and ARGV, named and ordered as in the script's opening lines.
+struct source_inputs {
+  static constexpr std::string_view script = "source";
+  std::string sources{};  // KEYS: NS:sources
+  std::string name{};     // ARGV: "q:<queue>"
+  static constexpr auto key_fields() {
+    return std::array<script_input<source_inputs>, 1>{{{"sources", &source_inputs::sources}}};
+  }
+  static constexpr auto arg_fields() {
+    return std::array<script_input<source_inputs>, 1>{{{"name", &source_inputs::name}}};
+  }
 };
-inline constexpr std::array<std::string_view, 1> source_key_names{"sources"};
-inline constexpr std::array<std::string_view, 1> source_arg_names{"name"};
-source_input source_for_queue(const keys& k, const std::string& queue);
-script_call source_call(source_input in);
+source_inputs source_for_queue(const keys& k, const std::string& queue);
 /// The index (16..4095).
 outcome<long long> source_reply_of(const redis::result& r);
 

@@ -12,18 +12,23 @@
 #include <tuple>
 #include <vector>
 
+#include "core/lua/accept.hpp"
 #include "core/lua/assign.hpp"
 #include "core/lua/claim.hpp"
 #include "core/lua/dead_letter_add.hpp"
+#include "core/lua/join.hpp"
+#include "core/lua/leader_lease.hpp"
 #include "core/lua/opening.hpp"
 #include "core/lua/positions.hpp"
 #include "core/lua/presence.hpp"
 #include "core/lua/publish.hpp"
 #include "core/lua/rate_limit.hpp"
 #include "core/lua/replay.hpp"
+#include "core/lua/resource.hpp"
 #include "core/lua/revoke.hpp"
 #include "core/lua/session.hpp"
 #include "core/lua/settings.hpp"
+#include "core/lua/source.hpp"
 #include "core/redis/script_sources.hpp"
 
 namespace {
@@ -104,20 +109,23 @@ using all_inputs =
                lua::rate_limit_inputs, lua::replay_inputs, lua::session_inputs, lua::ack_inputs,
                lua::settings_inputs, lua::assign_inputs, lua::assign_plan_inputs,
                lua::expire_inputs, lua::positions_inputs, lua::dead_letter_add_inputs,
-               lua::revoke_inputs>;
+               lua::revoke_inputs, lua::accept_inputs, lua::source_inputs, lua::join_inputs,
+               lua::leave_inputs, lua::standing_inputs, lua::leader_lease_inputs,
+               lua::resource_add_inputs, lua::resource_release_inputs, lua::resource_remove_inputs>;
 
 }  // namespace
 
 TEST_CASE("lua inputs: every module's struct names its script's inputs in the script's order") {
   auto covered = check_all(static_cast<all_inputs*>(nullptr));
-  // Every script, with a module or not yet, opens by naming its inputs.
+  CHECK(covered.size() == std::tuple_size_v<all_inputs>);
+  // Every script has its module, and opens by naming its inputs.
   for (const auto& s : redis::embedded_scripts()) {
     CAPTURE(s.name);
+    CHECK(covered.count(s.name) == 1);
     auto lines = read_opening_lines(s.text);
     CHECK(lines.problems == std::vector<std::string>{});
     CHECK(lines.keys.size() + lines.args.size() > 0);
   }
-  CHECK(covered.size() == std::tuple_size_v<all_inputs>);
 }
 
 TEST_CASE("lua inputs: the opening-line reader finds a swapped pair and a numbered read") {
@@ -129,4 +137,10 @@ TEST_CASE("lua inputs: the opening-line reader finds a swapped pair and a number
   CHECK(numbered.problems.size() == 1);
   auto tail = read_opening_lines("local a = ARGV[1]\nfor i = 2, #ARGV do a = a .. ARGV[i] end\n");
   CHECK(tail.problems.empty());
+  auto rest_tail = read_opening_lines(
+      "-- x.lua: y\nlocal a = KEYS[1]\nlocal b = KEYS[2]  -- note\nlocal c = ARGV[1]\n"
+      "local d = rest(ARGV, 2)\nreturn a\n");
+  CHECK(rest_tail.problems.empty());
+  CHECK(rest_tail.keys == std::vector<std::string>{"a", "b"});
+  CHECK(rest_tail.args == std::vector<std::string>{"c"});
 }
