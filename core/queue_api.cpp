@@ -4,7 +4,10 @@
 #include <map>
 
 #include "core/lua/accept.hpp"
+#include "core/lua/assign.hpp"
+#include "core/lua/expire.hpp"
 #include "core/lua/join.hpp"
+#include "core/lua/positions.hpp"
 #include "core/lua/presence.hpp"
 #include "core/lua/resource.hpp"
 #include "core/lua/source.hpp"
@@ -31,6 +34,16 @@ asio::awaitable<redis::result> run(redis::connection& c, const char* name, strin
                                    strings args) {
   const auto& s = redis::get_script(name);
   auto r = co_await redis::eval(c, s, std::move(keys), std::move(args));
+  co_return r;
+}
+
+// Runs the call a script module built (core/lua/script_inputs.hpp), its KEYS and ARGV made
+// here, outside the caller's co_await.
+template <class Inputs>
+asio::awaitable<redis::result> run_script_inputs(redis::connection& c, Inputs in) {
+  auto k = lua::script_keys(in);
+  auto a = lua::script_args(in);
+  auto r = co_await redis::eval(c, lua::script_of<Inputs>(), std::move(k), std::move(a));
   co_return r;
 }
 
@@ -141,17 +154,11 @@ asio::awaitable<outcome<queue_positions>> queue_api::positions(std::string queue
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   for (auto& u : users)
     if (!valid_name(u)) co_return bad_name("user", u);
-  strings k{keys_.queue(queue, "waiting"), keys_.queue(queue, "events")};
-  auto r = co_await run(*conn_, "positions", std::move(k), std::move(users));
+  auto r = co_await run_script_inputs(*conn_, lua::positions_for(keys_, queue, std::move(users)));
   if (!r.ok()) co_return failure_of(r);
-  const auto& e = r.value.elements;
-  if (e.empty() || e.size() % 2 != 1)
-    co_return failure{errc::internal, "positions: unexpected reply"};
-  queue_positions out;
-  out.seq = e[0].integer;
-  for (std::size_t i = 1; i + 1 < e.size(); i += 2)
-    out.users.push_back({e[i].integer, e[i + 1].integer});
-  co_return out;
+  auto out = lua::parse_positions_reply(r.value);
+  if (!out) co_return failure{errc::internal, "positions: unexpected reply"};
+  co_return std::move(*out);
 }
 
 asio::awaitable<outcome<queue_listing>> queue_api::list(std::string queue, long long limit,
@@ -245,68 +252,34 @@ asio::awaitable<outcome<long long>> queue_api::source_index(std::string queue) {
   co_return lua::source_reply_of(r);
 }
 
-namespace {
-// Every `width` items of a flat script reply as one assignment (id, user, resource first).
-std::vector<assignment> assignments_of(const redis::reply& r, std::size_t width) {
-  std::vector<assignment> out;
-  const auto& e = r.elements;
-  out.reserve(e.size() / width);
-  for (std::size_t i = 0; i + width <= e.size(); i += width)
-    out.push_back({e[i].str, e[i + 1].str, e[i + 2].str});
-  return out;
-}
-}  // namespace
-
-asio::awaitable<redis::result> queue_api::assign_call(std::string queue, long long source,
-                                                      long long fencing_token,
-                                                      long long accept_timeout_ms, long long max,
-                                                      strings extra) {
-  strings k{keys_.queue(queue, "waiting"),     keys_.queue(queue, "assigned"),
-            keys_.queue(queue, "res:meta"),    keys_.queue(queue, "res:free"),
-            keys_.queue(queue, "res:holder"),  keys_.queue(queue, "seq"),
-            keys_.queue(queue, "outbox"),      keys_.queue(queue, "fence"),
-            keys_.queue(queue, "pending"),     keys_.queue(queue, "pending:ids"),
-            keys_.queue(queue, "events"),      keys_.queue(queue, "settings"),
-            keys_.queue(queue, "rate"),        keys_.queue(queue, "admissions"),
-            keys_.queue(queue, "admissions:t")};
-  strings a{queue,
-            std::to_string(source),
-            std::to_string(fencing_token),
-            std::to_string(accept_timeout_ms),
-            std::to_string(retention_.outbox.count()),
-            keys_.bus_channel(),
-            keys_.wake_channel(),
-            std::to_string(max),
-            std::to_string(admission_record_.count())};
-  a.insert(a.end(), std::make_move_iterator(extra.begin()), std::make_move_iterator(extra.end()));
-  auto r = co_await run(*conn_, "assign", std::move(k), std::move(a));
-  co_return r;
+lua::assign_settings queue_api::assign_settings_of(long long source, long long fencing_token,
+                                                   long long accept_timeout_ms,
+                                                   long long max) const {
+  return lua::assign_settings{.source = source,
+                              .fencing_token = fencing_token,
+                              .accept_timeout_ms = accept_timeout_ms,
+                              .outbox_retention = retention_.outbox,
+                              .max = max,
+                              .admission_record = admission_record_};
 }
 
 asio::awaitable<outcome<std::vector<assignment>>> queue_api::assign_batch(
     std::string queue, long long source, long long fencing_token, long long accept_timeout_ms,
     long long max) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
-  auto r =
-      co_await assign_call(std::move(queue), source, fencing_token, accept_timeout_ms, max, {});
+  auto in = lua::assign_for(keys_, queue,
+                            assign_settings_of(source, fencing_token, accept_timeout_ms, max));
+  auto r = co_await run_script_inputs(*conn_, std::move(in));
   if (!r.ok()) co_return failure_of(r);
-  co_return assignments_of(r.value, 3);
+  co_return lua::assignments_of_reply(r.value, 3);
 }
 
 asio::awaitable<outcome<admission::assign_plan>> queue_api::plan_assign(std::string queue,
                                                                         long long max) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
-  strings k{keys_.queue(queue, "waiting"),    keys_.queue(queue, "assigned"),
-            keys_.queue(queue, "res:meta"),   keys_.queue(queue, "res:free"),
-            keys_.queue(queue, "res:holder"), keys_.queue(queue, "seq"),
-            keys_.queue(queue, "settings")};
-  strings a{std::to_string(max)};
-  auto r = co_await run(*conn_, "assign_plan", std::move(k), std::move(a));
+  auto r = co_await run_script_inputs(*conn_, lua::assign_plan_for(keys_, queue, max));
   if (!r.ok()) co_return failure_of(r);
-  strings items;
-  for (const auto& e : r.value.elements)
-    items.push_back(e.kind == redis::reply::type::integer ? std::to_string(e.integer) : e.str);
-  auto plan = admission::plan_of_reply(items);
+  auto plan = lua::parse_assign_plan_reply(r.value);
   if (!plan) co_return failure{errc::internal, "assign_plan.lua: unexpected reply"};
   co_return std::move(*plan);
 }
@@ -316,12 +289,13 @@ asio::awaitable<outcome<std::optional<std::vector<assignment>>>> queue_api::assi
     long long max, admission::assign_plan plan, std::vector<std::string> tokens) {
   using result_type = std::optional<std::vector<assignment>>;
   if (!valid_name(queue)) co_return bad_name("queue", queue);
-  auto extra = admission::plan_args(plan, tokens);
-  auto r = co_await assign_call(std::move(queue), source, fencing_token, accept_timeout_ms, max,
-                                std::move(extra));
+  auto in = lua::assign_for(keys_, queue,
+                            assign_settings_of(source, fencing_token, accept_timeout_ms, max), plan,
+                            tokens);
+  auto r = co_await run_script_inputs(*conn_, std::move(in));
   if (!r.ok()) co_return failure_of(r);
-  if (r.value.elements.size() == 1 && r.value.elements[0].str == "stale") co_return result_type{};
-  co_return result_type{assignments_of(r.value, 3)};
+  if (lua::assign_reply_stale(r.value)) co_return result_type{};
+  co_return result_type{lua::assignments_of_reply(r.value, 3)};
 }
 
 asio::awaitable<outcome<std::optional<admission::record>>> queue_api::admission_record(
@@ -378,21 +352,10 @@ asio::awaitable<outcome<std::vector<assignment>>> queue_api::expire_batch(std::s
                                                                           long long source,
                                                                           long long fencing_token,
                                                                           long long max) {
-  strings k{keys_.queue(queue, "pending"),  keys_.queue(queue, "pending:ids"),
-            keys_.queue(queue, "assigned"), keys_.queue(queue, "res:free"),
-            keys_.queue(queue, "res:seq"),  keys_.queue(queue, "res:holder"),
-            keys_.queue(queue, "seq"),      keys_.queue(queue, "outbox"),
-            keys_.queue(queue, "fence"),    keys_.queue(queue, "admissions")};
-  strings a{queue,
-            std::to_string(source),
-            std::to_string(fencing_token),
-            std::to_string(retention_.outbox.count()),
-            keys_.bus_channel(),
-            keys_.wake_channel(),
-            std::to_string(max)};
-  auto r = co_await run(*conn_, "expire", std::move(k), std::move(a));
+  auto in = lua::expire_for(keys_, queue, source, fencing_token, retention_.outbox, max);
+  auto r = co_await run_script_inputs(*conn_, std::move(in));
   if (!r.ok()) co_return failure_of(r);
-  co_return assignments_of(r.value, 4);
+  co_return lua::expire_reply_of(r.value);
 }
 
 }  // namespace pushonce

@@ -1,7 +1,5 @@
 #include "core/lua/revoke.hpp"
 
-#include "core/redis/scripts.hpp"
-
 namespace pushonce::lua {
 
 std::string revoked_key(const keys& k) {
@@ -12,12 +10,19 @@ std::string control_channel(const keys& k) {
   return k.plain("control");
 }
 
+revoke_inputs revoke_for(const keys& k, const std::string& user, bool revoke,
+                         std::chrono::milliseconds lifetime) {
+  return revoke_inputs{.revoked = revoked_key(k),
+                       .expiries = revoked_key(k) + ":until",
+                       .channel = control_channel(k),
+                       .user = user,
+                       .flag = revoke ? "1" : "0",
+                       .lifetime_arg = std::to_string(lifetime.count())};
+}
+
 redis::command revoke_command(const keys& k, const std::string& user, bool revoke,
                               std::chrono::milliseconds lifetime) {
-  std::vector<std::string> ks{revoked_key(k), revoked_key(k) + ":until"};
-  std::vector<std::string> as{control_channel(k), user, revoke ? "1" : "0",
-                              std::to_string(lifetime.count())};
-  return redis::evalsha_command(redis::get_script("revoke"), ks, as);
+  return script_command(revoke_for(k, user, revoke, lifetime));
 }
 
 std::optional<revoke_reply> parse_revoke_reply(const redis::reply& r) {

@@ -6,11 +6,31 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/keys.hpp"
+#include "core/lua/script_inputs.hpp"
 #include "core/redis/reply.hpp"
 
 namespace pushonce::lua {
+
+/// lua/revoke.lua: its KEYS and ARGV, named and ordered as in the script's opening lines.
+struct revoke_inputs {
+  static constexpr std::string_view script = "revoke";
+  std::string revoked{}, expiries{};                      // KEYS
+  std::string channel{}, user{}, flag{}, lifetime_arg{};  // ARGV
+  static constexpr auto key_fields() {
+    return std::array<script_input<revoke_inputs>, 2>{
+        {{"revoked", &revoke_inputs::revoked}, {"expiries", &revoke_inputs::expiries}}};
+  }
+  static constexpr auto arg_fields() {
+    return std::array<script_input<revoke_inputs>, 4>{
+        {{"channel", &revoke_inputs::channel},
+         {"user", &revoke_inputs::user},
+         {"flag", &revoke_inputs::flag},
+         {"lifetime_arg", &revoke_inputs::lifetime_arg}}};
+  }
+};
 
 /// NS:{revoked}: hash, field user, value "AT_MS:UNTIL_MS".
 std::string revoked_key(const keys& k);
@@ -19,6 +39,9 @@ std::string control_channel(const keys& k);
 
 /// revoke.lua: every gateway closes `user`'s sessions; with `revoke`, tokens of the user
 /// issued at or before now are refused for `lifetime`.
+revoke_inputs revoke_for(const keys& k, const std::string& user, bool revoke,
+                         std::chrono::milliseconds lifetime);
+/// The same call as one EVALSHA command (script_command of revoke_for).
 redis::command revoke_command(const keys& k, const std::string& user, bool revoke,
                               std::chrono::milliseconds lifetime);
 struct revoke_reply {

@@ -12,12 +12,17 @@
 #include <tuple>
 #include <vector>
 
+#include "core/lua/assign.hpp"
 #include "core/lua/claim.hpp"
+#include "core/lua/dead_letter_add.hpp"
+#include "core/lua/expire.hpp"
 #include "core/lua/opening.hpp"
+#include "core/lua/positions.hpp"
 #include "core/lua/presence.hpp"
 #include "core/lua/publish.hpp"
 #include "core/lua/rate_limit.hpp"
 #include "core/lua/replay.hpp"
+#include "core/lua/revoke.hpp"
 #include "core/lua/session.hpp"
 #include "core/lua/settings.hpp"
 #include "core/redis/script_sources.hpp"
@@ -98,7 +103,9 @@ using all_inputs =
                lua::presence_joined_inputs, lua::presence_fold_inputs, lua::presence_reclaim_inputs,
                lua::presence_drop_inputs, lua::abandon_inputs, lua::publish_inputs,
                lua::rate_limit_inputs, lua::replay_inputs, lua::session_inputs, lua::ack_inputs,
-               lua::settings_inputs>;
+               lua::settings_inputs, lua::assign_inputs, lua::assign_plan_inputs,
+               lua::expire_inputs, lua::positions_inputs, lua::dead_letter_add_inputs,
+               lua::revoke_inputs>;
 
 }  // namespace
 

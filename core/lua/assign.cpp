@@ -1,0 +1,81 @@
+#include "core/lua/assign.hpp"
+
+namespace pushonce::lua {
+
+assign_inputs assign_for(const keys& k, const std::string& queue, const assign_settings& s) {
+  return assign_inputs{.waiting = k.queue(queue, "waiting"),
+                       .assigned = k.queue(queue, "assigned"),
+                       .res_meta = k.queue(queue, "res:meta"),
+                       .res_free = k.queue(queue, "res:free"),
+                       .res_holder = k.queue(queue, "res:holder"),
+                       .seq = k.queue(queue, "seq"),
+                       .outbox = k.queue(queue, "outbox"),
+                       .fence = k.queue(queue, "fence"),
+                       .pending = k.queue(queue, "pending"),
+                       .pending_ids = k.queue(queue, "pending:ids"),
+                       .events = k.queue(queue, "events"),
+                       .settings = k.queue(queue, "settings"),
+                       .rate = k.queue(queue, "rate"),
+                       .admissions = k.queue(queue, "admissions"),
+                       .admissions_t = k.queue(queue, "admissions:t"),
+                       .queue = queue,
+                       .source_arg = std::to_string(s.source),
+                       .token_arg = std::to_string(s.fencing_token),
+                       .timeout_arg = std::to_string(s.accept_timeout_ms),
+                       .retention_arg = std::to_string(s.outbox_retention.count()),
+                       .bus_channel = k.bus_channel(),
+                       .wake_channel = k.wake_channel(),
+                       .max_arg = std::to_string(s.max),
+                       .record_ms_arg = std::to_string(s.admission_record.count()),
+                       .planned_arg = {},
+                       .planned_seq = {},
+                       .more_args = {}};
+}
+
+assign_inputs assign_for(const keys& k, const std::string& queue, const assign_settings& s,
+                         const admission::assign_plan& plan,
+                         const std::vector<std::string>& tokens) {
+  auto in = assign_for(k, queue, s);
+  // plan_args: the planned count, the seq the plan saw, then user, resource, token per pair.
+  auto planned = admission::plan_args(plan, tokens);
+  in.planned_arg = std::move(planned[0]);
+  in.planned_seq = std::move(planned[1]);
+  in.more_args.assign(std::make_move_iterator(planned.begin() + 2),
+                      std::make_move_iterator(planned.end()));
+  return in;
+}
+
+assign_plan_inputs assign_plan_for(const keys& k, const std::string& queue, long long max) {
+  return assign_plan_inputs{.waiting = k.queue(queue, "waiting"),
+                            .assigned = k.queue(queue, "assigned"),
+                            .res_meta = k.queue(queue, "res:meta"),
+                            .res_free = k.queue(queue, "res:free"),
+                            .res_holder = k.queue(queue, "res:holder"),
+                            .seq = k.queue(queue, "seq"),
+                            .settings = k.queue(queue, "settings"),
+                            .max_arg = std::to_string(max)};
+}
+
+std::vector<assignment> assignments_of_reply(const redis::reply& r, std::size_t width) {
+  std::vector<assignment> out;
+  const auto& e = r.elements;
+  if (width < 3) return out;
+  out.reserve(e.size() / width);
+  for (std::size_t i = 0; i + width <= e.size(); i += width)
+    out.push_back({e[i].str, e[i + 1].str, e[i + 2].str});
+  return out;
+}
+
+bool assign_reply_stale(const redis::reply& r) {
+  return r.elements.size() == 1 && r.elements[0].str == "stale";
+}
+
+std::optional<admission::assign_plan> parse_assign_plan_reply(const redis::reply& r) {
+  std::vector<std::string> items;
+  items.reserve(r.elements.size());
+  for (const auto& e : r.elements)
+    items.push_back(e.kind == redis::reply::type::integer ? std::to_string(e.integer) : e.str);
+  return admission::plan_of_reply(items);
+}
+
+}  // namespace pushonce::lua
