@@ -63,10 +63,6 @@ std::vector<assign_plan> split_plan(const assign_plan& plan, std::size_t batch) 
   return out;
 }
 
-bool plan_was_stale(const std::vector<std::string>& reply) {
-  return reply.size() == 1 && reply[0] == "stale";
-}
-
 std::optional<record> record_of(std::string_view text) {
   auto a = text.find(' ');
   if (a == std::string_view::npos) return std::nullopt;

@@ -3,6 +3,7 @@
 #include "core/log.hpp"
 #include "core/lua/publish.hpp"
 #include "core/lua/rate_limit.hpp"
+#include "core/publish_plan.hpp"
 #include "core/redis/failure_of.hpp"
 #include "core/redis/scripts.hpp"
 
@@ -28,72 +29,56 @@ asio::awaitable<std::vector<outcome<published>>> publisher::publish_batch(
 
 asio::awaitable<publish_answer> publisher::publish_checked(std::vector<publish_request> batch,
                                                            std::optional<lua::publish_rate> rate) {
+  auto plan = plan_publish(std::move(batch), keys_.shards(), conn_->is_cluster(), rate.has_value());
   publish_answer answer;
   auto& out = answer.results;
-  out.reserve(batch.size());
-  // The valid requests of each shard, in order, and where their results go.
-  std::vector<std::vector<publish_request>> items(keys_.shards());
-  std::vector<std::vector<std::size_t>> slots(keys_.shards());
-  for (std::size_t i = 0; i < batch.size(); ++i) {
-    auto& r = batch[i];
-    if (auto f = validate_publish(r)) {
-      out.emplace_back(*f);
-      continue;
-    }
-    out.emplace_back(published{});
-    auto shard = keys::shard_of(r.user, keys_.shards());
-    items[shard].push_back(std::move(r));
-    slots[shard].push_back(i);
-  }
-  std::vector<unsigned> shard_of_cmd;
-  for (unsigned shard = 0; shard < keys_.shards(); ++shard)
-    if (!items[shard].empty()) shard_of_cmd.push_back(shard);
-  if (shard_of_cmd.empty()) co_return answer;
+  out = std::move(plan.results);
+  if (plan.shards.empty()) co_return answer;
 
-  // NS:stats and the bucket are in other slots of a cluster; pipelined calls of several
-  // shards would publish before the first one's token is known.
-  const bool single = !conn_->is_cluster();
-  const bool token_inside = rate && single && shard_of_cmd.size() == 1;
-  if (rate && !token_inside) {
-    auto d = co_await lua::take_tokens(*conn_, rate->key, rate->rate, rate->burst);
-    if (!d && d.error().code == errc::redis_unavailable) {
-      // The publish would wait out the same deadline again: answer now (503).
-      for (const auto& shard : slots)
-        for (auto i : shard) out[i] = d.error();
-      co_return answer;
-    }
-    if (!d) {
-      log::warn("publish: rate limit check failed: {}", d.error().message);
-    } else if (!d.value().allowed) {
-      answer.limited = d.value().retry_after;
-      answer.results.clear();
-      co_return answer;
+  if (plan.token == token_step::before) {
+    auto taken = co_await lua::take_tokens(*conn_, rate->key, rate->rate, rate->burst);
+    switch (verdict_of(taken)) {
+      case token_verdict::publish:
+        break;
+      case token_verdict::publish_anyway:
+        log::warn("publish: rate limit check failed: {}", taken.error().message);
+        break;
+      case token_verdict::unavailable:
+        // The publish would wait out the same deadline again: answer now (503).
+        for (const auto& shard : plan.shards)
+          for (auto i : shard.slots) out[i] = taken.error();
+        co_return answer;
+      case token_verdict::limited:
+        answer.limited = taken.value().retry_after;
+        out.clear();
+        co_return answer;
     }
   }
   std::vector<redis::command> cmds;
-  for (auto shard : shard_of_cmd) {
+  cmds.reserve(plan.shards.size());
+  for (const auto& shard : plan.shards) {
     lua::publish_settings s;
-    s.shard = shard;
+    s.shard = shard.shard;
     s.dedup_window = opts_.retention.dedup_window;
     s.outbox_retention = opts_.retention.outbox;
-    s.sharded = !single;
-    s.count_in_stats = single;
-    if (token_inside) s.rate = *rate;
-    cmds.push_back(lua::publish_command(keys_, s, items[shard]));
+    s.sharded = plan.cluster;
+    s.count_in_stats = !plan.cluster;
+    if (plan.token == token_step::inside) s.rate = *rate;
+    cmds.push_back(lua::publish_command(keys_, s, shard.items));
   }
 
   // A NOSCRIPT retry is safe: the script either ran whole or not at all.
-  const auto& script = redis::get_script("publish");
+  const auto& script = lua::script_of<lua::publish_inputs>();
   auto results = co_await redis::eval_all(*conn_, script, std::move(cmds));
 
   long long fresh = 0;
   for (std::size_t j = 0; j < results.size(); ++j) {
-    const auto& slot = slots[shard_of_cmd[j]];
+    const auto& slot = plan.shards[j].slots;
     auto& r = results[j];
-    if (token_inside && !r.ec) {
+    if (plan.token == token_step::inside && !r.ec) {
       if (auto wait = lua::publish_refused_for(r.value)) {
         answer.limited = *wait;
-        answer.results.clear();
+        out.clear();
         co_return answer;
       }
     }
@@ -110,7 +95,7 @@ asio::awaitable<publish_answer> publisher::publish_checked(std::vector<publish_r
       }
     }
   }
-  if (!single && fresh > 0) {
+  if (plan.cluster && fresh > 0) {
     redis::command stat{"HINCRBY", keys_.plain("stats"), "published", std::to_string(fresh)};
     co_await conn_->exec(std::move(stat));
   }

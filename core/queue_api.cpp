@@ -4,8 +4,6 @@
 #include <map>
 
 #include "core/lua/accept.hpp"
-#include "core/lua/assign.hpp"
-#include "core/lua/expire.hpp"
 #include "core/lua/join.hpp"
 #include "core/lua/positions.hpp"
 #include "core/lua/presence.hpp"
@@ -34,16 +32,6 @@ asio::awaitable<redis::result> run(redis::connection& c, const char* name, strin
                                    strings args) {
   const auto& s = redis::get_script(name);
   auto r = co_await redis::eval(c, s, std::move(keys), std::move(args));
-  co_return r;
-}
-
-// Runs the call a script module built (core/lua/script_inputs.hpp), its KEYS and ARGV made
-// here, outside the caller's co_await.
-template <class Inputs>
-asio::awaitable<redis::result> run_script_inputs(redis::connection& c, Inputs in) {
-  auto k = lua::script_keys(in);
-  auto a = lua::script_args(in);
-  auto r = co_await redis::eval(c, lua::script_of<Inputs>(), std::move(k), std::move(a));
   co_return r;
 }
 
@@ -154,11 +142,17 @@ asio::awaitable<outcome<queue_positions>> queue_api::positions(std::string queue
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   for (auto& u : users)
     if (!valid_name(u)) co_return bad_name("user", u);
-  auto r = co_await run_script_inputs(*conn_, lua::positions_for(keys_, queue, std::move(users)));
+  auto in = lua::positions_for(keys_, queue, std::move(users));
+  auto r = co_await lua::run_script(*conn_, std::move(in));
   if (!r.ok()) co_return failure_of(r);
-  auto out = lua::parse_positions_reply(r.value);
-  if (!out) co_return failure{errc::internal, "positions: unexpected reply"};
-  co_return std::move(*out);
+  const auto& e = r.value.elements;
+  if (e.empty() || e.size() % 2 != 1)
+    co_return failure{errc::internal, "positions: unexpected reply"};
+  queue_positions out;
+  out.seq = e[0].integer;
+  for (std::size_t i = 1; i + 1 < e.size(); i += 2)
+    out.users.push_back({e[i].integer, e[i + 1].integer});
+  co_return out;
 }
 
 asio::awaitable<outcome<queue_listing>> queue_api::list(std::string queue, long long limit,
@@ -252,15 +246,15 @@ asio::awaitable<outcome<long long>> queue_api::source_index(std::string queue) {
   co_return lua::source_reply_of(r);
 }
 
-lua::assign_settings queue_api::assign_settings_of(long long source, long long fencing_token,
-                                                   long long accept_timeout_ms,
-                                                   long long max) const {
-  return lua::assign_settings{.source = source,
-                              .fencing_token = fencing_token,
-                              .accept_timeout_ms = accept_timeout_ms,
-                              .outbox_retention = retention_.outbox,
-                              .max = max,
-                              .admission_record = admission_record_};
+lua::assign_settings queue_api::assign_settings_for(long long source, long long fencing_token,
+                                                    long long accept_timeout_ms,
+                                                    long long max) const {
+  return {.source = source,
+          .fencing_token = fencing_token,
+          .accept_timeout_ms = accept_timeout_ms,
+          .outbox_retention = retention_.outbox,
+          .max = max,
+          .admission_record = admission_record_};
 }
 
 asio::awaitable<outcome<std::vector<assignment>>> queue_api::assign_batch(
@@ -268,18 +262,19 @@ asio::awaitable<outcome<std::vector<assignment>>> queue_api::assign_batch(
     long long max) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   auto in = lua::assign_for(keys_, queue,
-                            assign_settings_of(source, fencing_token, accept_timeout_ms, max));
-  auto r = co_await run_script_inputs(*conn_, std::move(in));
+                            assign_settings_for(source, fencing_token, accept_timeout_ms, max));
+  auto r = co_await lua::run_script(*conn_, std::move(in));
   if (!r.ok()) co_return failure_of(r);
-  co_return lua::assignments_of_reply(r.value, 3);
+  co_return lua::assignments_of(r.value, 3);
 }
 
 asio::awaitable<outcome<admission::assign_plan>> queue_api::plan_assign(std::string queue,
                                                                         long long max) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
-  auto r = co_await run_script_inputs(*conn_, lua::assign_plan_for(keys_, queue, max));
+  auto in = lua::assign_plan_for(keys_, queue, max);
+  auto r = co_await lua::run_script(*conn_, std::move(in));
   if (!r.ok()) co_return failure_of(r);
-  auto plan = lua::parse_assign_plan_reply(r.value);
+  auto plan = lua::assign_plan_of(r.value);
   if (!plan) co_return failure{errc::internal, "assign_plan.lua: unexpected reply"};
   co_return std::move(*plan);
 }
@@ -289,13 +284,13 @@ asio::awaitable<outcome<std::optional<std::vector<assignment>>>> queue_api::assi
     long long max, admission::assign_plan plan, std::vector<std::string> tokens) {
   using result_type = std::optional<std::vector<assignment>>;
   if (!valid_name(queue)) co_return bad_name("queue", queue);
-  auto in = lua::assign_for(keys_, queue,
-                            assign_settings_of(source, fencing_token, accept_timeout_ms, max), plan,
-                            tokens);
-  auto r = co_await run_script_inputs(*conn_, std::move(in));
+  auto in = lua::planned_assign_for(
+      keys_, queue, assign_settings_for(source, fencing_token, accept_timeout_ms, max), plan,
+      tokens);
+  auto r = co_await lua::run_script(*conn_, std::move(in));
   if (!r.ok()) co_return failure_of(r);
-  if (lua::assign_reply_stale(r.value)) co_return result_type{};
-  co_return result_type{lua::assignments_of_reply(r.value, 3)};
+  if (lua::assign_was_stale(r.value)) co_return result_type{};
+  co_return result_type{lua::assignments_of(r.value, 3)};
 }
 
 asio::awaitable<outcome<std::optional<admission::record>>> queue_api::admission_record(
@@ -352,10 +347,10 @@ asio::awaitable<outcome<std::vector<assignment>>> queue_api::expire_batch(std::s
                                                                           long long source,
                                                                           long long fencing_token,
                                                                           long long max) {
-  auto in = lua::expire_for(keys_, queue, source, fencing_token, retention_.outbox, max);
-  auto r = co_await run_script_inputs(*conn_, std::move(in));
+  auto in = lua::expire_for(keys_, queue, assign_settings_for(source, fencing_token, 0, max));
+  auto r = co_await lua::run_script(*conn_, std::move(in));
   if (!r.ok()) co_return failure_of(r);
-  co_return lua::expire_reply_of(r.value);
+  co_return lua::assignments_of(r.value, 4);
 }
 
 }  // namespace pushonce

@@ -13,7 +13,6 @@
 #include "core/admission_plan.hpp"
 #include "core/keys.hpp"
 #include "core/lua/assign.hpp"
-#include "core/lua/positions.hpp"
 #include "core/lua/settings.hpp"
 #include "core/outcome.hpp"
 #include "core/redis/connection.hpp"
@@ -36,7 +35,14 @@ struct queue_standing {
   std::optional<long long> opens_at = std::nullopt;  // pre-queued, in the pre-queue state
 };
 /// Where some users stand (positions.lua): one entry per user asked, in order.
-using queue_positions = lua::positions_reply;
+struct queue_positions {
+  long long seq = 0;  // the queue event these are true at
+  struct entry {
+    long long position = 0;  // 0: not waiting
+    long long ticket = 0;
+  };
+  std::vector<entry> users;
+};
 struct queue_listing {
   long long length = 0;
   std::vector<std::string> users;
@@ -47,7 +53,6 @@ struct resource_info {
   std::string user;       // when assigned
   std::string meta_json;  // "null" when none
 };
-using assignment = lua::assignment;
 
 /// A proof-of-work solution the gateway verified (core/pow_challenge): join.lua marks it
 /// used (NS:{q:Q}:pow:TOKEN for ttl_ms) and refuses it a second time (bad_request).
@@ -139,10 +144,8 @@ class queue_api {
   boost::asio::awaitable<outcome<std::map<long long, std::string>>> source_queues();
 
  private:
-  /// assign.lua's settings for one call (the rest is this object's retention and
-  /// admission record time).
-  lua::assign_settings assign_settings_of(long long source, long long fencing_token,
-                                          long long accept_timeout_ms, long long max) const;
+  lua::assign_settings assign_settings_for(long long source, long long fencing_token,
+                                           long long accept_timeout_ms, long long max) const;
 
   std::shared_ptr<redis::connection> conn_;
   keys keys_;

@@ -32,17 +32,29 @@ assign_inputs assign_for(const keys& k, const std::string& queue, const assign_s
                        .more_args = {}};
 }
 
-assign_inputs assign_for(const keys& k, const std::string& queue, const assign_settings& s,
-                         const admission::assign_plan& plan,
-                         const std::vector<std::string>& tokens) {
+assign_inputs planned_assign_for(const keys& k, const std::string& queue, const assign_settings& s,
+                                 const admission::assign_plan& plan,
+                                 const std::vector<std::string>& tokens) {
   auto in = assign_for(k, queue, s);
-  // plan_args: the planned count, the seq the plan saw, then user, resource, token per pair.
-  auto planned = admission::plan_args(plan, tokens);
-  in.planned_arg = std::move(planned[0]);
-  in.planned_seq = std::move(planned[1]);
-  in.more_args.assign(std::make_move_iterator(planned.begin() + 2),
-                      std::make_move_iterator(planned.end()));
+  auto args = admission::plan_args(plan, tokens);  // count, seq, then user, resource, token
+  in.planned_arg = std::move(args.at(0));
+  in.planned_seq = std::move(args.at(1));
+  in.more_args.assign(std::make_move_iterator(args.begin() + 2),
+                      std::make_move_iterator(args.end()));
   return in;
+}
+
+std::vector<assignment> assignments_of(const redis::reply& r, std::size_t width) {
+  std::vector<assignment> out;
+  const auto& e = r.elements;
+  out.reserve(e.size() / width);
+  for (std::size_t i = 0; i + width <= e.size(); i += width)
+    out.push_back({e[i].str, e[i + 1].str, e[i + 2].str});
+  return out;
+}
+
+bool assign_was_stale(const redis::reply& r) {
+  return r.elements.size() == 1 && r.elements[0].str == "stale";
 }
 
 assign_plan_inputs assign_plan_for(const keys& k, const std::string& queue, long long max) {
@@ -56,26 +68,32 @@ assign_plan_inputs assign_plan_for(const keys& k, const std::string& queue, long
                             .max_arg = std::to_string(max)};
 }
 
-std::vector<assignment> assignments_of_reply(const redis::reply& r, std::size_t width) {
-  std::vector<assignment> out;
-  const auto& e = r.elements;
-  if (width < 3) return out;
-  out.reserve(e.size() / width);
-  for (std::size_t i = 0; i + width <= e.size(); i += width)
-    out.push_back({e[i].str, e[i + 1].str, e[i + 2].str});
-  return out;
-}
-
-bool assign_reply_stale(const redis::reply& r) {
-  return r.elements.size() == 1 && r.elements[0].str == "stale";
-}
-
-std::optional<admission::assign_plan> parse_assign_plan_reply(const redis::reply& r) {
+std::optional<admission::assign_plan> assign_plan_of(const redis::reply& r) {
   std::vector<std::string> items;
   items.reserve(r.elements.size());
   for (const auto& e : r.elements)
     items.push_back(e.kind == redis::reply::type::integer ? std::to_string(e.integer) : e.str);
   return admission::plan_of_reply(items);
+}
+
+expire_inputs expire_for(const keys& k, const std::string& queue, const assign_settings& s) {
+  return expire_inputs{.pending = k.queue(queue, "pending"),
+                       .pending_ids = k.queue(queue, "pending:ids"),
+                       .assigned = k.queue(queue, "assigned"),
+                       .res_free = k.queue(queue, "res:free"),
+                       .res_seq = k.queue(queue, "res:seq"),
+                       .res_holder = k.queue(queue, "res:holder"),
+                       .seq = k.queue(queue, "seq"),
+                       .outbox = k.queue(queue, "outbox"),
+                       .fence = k.queue(queue, "fence"),
+                       .admissions = k.queue(queue, "admissions"),
+                       .queue = queue,
+                       .source_arg = std::to_string(s.source),
+                       .token_arg = std::to_string(s.fencing_token),
+                       .retention_arg = std::to_string(s.outbox_retention.count()),
+                       .bus_channel = k.bus_channel(),
+                       .wake_channel = k.wake_channel(),
+                       .max_arg = std::to_string(s.max)};
 }
 
 }  // namespace pushonce::lua

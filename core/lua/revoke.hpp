@@ -6,13 +6,17 @@
 #include <chrono>
 #include <optional>
 #include <string>
-#include <string_view>
 
 #include "core/keys.hpp"
 #include "core/lua/script_inputs.hpp"
 #include "core/redis/reply.hpp"
 
 namespace pushonce::lua {
+
+/// NS:{revoked}: hash, field user, value "AT_MS:UNTIL_MS".
+std::string revoked_key(const keys& k);
+/// NS:control: classic Pub/Sub, every gateway subscribes (also on Redis Cluster).
+std::string control_channel(const keys& k);
 
 /// lua/revoke.lua: its KEYS and ARGV, named and ordered as in the script's opening lines.
 struct revoke_inputs {
@@ -32,16 +36,8 @@ struct revoke_inputs {
   }
 };
 
-/// NS:{revoked}: hash, field user, value "AT_MS:UNTIL_MS".
-std::string revoked_key(const keys& k);
-/// NS:control: classic Pub/Sub, every gateway subscribes (also on Redis Cluster).
-std::string control_channel(const keys& k);
-
 /// revoke.lua: every gateway closes `user`'s sessions; with `revoke`, tokens of the user
 /// issued at or before now are refused for `lifetime`.
-revoke_inputs revoke_for(const keys& k, const std::string& user, bool revoke,
-                         std::chrono::milliseconds lifetime);
-/// The same call as one EVALSHA command (script_command of revoke_for).
 redis::command revoke_command(const keys& k, const std::string& user, bool revoke,
                               std::chrono::milliseconds lifetime);
 struct revoke_reply {

@@ -18,6 +18,7 @@
 // `more_keys` / `more_args` vectors, sent after the named inputs.
 
 #include <array>
+#include <boost/asio/awaitable.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -105,6 +106,15 @@ redis::command script_command(Inputs in) {
   if constexpr (requires { in.more_args; })
     for (auto& arg : in.more_args) cmd.push_back(std::move(arg));
   return cmd;
+}
+
+/// Runs one call of a script: EVALSHA, and on NOSCRIPT a SCRIPT LOAD and EVALSHA once more.
+template <class Inputs>
+boost::asio::awaitable<redis::result> run_script(redis::connection& conn, Inputs in) {
+  std::vector<redis::command> one;
+  one.push_back(script_command(std::move(in)));
+  auto results = co_await redis::eval_all(conn, script_of<Inputs>(), std::move(one));
+  co_return std::move(results.front());
 }
 
 // ---- reading a script's opening lines (tests/unit/test_script_inputs.cpp) ----

@@ -218,25 +218,28 @@ std::string render_position(std::string_view queue, long long position,
   return json::serialize(o);
 }
 
-std::string render_joined_prequeue(std::string_view queue, std::optional<long long> opens_at) {
+namespace {
+// joined and position of a prequeued user: no place yet (position, ticket and eta_s null),
+// and when the queue opens.
+std::string render_prequeue_place(std::string_view type, std::string_view queue, bool with_ticket,
+                                  std::optional<long long> opens_at) {
   json::object o;
-  o["type"] = "joined";
+  o["type"] = type;
   o["queue"] = queue;
   o["position"] = nullptr;
-  o["ticket"] = nullptr;
+  if (with_ticket) o["ticket"] = nullptr;
   o["eta_s"] = nullptr;
   o["opens_at"] = opens_at ? json::value(*opens_at) : json::value(nullptr);
   return json::serialize(o);
 }
+}  // namespace
+
+std::string render_joined_prequeue(std::string_view queue, std::optional<long long> opens_at) {
+  return render_prequeue_place("joined", queue, true, opens_at);
+}
 
 std::string render_position_prequeue(std::string_view queue, std::optional<long long> opens_at) {
-  json::object o;
-  o["type"] = "position";
-  o["queue"] = queue;
-  o["position"] = nullptr;
-  o["eta_s"] = nullptr;
-  o["opens_at"] = opens_at ? json::value(*opens_at) : json::value(nullptr);
-  return json::serialize(o);
+  return render_prequeue_place("position", queue, false, opens_at);
 }
 
 std::string render_accepted(std::string_view id) {

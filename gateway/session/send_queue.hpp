@@ -1,5 +1,5 @@
 #pragma once
-// The send queue of one WebSocket session (docs/architecture.md): plain logic, no
+// The send queue of one session, either transport (docs/architecture.md): plain logic, no
 // sockets, in the shape of uWebSockets' per-socket backpressure. The shell pushes frames,
 // takes a batch of them for one write (at most one write in flight), and reports the write's
 // completion; the queue answers what to do next.

@@ -1,7 +1,7 @@
 #pragma once
-// What the registry knows of a WebSocket session: no Beast here (websocket_session.cpp is
-// the one translation unit that includes beast/websocket). Every method is thread-safe:
-// it posts to the session's strand.
+// What the registry knows of a session (WebSocket or SSE): no Beast here. Every method is
+// thread-safe: it posts to the session's strand (transport_shell implements them for both
+// transports).
 
 #include <cstdint>
 #include <memory>

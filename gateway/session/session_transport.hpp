@@ -1,8 +1,8 @@
 #pragma once
 // What the session flows (session_flow, op_handlers) need of the WebSocket shell that
 // carries them out: send a frame, wait for room in the send queue, close, and the
-// session's own executor and handle. Implemented by websocket_session (the one translation
-// unit with Beast WebSocket); the flows never see the socket.
+// session's own executor and handle. Implemented once by transport_shell, under both
+// websocket_session and sse_session; the flows never see the socket.
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>

@@ -1,7 +1,8 @@
-// The SSE shell of a session: the text/event-stream response, the write chain fed by
-// send_queue (each frame rendered as an event by sse_framing), the keep-alive comments, the
-// close event; and POST /sse/op, which runs an op on the session's strand through the same
-// session_flow and answers the reply frame. What frames mean is session_flow's.
+// The SSE wire of a session: the text/event-stream response, a batch of queued frames
+// rendered as events by sse_framing in one write, the keep-alive comments, the close event
+// (the send queue, the close bookkeeping and the write chain's accounting are
+// transport_shell's); and POST /sse/op, which runs an op on the session's strand through
+// the same session_flow and answers the reply frame. What frames mean is session_flow's.
 //
 // The response is HTTP/1.1 without Content-Length and with Connection: close: the body is
 // the stream, it ends when the connection does (no chunked framing to write).
@@ -21,11 +22,8 @@
 #include "core/use_tuple.hpp"
 #include "gateway/http/http_routes.hpp"
 #include "gateway/server/gateway_state.hpp"
-#include "gateway/session/send_queue.hpp"
-#include "gateway/session/session_flow.hpp"
-#include "gateway/session/session_handle.hpp"
-#include "gateway/session/session_transport.hpp"
 #include "gateway/session/sse_framing.hpp"
+#include "gateway/session/transport_shell.hpp"
 
 namespace pushonce::gateway {
 
@@ -51,15 +49,6 @@ constexpr std::string_view sse_stream_head =
 const std::shared_ptr<const std::string>& sse_keepalive_frame() {
   static const auto f = std::make_shared<const std::string>(sse_keepalive);
   return f;
-}
-
-send_queue::limits sse_queue_limits(const gateway_settings& s) {
-  send_queue::limits l;
-  l.max_frames = s.max_queue_frames;
-  l.max_bytes = s.max_queue_bytes;
-  l.low_frames = s.max_queue_frames / 4;
-  l.low_bytes = s.max_queue_bytes / 4;
-  return l;
 }
 
 struct sse_op_answer {
@@ -91,23 +80,18 @@ class sse_reply_capture final : public session_transport {
   frame_ptr reply_;
 };
 
-class sse_session final : public session_handle,
-                          public session_transport,
-                          public std::enable_shared_from_this<sse_session> {
+class sse_session final : public transport_shell<sse_session> {
  public:
+  static constexpr std::string_view log_name = "sse";
+
   sse_session(tcp::socket&& socket, std::shared_ptr<gateway_state> state, connection_info info)
-      : sock_(std::move(socket)),
-        state_(std::move(state)),
-        info_(std::move(info)),
-        timer_(sock_.get_executor()),
+      : transport_shell(socket.get_executor(), std::move(state), std::move(info)),
+        sock_(std::move(socket)),
         keepalive_(sock_.get_executor()),
-        op_wait_(sock_.get_executor()),
-        queue_(sse_queue_limits(state_->settings)),
-        flow_(*state_, *this) {}
+        op_wait_(sock_.get_executor()) {}
 
   ~sse_session() override {
     if (!id_.empty()) state_->registry.unname(id_);
-    state_->registry.detach(this);
   }
 
   void start(http::request<http::string_body> req) {
@@ -141,56 +125,6 @@ class sse_session final : public session_handle,
         exit_on_exception("sse session"));
   }
 
-  // session_handle: thread-safe entry points.
-  void deliver(frame_ptr frame) override {
-    asio::post(sock_.get_executor(),
-               [self = shared_from_this(), f = std::move(frame)] { self->flow_.on_live(f); });
-  }
-  void request_catch_up() override {
-    asio::post(sock_.get_executor(),
-               [self = shared_from_this()] { self->flow_.request_catch_up(); });
-  }
-  void shutdown(std::uint16_t code, std::string reason) override {
-    asio::post(sock_.get_executor(),
-               [self = shared_from_this(), code, r = std::move(reason)] { self->close(code, r); });
-  }
-
-  // session_transport: on the strand.
-  void send(frame_ptr f) override {
-    switch (queue_.push(std::move(f))) {
-      case send_queue::push_result::accepted:
-        if (streaming_ && !queue_.writing()) do_write();
-        break;
-      case send_queue::push_result::dropped:
-        break;
-      case send_queue::push_result::over_limit:
-        log::warn(log::fields{{"user", flow_.user()}},
-                  "sse: {}: send queue full ({} frames, {} bytes): closing 1013", flow_.user(),
-                  queue_.frames(), queue_.bytes());
-        ++state_->metrics.slow_consumer_closes;
-        close(1013, "slow consumer");
-        break;
-    }
-  }
-
-  asio::awaitable<void> wait_room() override {
-    while (!flow_.machine().closing() && !queue_.has_room()) {
-      timer_.expires_at(asio::steady_timer::time_point::max());
-      co_await timer_.async_wait(use_tuple);
-    }
-  }
-
-  void close(std::uint16_t code, std::string_view reason) override {
-    if (!flow_.machine().close()) return;
-    close_code_ = code;
-    close_reason_ = reason.substr(0, 120);
-    arm_close_deadline();
-    if (queue_.close() && streaming_) do_close();
-  }
-
-  asio::any_io_executor executor() override { return sock_.get_executor(); }
-  std::shared_ptr<session_handle> self() override { return shared_from_this(); }
-
   void on_welcome(std::string_view session, std::string_view epoch) override {
     id_ = session;
     epoch_ = epoch;
@@ -210,6 +144,20 @@ class sse_session final : public session_handle,
   }
 
  private:
+  friend class transport_shell<sse_session>;
+
+  // ---- what transport_shell asks of the wire
+  bool can_write() const { return streaming_; }
+  static bool quiet_write_error(const beast::error_code& ec) {
+    return ec == asio::error::operation_aborted;
+  }
+  void write_failed() { end(); }
+  void drop_connection() {
+    beast::error_code ignored;
+    sock_.shutdown(tcp::socket::shutdown_both, ignored);
+    sock_.close(ignored);
+  }
+
   asio::awaitable<sse_op_answer> run_op_here(std::string user, std::string frame) {
     sse_op_answer a;
     if (flow_.machine().closing() || user != flow_.user()) co_return a;
@@ -279,27 +227,12 @@ class sse_session final : public session_handle,
     });
   }
 
-  void arm_close_deadline() {
-    close_deadline_armed_ = true;
-    timer_.expires_after(state_->settings.close_timeout);
-    timer_.async_wait([weak = weak_from_this()](std::error_code ec) {
-      auto self = weak.lock();
-      if (ec || !self) return;
-      ++self->state_->metrics.close_deadline_drops;
-      beast::error_code ignored;
-      self->sock_.shutdown(tcp::socket::shutdown_both, ignored);
-      self->sock_.close(ignored);
-    });
-  }
-
   void end() {
     if (ended_) return;
     ended_ = true;
-    if (!close_deadline_armed_) timer_.cancel();
     keepalive_.cancel();
     op_wait_.cancel();
-    flow_.end(this);
-    queue_.drop();
+    end_flow();
     beast::error_code ignored;
     sock_.close(ignored);
   }
@@ -315,34 +248,11 @@ class sse_session final : public session_handle,
       else
         out_.append(render_sse_event(*f, epoch_));
     }
-    asio::async_write(
-        sock_, asio::buffer(out_),
-        [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_write(ec); });
-  }
-
-  void on_write(beast::error_code ec) {
-    if (ec) {
-      if (ec != asio::error::operation_aborted)
-        log::debug("sse: {}: write: {}", flow_.user(), ec.message());
-      flow_.machine().close();
-      queue_.abort();
-      end();
-      return;
-    }
-    state_->metrics.frames_sent += queue_.in_flight();
-    auto next = queue_.on_written();
-    if (out_.capacity() > 64 * 1024) std::string().swap(out_);
-    if (queue_.has_room() && flow_.machine().catching_up()) timer_.cancel();  // wait_room
-    switch (next) {
-      case send_queue::after_write::write_more:
-        do_write();
-        break;
-      case send_queue::after_write::close:
-        do_close();
-        break;
-      case send_queue::after_write::idle:
-        break;
-    }
+    asio::async_write(sock_, asio::buffer(out_),
+                      [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                        if (self->out_.capacity() > 64 * 1024) std::string().swap(self->out_);
+                        self->on_write(ec);
+                      });
   }
 
   // The close event, then the end of the stream (EventSource reconnects).
@@ -357,22 +267,14 @@ class sse_session final : public session_handle,
   }
 
   tcp::socket sock_;
-  std::shared_ptr<gateway_state> state_;
-  connection_info info_;
-  asio::steady_timer timer_;  // the replay's wait for room, then the close deadline
   asio::steady_timer keepalive_;
   asio::steady_timer op_wait_;  // ops of POST /sse/op waiting for the one running
-  send_queue queue_;
-  session_flow flow_;
   std::string id_, epoch_;
   std::string out_;  // the bytes of the write in flight
   char rbuf_[64];
-  std::uint16_t close_code_ = 1000;
   bool streaming_ = false;  // the response header is written
   bool op_running_ = false;
   bool ended_ = false;
-  bool close_deadline_armed_ = false;
-  std::string close_reason_;
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
-// The WebSocket shell of a session: handshake, the read loop, the write chain fed by
-// send_queue, and the close. What frames mean and what to send is session_flow's; this is
-// the one translation unit with Beast WebSocket.
+// The WebSocket wire of a session: handshake, the read loop, one WebSocket message per
+// queued frame, and the close frame; the send queue, the close bookkeeping and the write
+// chain's accounting are transport_shell's. What frames mean and what to send is session_flow's;
+// this is the one translation unit with Beast WebSocket.
 //
 // Memory of an idle session (docs/benchmarks.md "Idle connections"): no coroutine frame
 // (the wait for a frame is a callback; a coroutine runs only while a frame is handled), a
@@ -25,10 +26,7 @@
 #include "core/log.hpp"
 #include "core/use_tuple.hpp"
 #include "gateway/server/gateway_state.hpp"
-#include "gateway/session/send_queue.hpp"
-#include "gateway/session/session_flow.hpp"
-#include "gateway/session/session_handle.hpp"
-#include "gateway/session/session_transport.hpp"
+#include "gateway/session/transport_shell.hpp"
 
 namespace pushonce::gateway {
 
@@ -44,29 +42,14 @@ constexpr std::size_t idle_read_bytes = 32;  // what a read waiting for a frame 
 using upgrade_ptr = std::unique_ptr<http::request<http::string_body>>;
 using ws_stream = websocket::stream<tcp::socket, /*deflateSupported=*/false>;
 
-send_queue::limits queue_limits(const gateway_settings& s) {
-  send_queue::limits l;
-  l.max_frames = s.max_queue_frames;
-  l.max_bytes = s.max_queue_bytes;
-  l.low_frames = s.max_queue_frames / 4;
-  l.low_bytes = s.max_queue_bytes / 4;
-  return l;
-}
-
-class websocket_session final : public session_handle,
-                                public session_transport,
-                                public std::enable_shared_from_this<websocket_session> {
+class websocket_session final : public transport_shell<websocket_session> {
  public:
+  static constexpr std::string_view log_name = "ws";
+
   websocket_session(tcp::socket&& socket, std::shared_ptr<gateway_state> state,
                     connection_info info)
-      : ws_(std::move(socket)),
-        state_(std::move(state)),
-        info_(std::move(info)),
-        timer_(ws_.get_executor()),
-        queue_(queue_limits(state_->settings)),
-        flow_(*state_, *this) {}
-
-  ~websocket_session() override { state_->registry.detach(this); }
+      : transport_shell(socket.get_executor(), std::move(state), std::move(info)),
+        ws_(std::move(socket)) {}
 
   void start(upgrade_ptr req) {
     state_->registry.attach(shared_from_this());
@@ -78,56 +61,25 @@ class websocket_session final : public session_handle,
         exit_on_exception("websocket session"));
   }
 
-  // session: thread-safe entry points.
-  void deliver(frame_ptr frame) override {
-    asio::post(ws_.get_executor(),
-               [self = shared_from_this(), f = std::move(frame)] { self->flow_.on_live(f); });
-  }
-  void request_catch_up() override {
-    asio::post(ws_.get_executor(), [self = shared_from_this()] { self->flow_.request_catch_up(); });
-  }
-  void shutdown(std::uint16_t code, std::string reason) override {
-    asio::post(ws_.get_executor(),
-               [self = shared_from_this(), code, r = std::move(reason)] { self->close(code, r); });
-  }
-
-  // session_transport: on the strand.
-  void send(frame_ptr f) override {
-    switch (queue_.push(std::move(f))) {
-      case send_queue::push_result::accepted:
-        if (!queue_.writing()) do_write();
-        break;
-      case send_queue::push_result::dropped:
-        break;
-      case send_queue::push_result::over_limit:
-        log::warn(log::fields{{"user", flow_.user()}},
-                  "ws: {}: send queue full ({} frames, {} bytes): closing 1013", flow_.user(),
-                  queue_.frames(), queue_.bytes());
-        ++state_->metrics.slow_consumer_closes;
-        close(static_cast<std::uint16_t>(websocket::close_code::try_again_later), "slow consumer");
-        break;
-    }
-  }
-
-  asio::awaitable<void> wait_room() override {
-    while (!flow_.machine().closing() && !queue_.has_room()) {
-      timer_.expires_at(asio::steady_timer::time_point::max());
-      co_await timer_.async_wait(use_tuple);
-    }
-  }
-
-  void close(std::uint16_t code, std::string_view reason) override {
-    if (!flow_.machine().close()) return;
-    close_code_ = code;
-    close_reason_ = reason.substr(0, 120);
-    arm_close_deadline();
-    if (queue_.close()) do_close();
-  }
-
-  asio::any_io_executor executor() override { return ws_.get_executor(); }
-  std::shared_ptr<session_handle> self() override { return shared_from_this(); }
-
  private:
+  friend class transport_shell<websocket_session>;
+
+  // ---- what transport_shell asks of the wire
+  static constexpr bool can_write() { return true; }
+  static bool quiet_write_error(const beast::error_code& ec) {
+    return ec == asio::error::operation_aborted || ec == websocket::error::closed;
+  }
+  void write_failed() {
+    timer_.cancel();
+    beast::error_code ignored;
+    ws_.next_layer().close(ignored);
+  }
+  void drop_connection() {
+    beast::error_code ignored;
+    ws_.next_layer().shutdown(tcp::socket::shutdown_both, ignored);
+    ws_.next_layer().close(ignored);
+  }
+
   // ---- handshake and the read chain -------------------------------------------------------
   asio::awaitable<void> run(upgrade_ptr req) {
     auto timeouts = websocket::stream_base::timeout::suggested(beast::role_type::server);
@@ -186,25 +138,6 @@ class websocket_session final : public session_handle,
         exit_on_exception("websocket frame"));
   }
 
-  // A closing session whose peer does not read (the write in flight or the close frame
-  // never completes) is dropped after close_timeout: the socket is closed, the pending
-  // operations end, the session is destroyed. The timer (the hello/room timer, free from
-  // here on) holds no reference: a session that ends sooner is not kept for the deadline.
-  void arm_close_deadline() {
-    close_deadline_armed_ = true;
-    timer_.expires_after(state_->settings.close_timeout);  // cancels the hello / room wait
-    timer_.async_wait([weak = weak_from_this()](std::error_code ec) {
-      auto self = weak.lock();
-      if (ec || !self) return;
-      ++self->state_->metrics.close_deadline_drops;
-      log::debug("ws: {} ({}): close not done within {} ms: dropped", self->flow_.user(),
-                 self->info_.client, self->state_->settings.close_timeout.count());
-      beast::error_code ignored;
-      self->ws_.next_layer().shutdown(tcp::socket::shutdown_both, ignored);
-      self->ws_.next_layer().close(ignored);
-    });
-  }
-
   void arm_hello_timer() {
     timer_.expires_after(state_->settings.hello_timeout);
     timer_.async_wait([self = shared_from_this()](std::error_code ec) {
@@ -216,11 +149,7 @@ class websocket_session final : public session_handle,
     });
   }
 
-  void end() {
-    if (!close_deadline_armed_) timer_.cancel();  // the deadline stays: a write may be stuck
-    flow_.end(this);                              // closing from here on
-    queue_.drop();
-  }
+  void end() { end_flow(); }
 
   // ---- the write chain: a batch of queued frames, one WebSocket message per write, one
   // write in flight. Beast cannot put several messages in one write, so a batch of more than
@@ -254,32 +183,6 @@ class websocket_session final : public session_handle,
     corked_ = on;
   }
 
-  void on_write(beast::error_code ec) {
-    if (ec) {
-      if (ec != asio::error::operation_aborted && ec != websocket::error::closed)
-        log::debug("ws: {}: write: {}", flow_.user(), ec.message());
-      flow_.machine().close();
-      queue_.abort();
-      timer_.cancel();
-      beast::error_code ignored;
-      ws_.next_layer().close(ignored);
-      return;
-    }
-    state_->metrics.frames_sent += queue_.in_flight();
-    auto next = queue_.on_written();
-    if (queue_.has_room() && flow_.machine().catching_up()) timer_.cancel();  // wait_room
-    switch (next) {
-      case send_queue::after_write::write_more:
-        do_write();
-        break;
-      case send_queue::after_write::close:
-        do_close();
-        break;
-      case send_queue::after_write::idle:
-        break;
-    }
-  }
-
   void do_close() {
     websocket::close_reason cr(static_cast<websocket::close_code>(close_code_), close_reason_);
     ws_.async_close(cr, [self = shared_from_this()](beast::error_code ec) {
@@ -289,18 +192,9 @@ class websocket_session final : public session_handle,
   }
 
   ws_stream ws_;
-  std::shared_ptr<gateway_state> state_;
-  connection_info info_;      // the client's address and its counted slots
-  asio::steady_timer timer_;  // the hello deadline, the replay's wait for room, then the
-                              // close deadline
-  send_queue queue_;
-  session_flow flow_;
-  beast::flat_buffer buf_;  // the frame being read; empty between frames
-  std::uint16_t close_code_ = 1000;
+  beast::flat_buffer buf_;       // the frame being read; empty between frames
   std::uint16_t batch_pos_ = 0;  // the frame of the batch in flight being written
   bool corked_ = false;
-  bool close_deadline_armed_ = false;
-  std::string close_reason_;
 };
 
 }  // namespace

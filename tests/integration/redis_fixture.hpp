@@ -16,10 +16,23 @@
 
 namespace pushonce::test {
 
-/// What a recording subscriber has received, in order.
+/// What a recording subscriber has received, in order. The record itself is shared with the
+/// subscriber's callbacks, so a `received` may be declared after the fixture (and so be
+/// destroyed before the fixture's teardown runs the io_context, when a message or a
+/// reconnect in flight still lands in the record).
 struct received {
-  std::vector<std::pair<std::string, std::string>> messages;  // channel, payload
-  int connects = 0;
+  struct record {
+    std::vector<std::pair<std::string, std::string>> messages;  // channel, payload
+    int connects = 0;
+  };
+  std::shared_ptr<record> shared = std::make_shared<record>();
+  std::vector<std::pair<std::string, std::string>>& messages = shared->messages;
+  int& connects = shared->connects;
+
+  received() = default;
+  received(const received&) = delete;
+  received& operator=(const received&) = delete;
+
   std::size_t count(const std::string& channel) const {
     std::size_t n = 0;
     for (auto& m : messages) n += m.first == channel;
@@ -50,13 +63,15 @@ class redis_fixture : public async_fixture {
   using async_fixture::connect;
   std::shared_ptr<redis::connection> connect() { return connect(options()); }
 
-  /// A started subscriber recording into `into` (which must outlive the fixture's run()s).
+  /// A started subscriber recording into `into` (its shared record: `into` itself may go
+  /// before the subscriber stops).
   std::shared_ptr<redis::subscriber> subscriber(received& into, redis::connection_options o) {
-    auto s = redis::subscriber::create(io.get_executor(), std::move(o),
-                                       [&into](const std::string& ch, std::string payload) {
-                                         into.messages.emplace_back(ch, std::move(payload));
-                                       });
-    s->on_connect([&into] { ++into.connects; });
+    auto s =
+        redis::subscriber::create(io.get_executor(), std::move(o),
+                                  [rec = into.shared](const std::string& ch, std::string payload) {
+                                    rec->messages.emplace_back(ch, std::move(payload));
+                                  });
+    s->on_connect([rec = into.shared] { ++rec->connects; });
     s->start();
     own(s);
     return s;

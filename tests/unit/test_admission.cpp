@@ -217,8 +217,6 @@ TEST_CASE("assign plan: the reply, the ids assign.lua will make, the script's ar
   CHECK_FALSE(adm::plan_of_reply({}));
   CHECK_FALSE(adm::plan_of_reply({"1", "0", "ada"}));
   CHECK_FALSE(adm::plan_of_reply({"x", "0"}));
-  CHECK(adm::plan_was_stale({"stale"}));
-  CHECK_FALSE(adm::plan_was_stale({"1", "ada", "r1"}));
 }
 
 TEST_CASE("assign plan: cut into calls of a batch, each with the seq its ids start after") {

@@ -132,6 +132,13 @@ TEST_CASE("gateway protocol: rendered frames") {
   CHECK(render_position("q", 2, 7) == R"({"type":"position","queue":"q","position":2,"eta_s":7})");
   CHECK(render_position_prequeue("q", 5) ==
         R"({"type":"position","queue":"q","position":null,"eta_s":null,"opens_at":5})");
+  CHECK(render_position_prequeue("q", std::nullopt) ==
+        R"({"type":"position","queue":"q","position":null,"eta_s":null,"opens_at":null})");
+  CHECK(render_joined_prequeue("q", 5) ==
+        R"({"type":"joined","queue":"q","position":null,"ticket":null,"eta_s":null,"opens_at":5})");
+  CHECK(
+      render_joined_prequeue("q", std::nullopt) ==
+      R"({"type":"joined","queue":"q","position":null,"ticket":null,"eta_s":null,"opens_at":null})");
   CHECK(render_accepted("12") == R"({"type":"accepted","id":"12"})");
   CHECK(render_pong() == R"({"type":"pong"})");
 }

@@ -15,7 +15,6 @@
 #include "core/lua/assign.hpp"
 #include "core/lua/claim.hpp"
 #include "core/lua/dead_letter_add.hpp"
-#include "core/lua/expire.hpp"
 #include "core/lua/opening.hpp"
 #include "core/lua/positions.hpp"
 #include "core/lua/presence.hpp"
