@@ -121,10 +121,22 @@ TEST_CASE("lua expire: its call and its four-item reply") {
   CHECK(e[0].resource == "r1");
 }
 
-TEST_CASE("lua positions: the users are all of ARGV") {
+TEST_CASE("lua positions: the users are all of ARGV; the reply is a seq and a pair per user") {
   keys k("ns");
   auto in = lua::positions_for(k, "q1", {"ada", "bob"});
   CHECK(lua::script_keys(in) ==
         std::vector<std::string>{k.queue("q1", "waiting"), k.queue("q1", "events")});
   CHECK(lua::script_args(in) == std::vector<std::string>{"ada", "bob"});
+  auto p = lua::positions_of(
+      assign_test_array({assign_test_int(9), assign_test_int(1), assign_test_int(12),
+                         assign_test_int(0), assign_test_int(0)}));
+  REQUIRE(p);
+  CHECK(p->seq == 9);
+  REQUIRE(p->users.size() == 2);
+  CHECK(p->users[0].position == 1);
+  CHECK(p->users[0].ticket == 12);
+  CHECK(p->users[1].position == 0);
+  CHECK_FALSE(lua::positions_of(assign_test_array({assign_test_int(9), assign_test_int(1)})));
+  CHECK_FALSE(lua::positions_of(assign_test_array({})));
+  CHECK_FALSE(lua::positions_of(assign_test_string("x")));
 }
