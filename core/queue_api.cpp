@@ -136,14 +136,9 @@ asio::awaitable<outcome<queue_positions>> queue_api::positions(std::string queue
   auto in = lua::positions_for(keys_, queue, std::move(users));
   auto r = co_await lua::run_script(*conn_, std::move(in));
   if (!r.ok()) co_return failure_of(r);
-  const auto& e = r.value.elements;
-  if (e.empty() || e.size() % 2 != 1)
-    co_return failure{errc::internal, "positions: unexpected reply"};
-  queue_positions out;
-  out.seq = e[0].integer;
-  for (std::size_t i = 1; i + 1 < e.size(); i += 2)
-    out.users.push_back({e[i].integer, e[i + 1].integer});
-  co_return out;
+  auto out = lua::positions_of(r.value);
+  if (!out) co_return failure{errc::internal, "positions: unexpected reply"};
+  co_return std::move(*out);
 }
 
 asio::awaitable<outcome<queue_listing>> queue_api::list(std::string queue, long long limit,

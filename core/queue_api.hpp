@@ -13,6 +13,7 @@
 #include "core/admission_plan.hpp"
 #include "core/keys.hpp"
 #include "core/lua/assign.hpp"
+#include "core/lua/positions.hpp"
 #include "core/lua/settings.hpp"
 #include "core/outcome.hpp"
 #include "core/redis/connection.hpp"
@@ -33,15 +34,6 @@ struct queue_standing {
   long long ticket = 0;
   bool prequeued = false;
   std::optional<long long> opens_at = std::nullopt;  // pre-queued, in the pre-queue state
-};
-/// Where some users stand (positions.lua): one entry per user asked, in order.
-struct queue_positions {
-  long long seq = 0;  // the queue event these are true at
-  struct entry {
-    long long position = 0;  // 0: not waiting
-    long long ticket = 0;
-  };
-  std::vector<entry> users;
 };
 struct queue_listing {
   long long length = 0;

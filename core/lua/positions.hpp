@@ -2,12 +2,28 @@
 // The call of lua/positions.lua: where some users stand in a queue, with the queue event
 // sequence they are true at (one call per queue, however many users).
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "core/keys.hpp"
 #include "core/lua/script_inputs.hpp"
+#include "core/redis/reply.hpp"
+
+namespace pushonce {
+
+/// Where some users stand (positions.lua): one entry per user asked, in order.
+struct queue_positions {
+  long long seq = 0;  // the queue event these are true at
+  struct entry {
+    long long position = 0;  // 0: not waiting
+    long long ticket = 0;
+  };
+  std::vector<entry> users;
+};
+
+}  // namespace pushonce
 
 namespace pushonce::lua {
 
@@ -30,5 +46,9 @@ inline positions_inputs positions_for(const keys& k, const std::string& queue,
                           .events = k.queue(queue, "events"),
                           .more_args = std::move(users)};
 }
+
+/// positions.lua's reply {sequence, position_1, ticket_1, ...}; std::nullopt when it is not
+/// that shape.
+std::optional<queue_positions> positions_of(const redis::reply& r);
 
 }  // namespace pushonce::lua
