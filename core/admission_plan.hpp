@@ -40,7 +40,6 @@ std::vector<std::string> plan_args(const assign_plan& plan, const std::vector<st
 /// most `batch` pairs (plan again with max = batch for the rest).
 std::vector<assign_plan> split_plan(const assign_plan& plan, std::size_t batch);
 
-
 /// An admission record (NS:{q:Q}:admissions, "state user resource").
 struct record {
   std::string state;  // assigned, accepted, expired, released
