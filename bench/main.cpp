@@ -22,6 +22,7 @@
 #include "bench/bench_options.hpp"
 #include "bench/fanout.hpp"
 #include "bench/floor_server.hpp"
+#include "core/json_text.hpp"
 #include "core/program.hpp"
 
 using namespace pushonce;
@@ -64,7 +65,7 @@ int main(int argc, char** argv) {
       run_fanout(o, report);
     }
     if (o.json)
-      std::printf("%s\n", boost::json::serialize(report.to_json()).c_str());
+      std::printf("%s\n", pushonce::json_text(report.to_json()).c_str());
     else
       std::fputs(report.table().c_str(), stdout);
     std::fflush(stdout);

@@ -80,4 +80,14 @@ long long source_of_id(std::string_view id) {
   return n % 4096;
 }
 
+bool is_pass_name(std::string_view resource) {
+  constexpr std::string_view prefix = "pass:";
+  if (resource.size() <= prefix.size() || resource.size() > 40 ||
+      resource.substr(0, prefix.size()) != prefix)
+    return false;
+  for (char c : resource.substr(prefix.size()))
+    if (c < '0' || c > '9') return false;
+  return true;
+}
+
 }  // namespace pushonce::admission

@@ -45,11 +45,15 @@ struct record {
   std::string state;  // assigned, accepted, expired, released
   std::string user;
   std::string resource;
+  std::optional<long long> expires_at = std::nullopt;  // the lease's end (ms), while live
 };
 std::optional<record> record_of(std::string_view text);
 
 /// The source index in a message id's low 12 bits (the queue that made it), or -1 when the
 /// id is not a decimal number.
 long long source_of_id(std::string_view id);
+
+/// A pass's resource name, "pass:<digits>" (an admission made by the rate, not a resource).
+bool is_pass_name(std::string_view resource);
 
 }  // namespace pushonce::admission

@@ -22,6 +22,14 @@
 
 namespace pushonce::admission {
 
+std::string sha256(std::string_view data) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
+  unsigned len = 0;
+  if (EVP_Digest(data.data(), data.size(), md.data(), &len, EVP_sha256(), nullptr) != 1)
+    throw std::runtime_error("admission: SHA-256 failed");
+  return std::string(reinterpret_cast<const char*>(md.data()), len);
+}
+
 namespace {
 
 constexpr const char* admission_b64_table =
@@ -43,11 +51,7 @@ std::optional<long long> admission_int_member(const boost::json::object& o, cons
 }
 
 std::string admission_sha256(std::string_view data) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> md{};
-  unsigned len = 0;
-  if (EVP_Digest(data.data(), data.size(), md.data(), &len, EVP_sha256(), nullptr) != 1)
-    throw std::runtime_error("admission: SHA-256 failed");
-  return std::string(reinterpret_cast<const char*>(md.data()), len);
+  return sha256(data);
 }
 
 struct admission_bio_deleter {
@@ -373,6 +377,7 @@ verifier::result verifier::verify(std::string_view token, long long now_s) const
   }
   if (c->exp <= now_s) {
     out.error = {"expired", "exp " + std::to_string(c->exp) + " has passed"};
+    out.expired = std::move(c);
     return out;
   }
   out.ok = std::move(c);

@@ -1,7 +1,7 @@
 #pragma once
 // Admission tokens (docs/protocol.md "Admission tokens"): the JWT an assignment carries in
 // `data.admission`, its claims, the signing key and the public keys a backend verifies it
-// with (the JWKS). Socket-free; the leader signs (leader/leader_daemon), the gateway
+// with (the JWKS). Socket-free; the leader signs (leader/admission_assigner), the gateway
 // publishes the keys, `pushonce-leader admission verify` verifies.
 //
 //   ES256  the P-256 private key of --admission-key FILE; `kid` = the RFC 7638 thumbprint of
@@ -96,6 +96,9 @@ struct verify_error {
   std::string why;
 };
 
+/// SHA-256 of `data` (32 raw bytes), through OpenSSL's EVP.
+std::string sha256(std::string_view data);
+
 /// Verifies tokens with the public keys (ES256, by kid) and the HS256 secret, if any.
 class verifier {
  public:
@@ -105,6 +108,9 @@ class verifier {
   struct result {
     std::optional<claims> ok;
     verify_error error;
+    /// With error "expired": the claims of the token, whose signature holds (online, a live
+    /// admission's lease decides, not exp: docs/capacity.md).
+    std::optional<claims> expired;
   };
   result verify(std::string_view token, long long now_s) const;
   /// {"keys":[...]}: every public key, each once.

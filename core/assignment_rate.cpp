@@ -45,6 +45,8 @@ double assignments_per_minute(const assignment_record& r, long long now_ms, long
                static_cast<double>(assignment_bucket_ms);
     }
   }
+  // One assignment alone is no pace: the rate starts with the second.
+  if (count < static_cast<double>(assignment_rate_min_count)) return 0;
   const long long elapsed = std::max<long long>(now_ms - start, 1000);
   return count * 60000.0 / static_cast<double>(elapsed);
 }

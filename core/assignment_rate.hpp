@@ -25,7 +25,12 @@ inline constexpr long long assignment_window_ms = 300'000;  // assign.lua's idle
 assignment_record parse_assignment_record(
     const std::vector<std::pair<std::string, std::string>>& fields);
 
-/// Assignments per minute at `now_ms`: 0 when nothing was assigned within the window.
+/// Fewer assignments than this within the window are no rate (0): a single assignment
+/// would otherwise read as 60/min one second after it.
+inline constexpr long long assignment_rate_min_count = 2;
+
+/// Assignments per minute at `now_ms`: 0 when fewer than assignment_rate_min_count were
+/// assigned within the window (the first second of it counting as one second).
 double assignments_per_minute(const assignment_record& r, long long now_ms,
                               long long window_ms = assignment_window_ms);
 

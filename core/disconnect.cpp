@@ -1,6 +1,7 @@
 #include "core/disconnect.hpp"
 
 #include "core/names.hpp"
+#include "core/queue_api.hpp"
 #include "core/redis/connection.hpp"
 #include "core/redis/failure_of.hpp"
 #include "core/redis/scripts.hpp"
@@ -20,6 +21,22 @@ boost::asio::awaitable<outcome<lua::revoke_reply>> disconnect_user(
   if (!r.ok()) co_return failure_of(r);
   auto parsed = lua::parse_revoke_reply(r.value);
   if (!parsed) co_return failure{errc::internal, "revoke.lua: unexpected reply"};
+  if (revoke) {
+    // A revoked user's admissions end too: their resources go back, their places under the
+    // cap are free (docs/capacity.md). A failure here is reported: the revocation stands
+    // and the release can be asked again (it is idempotent).
+    queue_api q(conn, k);
+    auto queues = co_await q.registered_queues();
+    if (!queues) co_return queues.error();
+    for (const auto& name : queues.value()) {
+      auto live = co_await q.live_admissions(name, user);
+      if (!live) co_return live.error();
+      for (const auto& a : live.value()) {
+        auto rel = co_await q.release_admission(name, a.id, "revoked");
+        if (!rel && rel.error().code != errc::not_found) co_return rel.error();
+      }
+    }
+  }
   co_return *parsed;
 }
 

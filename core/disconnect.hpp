@@ -1,6 +1,7 @@
 #pragma once
 // Disconnecting (and revoking) a user, shared by POST /api/disconnect and
-// `pushonce-leader disconnect`: checks the input, runs lua/revoke.lua.
+// `pushonce-leader disconnect`: checks the input, runs lua/revoke.lua; a revoke also
+// releases the user's live admissions in every registered queue (reason "revoked").
 
 #include <boost/asio/awaitable.hpp>
 #include <chrono>

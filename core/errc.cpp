@@ -36,6 +36,8 @@ constexpr entry table[] = {
     {errc::redis_unavailable, "redis_unavailable", "Redis did not answer or refuses work"},
     {errc_closed, "closed", "the queue is closed"},
     {errc_full, "full", "the queue is full"},
+    {errc_expired, "expired", "the admission has expired"},
+    {errc_released, "released", "the admission was released"},
     {errc::internal, "internal", "internal error"},
 };
 

@@ -6,7 +6,7 @@
 //
 // Text exists only at the edges, each written once from the errc: the contract's code word
 // (code_text: the CLI's `error: <code>:` line and its --json "error"), the HTTP answer
-// (gateway/http/http_error), the WebSocket error frame's code (gateway/session/protocol
+// (gateway/protocol/http_error), the WebSocket error frame's code (gateway/protocol/protocol
 // client_error_code). Redis error replies become an errc in one place
 // (core/redis/failure_of).
 //

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <map>
 
+#include "core/log.hpp"
 #include "core/lua/accept.hpp"
+#include "core/lua/capacity.hpp"
 #include "core/lua/join.hpp"
 #include "core/lua/positions.hpp"
 #include "core/lua/presence.hpp"
@@ -173,10 +175,65 @@ asio::awaitable<outcome<std::vector<std::string>>> queue_api::add_resources(
 
 asio::awaitable<outcome<none>> queue_api::release_resource(std::string queue, std::string id) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
-  if (!valid_name(id)) co_return bad_name("resource id", id);
-  auto in = lua::resource_release_for(keys_, queue, std::move(id));
+  if (!valid_name(id) && !admission::is_pass_name(id)) co_return bad_name("resource id", id);
+  auto source = co_await source_index(queue);
+  if (!source) co_return source.error();
+  auto in = lua::resource_release_for(keys_, queue,
+                                      {.resource = std::move(id),
+                                       .admission = {},
+                                       .source = source.value(),
+                                       .reason = "released",
+                                       .outbox_retention_ms = retention_.outbox.count()});
+  auto r = co_await lua::run_script(*conn_, std::move(in));
+  auto out = lua::resource_release_reply(r);
+  if (!out) co_return out.error();
+  co_return none{};
+}
+
+asio::awaitable<outcome<lua::release_reply>> queue_api::release_admission(std::string queue,
+                                                                          std::string id,
+                                                                          std::string reason) {
+  if (!valid_name(queue)) co_return bad_name("queue", queue);
+  if (admission::source_of_id(id) < 0) co_return failure{errc::not_found, "no admission " + id};
+  auto source = co_await source_index(queue);
+  if (!source) co_return source.error();
+  auto in = lua::resource_release_for(keys_, queue,
+                                      {.resource = {},
+                                       .admission = std::move(id),
+                                       .source = source.value(),
+                                       .reason = std::move(reason),
+                                       .outbox_retention_ms = retention_.outbox.count()});
   auto r = co_await lua::run_script(*conn_, std::move(in));
   co_return lua::resource_release_reply(r);
+}
+
+asio::awaitable<outcome<admission::record>> queue_api::renew_admission(
+    std::string queue, std::string id, std::optional<long long> at_ms) {
+  if (!valid_name(queue)) co_return bad_name("queue", queue);
+  if (admission::source_of_id(id) < 0) co_return failure{errc::not_found, "no admission " + id};
+  auto r = co_await lua::run_script(*conn_,
+                                    lua::admission_for(keys_, queue, std::move(id), true, at_ms));
+  auto a = lua::admission_reply_of(r);
+  if (!a) co_return a.error();
+  co_return admission::record{a.value().state, a.value().user, a.value().resource,
+                              a.value().expires_at};
+}
+
+asio::awaitable<outcome<std::vector<lua::live_admission>>> queue_api::live_admissions(
+    std::string queue, std::string user) {
+  if (!valid_name(queue)) co_return bad_name("queue", queue);
+  if (!user.empty() && !valid_name(user)) co_return bad_name("user", user);
+  auto r =
+      co_await lua::run_script(*conn_, lua::admissions_list_for(keys_, queue, std::move(user)));
+  if (!r.ok()) co_return failure_of(r);
+  co_return lua::admissions_list_of(r.value);
+}
+
+asio::awaitable<outcome<long long>> queue_api::next_due_ms(std::string queue) {
+  if (!valid_name(queue)) co_return bad_name("queue", queue);
+  auto r = co_await lua::run_script(*conn_, lua::next_due_for(keys_, queue));
+  if (!r.ok()) co_return failure_of(r);
+  co_return r.value.integer;
 }
 
 asio::awaitable<outcome<none>> queue_api::remove_resource(std::string queue, std::string id) {
@@ -240,7 +297,32 @@ lua::assign_settings queue_api::assign_settings_for(long long source, long long 
           .accept_timeout_ms = accept_timeout_ms,
           .outbox_retention = retention_.outbox,
           .max = max,
-          .admission_record = admission_record_};
+          .admission_record = admission_record_,
+          .publish = wait_replicas_ == 0};
+}
+
+asio::awaitable<void> queue_api::publish_replicated(const std::string& queue,
+                                                    const redis::reply& reply, std::size_t width) {
+  auto payload = lua::bus_message_of(reply, width);
+  if (payload.empty()) co_return;
+  // WAIT on the node of the queue's slot (it covers every write sent on that connection
+  // before it), then PUBLISH on the same node.
+  // Named vectors, not braced lists in the co_await operand (GCC 12).
+  std::vector<std::string> route{keys_.queue(queue, "outbox")};
+  std::vector<redis::command> wait;
+  wait.push_back({"WAIT", std::to_string(wait_replicas_), std::to_string(wait_timeout_.count())});
+  auto acks = co_await conn_->exec_all_at(route, std::move(wait));
+  if (acks.empty() || !acks[0].ok() || acks[0].value.as_int().value_or(0) < wait_replicas_) {
+    ++wait_short_;
+    log::warn(
+        "queue {}: WAIT {} confirmed fewer replicas: its bus message is held back (the "
+        "sweeper re-drives the outbox entry after a lease)",
+        queue, wait_replicas_);
+    co_return;
+  }
+  std::vector<redis::command> publish;
+  publish.push_back({"PUBLISH", keys_.bus_channel(), std::move(payload)});
+  co_await conn_->exec_all_at(std::move(route), std::move(publish));
 }
 
 asio::awaitable<outcome<std::vector<assignment>>> queue_api::assign_batch(
@@ -251,6 +333,7 @@ asio::awaitable<outcome<std::vector<assignment>>> queue_api::assign_batch(
                             assign_settings_for(source, fencing_token, accept_timeout_ms, max));
   auto r = co_await lua::run_script(*conn_, std::move(in));
   if (!r.ok()) co_return failure_of(r);
+  if (wait_replicas_ > 0) co_await publish_replicated(queue, r.value, 3);
   co_return lua::assignments_of(r.value, 3);
 }
 
@@ -276,6 +359,7 @@ asio::awaitable<outcome<std::optional<std::vector<assignment>>>> queue_api::assi
   auto r = co_await lua::run_script(*conn_, std::move(in));
   if (!r.ok()) co_return failure_of(r);
   if (lua::assign_was_stale(r.value)) co_return result_type{};
+  if (wait_replicas_ > 0) co_await publish_replicated(queue, r.value, 3);
   co_return result_type{lua::assignments_of(r.value, 3)};
 }
 
@@ -283,11 +367,14 @@ asio::awaitable<outcome<std::optional<admission::record>>> queue_api::admission_
     std::string queue, std::string id) {
   using result_type = std::optional<admission::record>;
   if (!valid_name(queue)) co_return bad_name("queue", queue);
-  redis::command cmd{"HGET", keys_.queue(queue, "admissions"), std::move(id)};
-  auto r = co_await conn_->exec(std::move(cmd));
-  if (!r.ok()) co_return failure_of(r);
-  if (!r.value.is_string()) co_return result_type{};
-  co_return admission::record_of(r.value.str);
+  auto r = co_await lua::run_script(*conn_, lua::admission_for(keys_, queue, std::move(id), false));
+  auto a = lua::admission_reply_of(r);
+  if (!a) {
+    if (a.error().code == errc::not_found) co_return result_type{};
+    co_return a.error();
+  }
+  co_return admission::record{a.value().state, a.value().user, a.value().resource,
+                              a.value().expires_at};
 }
 
 asio::awaitable<outcome<std::map<long long, std::string>>> queue_api::source_queues() {
@@ -336,6 +423,7 @@ asio::awaitable<outcome<std::vector<assignment>>> queue_api::expire_batch(std::s
   auto in = lua::expire_for(keys_, queue, assign_settings_for(source, fencing_token, 0, max));
   auto r = co_await lua::run_script(*conn_, std::move(in));
   if (!r.ok()) co_return failure_of(r);
+  if (wait_replicas_ > 0) co_await publish_replicated(queue, r.value, 4);
   co_return lua::assignments_of(r.value, 4);
 }
 

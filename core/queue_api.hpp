@@ -13,7 +13,9 @@
 #include "core/admission_plan.hpp"
 #include "core/keys.hpp"
 #include "core/lua/assign.hpp"
+#include "core/lua/capacity.hpp"
 #include "core/lua/positions.hpp"
+#include "core/lua/resource.hpp"
 #include "core/lua/settings.hpp"
 #include "core/outcome.hpp"
 #include "core/redis/connection.hpp"
@@ -86,7 +88,22 @@ class queue_api {
   /// meta_json: validated JSON text, or empty for none.
   boost::asio::awaitable<outcome<std::vector<std::string>>> add_resources(
       std::string queue, std::vector<std::string> ids, std::string meta_json);
+  /// `resource release ID`: the same act as release_admission, by resource id (a pass's
+  /// name too); the holder gets an `expired` message (reason "released").
   boost::asio::awaitable<outcome<none>> release_resource(std::string queue, std::string id);
+  /// Releases a live admission (idempotent: an ended one answers its state); the holder gets
+  /// an `expired` message with `reason` ("released" or "revoked"). not_found: no record.
+  boost::asio::awaitable<outcome<lua::release_reply>> release_admission(
+      std::string queue, std::string id, std::string reason = "released");
+  /// Renews a live admission's lease (at: the time of the check that renews; none: now).
+  /// Failure expired / released (errc_expired, errc_released) for an ended one.
+  boost::asio::awaitable<outcome<admission::record>> renew_admission(
+      std::string queue, std::string id, std::optional<long long> at_ms = std::nullopt);
+  /// The queue's live admissions (one user's with `user` not empty), sorted by user.
+  boost::asio::awaitable<outcome<std::vector<lua::live_admission>>> live_admissions(
+      std::string queue, std::string user = {});
+  /// ms until the queue's rate next allows an assignment (0: now), or -1: nothing to wait for.
+  boost::asio::awaitable<outcome<long long>> next_due_ms(std::string queue);
   boost::asio::awaitable<outcome<none>> remove_resource(std::string queue, std::string id);
   boost::asio::awaitable<outcome<std::vector<resource_info>>> list_resources(std::string queue);
   /// Counts of free and assigned resources.
@@ -121,6 +138,16 @@ class queue_api {
   /// How long assign.lua keeps an assignment's admission record (the state API's answer):
   /// the token's lifetime and a minute by default.
   void set_admission_record_time(std::chrono::milliseconds t) { admission_record_ = t; }
+  /// --wait-replicas for the queue's slot: with n > 0, assign.lua and expire.lua do not
+  /// publish; the bus message goes out once WAIT n (at most `timeout`) on the slot's node
+  /// confirms the batch's writes. A WAIT short of n publishes nothing: the outbox entry is
+  /// the sweeper's to re-drive after a lease (if a failover did not lose it).
+  void set_wait_replicas(int n, std::chrono::milliseconds timeout) {
+    wait_replicas_ = n;
+    wait_timeout_ = timeout;
+  }
+  /// WAITs that confirmed fewer replicas than asked (their bus messages were held back).
+  long long wait_replicas_short() const { return wait_short_; }
   /// What assign_batch would assign now (assign_plan.lua, read only).
   boost::asio::awaitable<outcome<admission::assign_plan>> plan_assign(std::string queue,
                                                                       long long max);
@@ -138,11 +165,17 @@ class queue_api {
  private:
   lua::assign_settings assign_settings_for(long long source, long long fencing_token,
                                            long long accept_timeout_ms, long long max) const;
+  /// With --wait-replicas: the bus message of a call on `queue`'s slot, once replicated.
+  boost::asio::awaitable<void> publish_replicated(const std::string& queue,
+                                                  const redis::reply& reply, std::size_t width);
 
   std::shared_ptr<redis::connection> conn_;
   keys keys_;
   pushonce::retention retention_;
   std::chrono::milliseconds admission_record_{std::chrono::seconds(660)};
+  int wait_replicas_ = 0;
+  std::chrono::milliseconds wait_timeout_{100};
+  long long wait_short_ = 0;
 };
 
 }  // namespace pushonce

@@ -9,5 +9,8 @@ namespace pushonce {
 
 inline constexpr errc errc_closed = static_cast<errc>(64);  // a join to a closed queue
 inline constexpr errc errc_full = static_cast<errc>(65);    // a join over max_waiting
+// A renewal of an admission that has ended (docs/capacity.md): 409 with these words.
+inline constexpr errc errc_expired = static_cast<errc>(66);   // its offer or lease ran out
+inline constexpr errc errc_released = static_cast<errc>(67);  // released or revoked
 
 }  // namespace pushonce

@@ -50,12 +50,21 @@ queue_settings parse_queue_settings(
       s.paused = value == "1";
     } else if (name == "shuffle") {
       s.shuffle = value == "1";
+    } else if (name == "passes") {
+      s.passes = value != "0";
+    } else if (name == "session_renewal") {
+      s.session_renewal = value != "0";
     } else if (auto v = settings_number(value)) {
       if (name == "opens_at") s.opens_at = *v;
       if (name == "max_waiting") s.max_waiting = *v;
       if (name == "abandon_after_s") s.abandon_after_s = *v;
       if (name == "accept_timeout_s") s.accept_timeout_s = *v;
       if (name == "join_pow_bits") s.join_pow_bits = *v;
+      if (name == "rate_per_min") s.rate_per_min = *v;
+      if (name == "burst") s.burst = *v;
+      if (name == "max_active") s.max_active = *v;
+      if (name == "session_s") s.session_s = *v;
+      if (name == "active") s.active = *v;
     }
   }
   if (s.state != queue_settings::state_kind::prequeue) s.opens_at.reset();
@@ -91,6 +100,13 @@ json::object render_queue_settings(std::string_view queue, const queue_settings&
   else
     o["accept_timeout_s"] = static_cast<double>(default_accept_timeout_ms) / 1000.0;
   o["join_pow_bits"] = s.join_pow_bits;
+  o["rate_per_min"] = s.rate_per_min;
+  o["burst"] = s.burst;
+  o["passes"] = s.passes;
+  o["max_active"] = s.max_active;
+  o["session_s"] = s.session_s;
+  o["session_renewal"] = s.session_renewal;
+  if (s.active) o["active"] = *s.active;
   return o;
 }
 
@@ -112,6 +128,12 @@ std::optional<std::string> settings_problem(const settings_values& v) {
   if (bad(v.accept_timeout_s)) return "--accept-timeout must be 0 (never) to 1000000000 seconds";
   if (v.join_pow_bits && (*v.join_pow_bits < 0 || *v.join_pow_bits > 32))
     return "--join-pow-bits must be 0 (off) to 32";
+  if (v.rate_per_min && (*v.rate_per_min < 0 || *v.rate_per_min > 6'000'000))
+    return "--rate must be 0 (no pacing) to 6000000 a minute";
+  if (v.burst && (*v.burst < 0 || *v.burst > 1'000'000)) return "--burst must be 0 to 1000000";
+  if (bad(v.max_active)) return "--max-active must be 0 (no cap) to 1000000000";
+  if (v.session_s && (*v.session_s < 0 || *v.session_s > 31'536'000))
+    return "--session must be 0 (no lease) to 31536000 seconds";
   return std::nullopt;
 }
 
@@ -121,6 +143,12 @@ settings_change settings_fields(const settings_values& v) {
   if (v.abandon_after_s) out.emplace_back("abandon_after_s", std::to_string(*v.abandon_after_s));
   if (v.accept_timeout_s) out.emplace_back("accept_timeout_s", std::to_string(*v.accept_timeout_s));
   if (v.join_pow_bits) out.emplace_back("join_pow_bits", std::to_string(*v.join_pow_bits));
+  if (v.rate_per_min) out.emplace_back("rate_per_min", std::to_string(*v.rate_per_min));
+  if (v.burst) out.emplace_back("burst", std::to_string(*v.burst));
+  if (v.passes) out.emplace_back("passes", *v.passes ? "1" : "0");
+  if (v.max_active) out.emplace_back("max_active", std::to_string(*v.max_active));
+  if (v.session_s) out.emplace_back("session_s", std::to_string(*v.session_s));
+  if (v.session_renewal) out.emplace_back("session_renewal", *v.session_renewal ? "1" : "0");
   return out;
 }
 

@@ -23,6 +23,14 @@ struct queue_settings {
   long long abandon_after_s = 300;            // 0: never
   std::optional<long long> accept_timeout_s;  // none: the leader's --accept-timeout
   long long join_pow_bits = 0;                // 0: off
+  // Capacity (docs/capacity.md)
+  long long rate_per_min = 0;  // 0: no pacing
+  long long burst = 0;         // passes banked while nobody waits (at least 1 is)
+  bool passes = true;          // with a rate: passes when no resource is free
+  long long max_active = 0;    // 0: no cap
+  long long session_s = 0;     // an admission's lease; 0: none
+  bool session_renewal = true;
+  std::optional<long long> active;  // live admissions (read with the settings)
 };
 
 /// The hash's fields and values (HGETALL's flat list, as pairs). Unknown fields are
@@ -32,8 +40,9 @@ queue_settings parse_queue_settings(const std::vector<std::pair<std::string, std
 std::string_view state_text(queue_settings::state_kind s);
 
 /// The settings object: {"queue","state","paused","opens_at","shuffle","max_waiting",
-/// "abandon_after_s","accept_timeout_s","join_pow_bits"}; `default_accept_timeout_ms` is
-/// the leaders' --accept-timeout, shown when the queue has no setting of its own.
+/// "abandon_after_s","accept_timeout_s","join_pow_bits","rate_per_min","burst","passes",
+/// "max_active","session_s","session_renewal"} and "active" when read; `default_accept_timeout_ms`
+/// is the leaders' --accept-timeout, shown when the queue has no setting of its own.
 boost::json::object render_queue_settings(std::string_view queue, const queue_settings& s,
                                           long long default_accept_timeout_ms);
 
@@ -45,10 +54,12 @@ std::string registered_value(long long accept_timeout_ms);
 /// An operator's change to the settings hash: field -> value.
 using settings_change = std::vector<std::pair<std::string, std::string>>;
 
-/// `settings --max-waiting N --abandon-after S --accept-timeout S` (each optional): the
-/// fields to write, or why not (non-negative whole numbers up to 10^9).
+/// `settings --max-waiting N --abandon-after S --accept-timeout S --rate N ...` (each
+/// optional): the fields to write, or why not (non-negative whole numbers up to 10^9).
 struct settings_values {
   std::optional<long long> max_waiting, abandon_after_s, accept_timeout_s, join_pow_bits;
+  std::optional<long long> rate_per_min, burst, max_active, session_s;
+  std::optional<bool> passes, session_renewal;
 };
 std::optional<std::string> settings_problem(const settings_values& v);
 settings_change settings_fields(const settings_values& v);

@@ -1,10 +1,12 @@
 #include "core/status.hpp"
 
 #include <boost/json.hpp>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 
 #include "core/assignment_rate.hpp"
+#include "core/lua/presence.hpp"
 #include "core/queue_api.hpp"
 #include "core/queue_settings.hpp"
 #include "core/redis/cluster_health.hpp"
@@ -118,9 +120,12 @@ asio::awaitable<outcome<json::object>> collect_status(std::shared_ptr<redis::con
       f.message += " (redis cluster slots without a master: " + *unserved + ")";
     return f;
   };
+  const auto absent = lua::presence_key(k, "absent");
   std::vector<redis::command> cmds{{"HGETALL", k.plain("leader")},
                                    {"ZCARD", k.queue(queue, "waiting")},
-                                   {"HGETALL", k.plain("stats")}};
+                                   {"HGETALL", k.plain("stats")},
+                                   {"ZCARD", absent},
+                                   {"ZRANGE", absent, "0", "0", "WITHSCORES"}};
   auto rs = co_await conn->exec_all(std::move(cmds));
   for (auto& r : rs)
     if (!r.ok()) co_return with_slots(failure_of(r));
@@ -164,6 +169,16 @@ asio::awaitable<outcome<json::object>> collect_status(std::shared_ptr<redis::con
     queues[name] = std::move(one.value());
   }
   out["queues"] = std::move(queues);
+  // The absences held (users with no session that some queue may still abandon) and since
+  // when: a queue that turns abandonment on counts only absences from then on.
+  json::value since = nullptr;
+  if (rs[4].value.elements.size() == 2) {
+    const auto& score = rs[4].value.elements[1].str;
+    long long ms = 0;
+    if (std::from_chars(score.data(), score.data() + score.size(), ms).ec == std::errc{})
+      since = ms;
+  }
+  out["presence"] = json::object{{"absent", rs[3].value.integer}, {"absent_since", since}};
   if (unserved) out["slots_without_master"] = *unserved;
   co_return out;
 }

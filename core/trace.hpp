@@ -6,6 +6,7 @@
 #include <boost/json/object.hpp>
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/defaults.hpp"
@@ -13,6 +14,18 @@
 #include "core/redis/connection.hpp"
 
 namespace pushonce {
+
+/// What `pushonce-leader trace ARG [--user USER]` looks up, decided without Redis: with
+/// --user, ARG is that user's idempotency key (the `--id KEY` of `publish`, kept for the
+/// dedup window at NS:{bus:N}:idem:USER:KEY, naming the message id); without, a message id
+/// (decimal digits). Otherwise `error` says what to type.
+struct trace_lookup {
+  std::string id;                  // a message id to trace, or
+  std::optional<std::string> key;  // an idempotency key of `user`, to turn into one
+  std::string user;
+  std::string error;  // neither: why not
+};
+trace_lookup trace_lookup_of(const std::string& arg, const std::optional<std::string>& user);
 
 class tracer {
  public:

@@ -26,7 +26,13 @@ while (($#)); do
   esac
 done
 
-bash deploy/setup.sh
+cat <<MSG
+run: 1. installing what building and running need, when missing (apt: compilers, -dev
+        libraries, redis-server; ~140 MB, a few minutes on a bare Debian 12)
+     2. building the four programs in build/ (15-25 min the first time on 2 cores, seconds after)
+     3. starting redis-server, 1 leader, $workers workers, $gateways gateway(s)${nginx_port:+, nginx on $nginx_port}
+MSG
+PUSHONCE_SETUP_EXTRA=${nginx_port:+nginx} bash deploy/setup.sh
 programs=(pushonce-leader pushonce-worker)
 [ -f gateway/CMakeLists.txt ] && programs+=(pushonce-gateway)
 # the load generator and verifier too: deploy/install.sh installs it with the others

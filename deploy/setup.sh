@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# Installs everything pushonce needs to build, run and test on Debian 12.
-# Idempotent; run as root (or with sudo available). Skips apt when all packages are present.
-#   deploy/setup.sh            build and test machine: compilers, -dev packages, Redis,
-#                              nginx, chromium, promtool; the system redis-server,
-#                              redis-sentinel, nginx and prometheus it starts are stopped
-#                              (the tests run private ones)
+# Installs what pushonce needs on Debian 12, in three sets. Idempotent; run as root (or with
+# sudo available). Skips apt when all packages are present.
+#   deploy/setup.sh            build and run (the run command, deploy/run.sh): compilers,
+#                              cmake, the -dev libraries and redis-server; nothing else
+#   deploy/setup.sh --test     the test command (deploy/test.sh): that, and what the tests
+#                              use: clang and libFuzzer, clang-format, nginx, chromium and
+#                              Node.js, promtool, redis-sentinel, lintian, help2man; the
+#                              system redis-server, redis-sentinel, nginx and prometheus it
+#                              starts are stopped (the tests run private ones)
+#   PUSHONCE_SETUP_EXTRA="PKG..." deploy/setup.sh   the build and run set and these (run.sh
+#                              --nginx adds nginx)
 #   deploy/setup.sh --runtime  a production host: only the shared libraries the installed
 #                              programs load (RUNTIME_PACKAGES below); no service is
 #                              started or stopped
@@ -17,12 +22,13 @@ RUNTIME_PACKAGES=(
   libstdc++6 ca-certificates
 )
 
-runtime=0
+runtime=0 test=0
 case "${1:-}" in
   --runtime) runtime=1 ;;
+  --test) test=1 ;;
   "") ;;
   -h | --help)
-    sed -n '2,10p' "$0"
+    sed -n '2,15p' "$0"
     exit 0
     ;;
   *)
@@ -34,20 +40,30 @@ esac
 if ((runtime)); then
   packages=("${RUNTIME_PACKAGES[@]}")
 else
+  # building (tests included: deploy/build.sh configures them, doctest is headers only) and
+  # running: about 140 MB to download on a bare Debian 12 (155 packages)
   packages=(
     cmake g++ make pkg-config git ca-certificates
     libhiredis-dev libfmt-dev doctest-dev libssl-dev
     libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev libboost-program-options1.81-dev
-    libjwt-dev redis-server redis-tools redis-sentinel jq clang-format
-    clang libclang-rt-14-dev
-    chromium
-    nginx systemd openssl
-    python3-jwt python3-cryptography # the checkout examples' test (examples/checkout)
-    prometheus # promtool: the test command checks deploy/prometheus/alerts.yml
+    libjwt-dev redis-server redis-tools
   )
-  # Node.js runs the JS client's unit tests and the browser tests (Debian 12 ships 18.x;
-  # a newer one already installed is used as it is).
-  command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
+  if ((test)); then
+    packages+=(
+      redis-sentinel jq curl clang-format
+      clang libclang-rt-14-dev
+      chromium
+      nginx systemd openssl
+      python3-jwt python3-cryptography # the checkout examples' test (examples/checkout)
+      prometheus # promtool: the test command checks deploy/prometheus/alerts.yml
+      dpkg-dev file help2man lintian # deploy/package.sh and its test (tests/deploy/)
+    )
+    # Node.js runs the JS client's unit tests and the browser tests (Debian 12 ships 18.x;
+    # a newer one already installed is used as it is).
+    command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
+  fi
+  # shellcheck disable=SC2206
+  packages+=(${PUSHONCE_SETUP_EXTRA:-})
 fi
 
 missing=()
@@ -58,7 +74,7 @@ done
 if ((${#missing[@]})); then
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  echo "setup: installing ${missing[*]}"
+  echo "setup: installing ${#missing[@]} packages with apt (a few minutes on a bare machine): ${missing[*]}"
   $sudo apt-get update -q
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends "${missing[@]}"
   if ((runtime)); then
@@ -82,7 +98,7 @@ if ((${#missing[@]})); then
 else
   echo "setup: all packages present"
 fi
-((runtime)) && exit 0
+((test)) || exit 0
 
 # playwright-core drives Debian's chromium (never `npx playwright install`: downloads of
 # browser builds are blocked); installed from the lock file.

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The one command that installs what is missing, builds, and runs every check, one function
 # per tier, each timed:
-#   setup     packages (deploy/setup.sh)
+#   setup     packages (deploy/setup.sh --test: the run command's and the tests' own)
 #   build     the default build (RelWithDebInfo, -Werror) in build/
 #   release   the programs in Release (-O3) in build-release/: a user's build must compile
 #   format    clang-format --dry-run --Werror on every C++ file
@@ -27,7 +27,7 @@ timed() {
   echo "== $name: done in $((SECONDS - t0)) s"
 }
 
-tier_setup() { bash deploy/setup.sh; }
+tier_setup() { bash deploy/setup.sh --test; }
 
 # The bench programs are built (not run) so that they keep compiling. Line tables only
 # (PUSHONCE_LINE_TABLES): stack traces keep file and line, and the test build compiles about

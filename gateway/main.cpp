@@ -106,6 +106,9 @@ po::options_description own_options() {
        "0: no maximum)")
       ("metrics-auth", po::bool_switch(),
        "GET /metrics wants Authorization: Bearer $PUSHONCE_ADMIN_TOKEN")
+      ("gate-cookie-domain", po::value<std::string>()->value_name("DOMAIN"),
+       "POST /api/gate/cookie sets the cookie for DOMAIN (a checkout on another subdomain; "
+       "default: this host only)")
       ("trusted-proxy", po::value<std::string>()->value_name("ADDR[,ADDR|CIDR...]"),
        "proxies whose X-Forwarded-For gives the client address (env PUSHONCE_TRUSTED_PROXY; "
        "default: none, the TCP peer is the client)");
@@ -231,11 +234,15 @@ gateway::server_options to_options(const command_line& cl) {
   }
   o.settings.max_data_bytes = cl.common.max_data_bytes;
   try {
-    o.settings.admission_jwks =
-        ::pushonce::admission::load(cl.common.admission).verify->jwks_json();
+    auto keys = ::pushonce::admission::load(cl.common.admission);
+    o.settings.admission_jwks = keys.verify->jwks_json();
+    o.settings.admission_verifier = keys.verify;
+    o.settings.admission_issuer = cl.common.admission.issuer;
   } catch (const std::invalid_argument& e) {
     throw usage_error(e.what());
   }
+  if (vm.count("gate-cookie-domain"))
+    o.settings.gate_cookie_domain = vm["gate-cookie-domain"].as<std::string>();
   std::string proxies;
   if (const char* env = std::getenv("PUSHONCE_TRUSTED_PROXY"); env && *env) proxies = env;
   if (vm.count("trusted-proxy")) proxies = vm["trusted-proxy"].as<std::string>();

@@ -1,6 +1,6 @@
 #pragma once
-// The abandonment sweep's decisions, with no Redis (leader/leader_daemon's presence loop
-// carries them out; docs/data-model.md, "Presence"):
+// The abandonment sweep's decisions, with no Redis (leader/presence_keeper carries them
+// out; docs/data-model.md, "Presence"):
 //  - a queue's abandon_after_s setting (absent: 300 s; 0: never);
 //  - per queue, which part of NS:{presence}:absent to read next (a cursor by absence start:
 //    every user absent since at or before the cursor has been dealt with for that queue),

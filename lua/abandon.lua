@@ -46,7 +46,11 @@ if #removed > 0 then
   redis.call('ZREM', waiting, unpack(removed))
   queue_event(events, wake, queue, 'r', tickets)
   redis.call('HINCRBY', stats, 'abandoned', #removed)
+  report_count(stats, now_ms(), 'abandoned', #removed)
 end
-if prequeued > 0 then redis.call('HINCRBY', stats, 'abandoned', prequeued) end
+if prequeued > 0 then
+  redis.call('HINCRBY', stats, 'abandoned', prequeued)
+  report_count(stats, now_ms(), 'abandoned', prequeued)
+end
 if ended > 0 then redis.call('HINCRBY', stats, 'abandoned_assignments', ended) end
 return {#removed + prequeued, ended}

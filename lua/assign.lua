@@ -11,17 +11,22 @@
 -- assignments per 10 s bucket "<ms div 10000>", "first" and "last" assignment ms)
 -- ARGV[1] queue name, ARGV[2] source index, ARGV[3] fencing token ("0" = none),
 -- ARGV[4] accept timeout ms ("0" = none), ARGV[5] outbox retention ms
--- (older entries are trimmed, XADD MINID), ARGV[6] bus channel, ARGV[7] wake channel,
+-- (older entries are trimmed, XADD MINID), ARGV[6] bus channel ("": not published here, the
+-- bus message is returned last for the caller to publish), ARGV[7] wake channel,
 -- ARGV[8] the most assignments to make (1..1000)
 -- KEYS[14] admissions (hash id -> "state user resource"), KEYS[15] admissions:t
 -- (zset id -> when its record goes, ms); ARGV[9] how long a record is kept, ms ("" or absent: no records)
--- ARGV[10] planned count ("" or absent: no plan, data.admission is null), ARGV[11] the seq
--- the plan saw, then per planned assignment i: ARGV[9 + 3i] user, ARGV[10 + 3i] resource,
+-- KEYS[16] leases (zset user -> lease end ms: the live admissions of a queue with a
+-- session length; settings session_s)
+-- ARGV[10] planned count ("" or absent: no plan, data.admission is null), ARGV[11] the base
+-- the plan's ids come from (assign_plan.lua), then per planned assignment i: ARGV[9 + 3i] user, ARGV[10 + 3i] resource,
 -- ARGV[11 + 3i] its admission token (assign_plan.lua, core/admission_plan.hpp). A plan that
 -- no longer holds (other heads, other free resources, another seq) assigns nothing and
 -- returns {"stale"}.
+-- Capacity (docs/capacity.md): the settings' rate (its clock), passes and max_active limit
+-- how many are assigned; with passes a user beyond the free resources gets `pass:<n>`.
 -- Returns a flat array, three items per assignment: id, user, resource (empty when nobody
--- waits or nothing is free). Fewer than ARGV[8] with users and resources left means stale
+-- waits or nothing is free), and with an empty bus channel the bus message after them. Fewer than ARGV[8] with users and resources left means stale
 -- heads were dropped: call again.
 -- Errors: fenced (a newer leader has acted on this queue), bad_request (bad number).
 local waiting = KEYS[1]
@@ -39,6 +44,7 @@ local settings = KEYS[12]
 local rate = KEYS[13]
 local admissions = KEYS[14]
 local admissions_t = KEYS[15]
+local leases = KEYS[16]
 local queue = ARGV[1]
 local source_arg = ARGV[2]
 local token_arg = ARGV[3]
@@ -78,17 +84,26 @@ if token ~= 0 then
   end
 end
 
+local now = now_ms()
 local cfg = redis.call('HMGET', settings, 'paused', 'accept_timeout_s')
-if cfg[1] == '1' then return {} end
 if uint(cfg[2]) then timeout = uint(cfg[2]) * 1000 end
+local limit, passes, clock = capacity_at(settings, assigned, now)
+-- Nothing assigned: the rate's clock banks what it cannot use (a pause owes nothing).
+if cfg[1] == '1' then
+  capacity_spent(settings, clock, 0, now)
+  return {}
+end
 
 -- The heads of both lists. Stale heads (a waiting user who already holds an assignment, a
 -- free resource that is unknown or held) cannot arise through the other scripts; they are
 -- dropped here, at most one list's worth per call.
 local heads = redis.call('ZRANGE', waiting, 0, max - 1, 'WITHSCORES')
-if #heads == 0 then return {} end
-local frees = redis.call('ZRANGE', res_free, 0, max - 1)
-if #frees == 0 then return {} end
+local frees = {}
+if #heads > 0 and limit ~= 0 then frees = redis.call('ZRANGE', res_free, 0, max - 1) end
+if #heads == 0 or limit == 0 or (#frees == 0 and not passes) then
+  capacity_spent(settings, clock, 0, now)
+  return {}
+end
 
 local names = {}
 for i = 1, #heads, 2 do names[#names + 1] = heads[i] end
@@ -97,24 +112,42 @@ local users = {}
 for i = 1, #names do
   if not holds[i] then users[#users + 1] = names[i] end
 end
-local known = redis.call('HMGET', res_meta, unpack(frees))
-local held = redis.call('HMGET', res_holder, unpack(frees))
 local resources, metas, stale_resources = {}, {}, {}
-for i = 1, #frees do
-  if known[i] and not held[i] then
-    resources[#resources + 1] = frees[i]
-    metas[#resources] = known[i]
-  else
-    stale_resources[#stale_resources + 1] = frees[i]
+if #frees > 0 then
+  local known = redis.call('HMGET', res_meta, unpack(frees))
+  local held = redis.call('HMGET', res_holder, unpack(frees))
+  for i = 1, #frees do
+    if known[i] and not held[i] then
+      resources[#resources + 1] = frees[i]
+      metas[#resources] = known[i]
+    else
+      stale_resources[#stale_resources + 1] = frees[i]
+    end
   end
 end
 
-local n = math.min(#users, #resources)
+-- Free resources first, then (with passes) passes, within the capacity's limit
+-- (assign_plan.lua counts alike).
+local stock = #resources
+if limit and limit < stock then stock = limit end
+local n = math.min(#users, stock)
+if passes then n = math.min(#users, limit) end
+-- Fewer than the clock allows for want of users (the whole line was read), of stock, or of
+-- room under the cap: the clock banks the rest.
+local idle = clock ~= nil and n < clock.allowed and
+  (#names < max or (not passes and #frees < max) or (limit ~= nil and limit < clock.allowed))
 if planned then
-  local holds_plan = n == planned and (redis.call('GET', seq) or '0') == planned_seq
+  -- More may be allowed now than when the plan was read: the plan's pairs go.
+  if planned < n then n = planned end
+  -- The plan's base (assign_plan.lua: the sequence or the clock, whichever is ahead) still
+  -- holds while no id above it was taken since.
+  local base = uint(planned_seq or '')
+  local holds_plan = n == planned and base ~= nil and
+    (tonumber(redis.call('GET', seq) or '0') or 0) <= base
   for i = 1, n do
     if not holds_plan then break end
-    holds_plan = users[i] == ARGV[9 + 3 * i] and resources[i] == ARGV[10 + 3 * i]
+    local resource = i <= stock and resources[i] or pass_name(base + i)
+    holds_plan = users[i] == ARGV[9 + 3 * i] and resource == ARGV[10 + 3 * i]
   end
   if not holds_plan then return {'stale'} end
 end
@@ -132,47 +165,93 @@ if #left > 0 then
   redis.call('ZREM', waiting, unpack(left))
   queue_event(events, wake_channel, queue, 'r', left_tickets)
 end
+capacity_spent(settings, clock, n, now, idle)
 if n == 0 then return {} end
 
-local now = now_ms()
 local accept_by = 'null'
 local deadline = '+inf'
 if timeout > 0 then
   accept_by = string.format('%d', now + timeout)
   deadline = accept_by
 end
-local first = redis.call('INCRBY', seq, n) - n
+local lease_end = leases and lease_terms(settings, now)
+local expires_at = lease_end and string.format('%d', lease_end) or 'null'
+local first
+if planned then
+  first = uint(planned_seq)
+  redis.call('SET', seq, string.format('%d', first + n))
+else
+  first = take_seq(seq, n, now)
+end
 local out, lines, freed, holders, user_resources, ids, deadlines = {}, {}, {}, {}, {}, {}, {}
-local tail = ',"accept_by":' .. accept_by .. '},"ts":' .. string.format('%d', now) .. '}'
+local tail = ',"accept_by":' .. accept_by .. ',"expires_at":' .. expires_at .. '},"ts":' ..
+  string.format('%d', now) .. '}'
 local head = ',"src":' .. cjson.encode('q:' .. queue) ..
   ',"kind":"assignment","data":{"queue":' .. cjson.encode(queue) .. ',"resource":'
+local lease_ends = {}
 for i = 1, n do
   local user, resource = users[i], resources[i]
+  local kind = '"resource"'
+  if i > stock then
+    resource = pass_name(first + i)
+    kind = '"pass"'
+  end
   local id = string.format('%d', (first + i) * 4096 + source)
   local meta = metas[i]
-  if not meta or meta == '' then meta = 'null' end
+  if i > stock or not meta or meta == '' then meta = 'null' end
   local admission = 'null'
   if planned then admission = cjson.encode(ARGV[11 + 3 * i]) end
   -- The bus message layout of publish.lua: the frame tail is the suffix from ,"kind".
   lines[i] = '{"id":"' .. id .. '","user":' .. cjson.encode(user) .. head ..
-    cjson.encode(resource) .. ',"meta":' .. meta .. ',"admission":' .. admission .. tail
-  freed[i] = resource
+    cjson.encode(resource) .. ',"kind":' .. kind .. ',"meta":' .. meta .. ',"admission":' ..
+    admission .. tail
+  if lease_end then lease_ends[2 * i - 1], lease_ends[2 * i] = expires_at, user end
+  if i <= stock then freed[#freed + 1] = resource end
   user_resources[2 * i - 1], user_resources[2 * i] = user, resource
   holders[2 * i - 1], holders[2 * i] = resource, user
   ids[2 * i - 1], ids[2 * i] = user, id
   deadlines[2 * i - 1], deadlines[2 * i] = deadline, user
   out[3 * i - 2], out[3 * i - 1], out[3 * i] = id, user, resource
 end
-redis.call('ZREM', res_free, unpack(freed))
+if #freed > 0 then redis.call('ZREM', res_free, unpack(freed)) end
+if lease_end then redis.call('ZADD', leases, unpack(lease_ends)) end
 redis.call('HSET', assigned, unpack(user_resources))
 redis.call('HSET', res_holder, unpack(holders))
 redis.call('HSET', pending_ids, unpack(ids))
 redis.call('ZADD', pending, unpack(deadlines))
+-- The report: admissions in this minute, each one's wait (from the minute its ticket was
+-- handed out: join.lua's index), the peak of live admissions and the capacity settings.
+do
+  local minute = math.floor(now / 60000)
+  local report = report_key(waiting, minute)
+  local index = string.sub(report, 1, string.find(report, ':report:', 1, true)) .. 'report:tickets'
+  local ticket_of = {}
+  for i = 1, #heads, 2 do ticket_of[heads[i]] = heads[i + 1] end
+  local buckets, longest = {}, 0
+  for i = 1, n do
+    local from = redis.call('ZREVRANGEBYSCORE', index, ticket_of[users[i]] or '-inf', '-inf',
+                            'LIMIT', 0, 1)[1]
+    local wait = from and (minute - tonumber(from)) * 60 or 0
+    if wait > longest then longest = wait end
+    local b = report_bucket('w:', wait)
+    buckets[b] = (buckets[b] or 0) + 1
+  end
+  redis.call('HINCRBY', report, 'admitted', n)
+  for b, count in pairs(buckets) do redis.call('HINCRBY', report, b, count) end
+  local seen = redis.call('HMGET', report, 'wait_max', 'active_peak')
+  local live = redis.call('HLEN', assigned)
+  local caps = redis.call('HMGET', settings, 'rate_per_min', 'max_active')
+  redis.call('HSET', report, 'wait_max', string.format('%d', math.max(longest, tonumber(seen[1]) or 0)),
+             'active_peak', string.format('%d', math.max(live, tonumber(seen[2]) or 0)),
+             'rate_per_min', caps[1] or '0', 'max_active', caps[2] or '0')
+  redis.call('PEXPIRE', report, report_keep_ms)
+end
+
 if admissions and record_ms then
   local records, until_ms = {}, {}
   local keep_until = string.format('%d', now + record_ms)
   for i = 1, n do
-    records[2 * i - 1], records[2 * i] = out[3 * i - 2], 'assigned ' .. users[i] .. ' ' .. resources[i]
+    records[2 * i - 1], records[2 * i] = out[3 * i - 2], 'assigned ' .. users[i] .. ' ' .. out[3 * i]
     until_ms[2 * i - 1], until_ms[2 * i] = keep_until, out[3 * i - 2]
   end
   redis.call('HSET', admissions, unpack(records))
@@ -204,5 +283,10 @@ end
 
 local payload = table.concat(lines, '\n')
 redis.call('XADD', outbox, 'MINID', '~', string.format('%d', now - retention), '*', 'm', payload)
-redis.call('PUBLISH', bus_channel, payload)
+if bus_channel == '' then
+  -- The caller publishes (--wait-replicas: once the slot's writes are on the replicas).
+  out[#out + 1] = payload
+else
+  redis.call('PUBLISH', bus_channel, payload)
+end
 return out

@@ -44,11 +44,13 @@ end
 local cfg = redis.call('HMGET', settings, 'state', 'opens_at', 'max_waiting')
 if cfg[1] == 'closed' then
   redis.call('HINCRBY', stats, 'refused_closed', 1)
+  report_count(waiting, now_ms(), 'refused_closed', 1)
   return redis.error_reply('closed queue ' .. queue .. ' is closed')
 end
 local cap = tonumber(cfg[3] or '0') or 0
 if cap > 0 and redis.call('ZCARD', waiting) + redis.call('ZCARD', prequeue) >= cap then
   redis.call('HINCRBY', stats, 'refused_full', 1)
+  report_count(waiting, now_ms(), 'refused_full', 1)
   return redis.error_reply('full queue ' .. queue .. ' is full')
 end
 if pow_used then
@@ -58,6 +60,7 @@ if pow_used then
   end
   if not redis.call('SET', pow_used, '1', 'NX', 'PX', ttl) then
     redis.call('HINCRBY', stats, 'refused_pow', 1)
+    report_count(waiting, now_ms(), 'refused_pow', 1)
     return redis.error_reply('bad_request this proof of work was used already')
   end
 end
@@ -67,10 +70,21 @@ if cfg[1] == 'prequeue' then
   -- 2^48: after every join before the opening (opening_draw.lua shuffles those only).
   if now_ms() >= opens_at then order = order + 281474976710656 end
   redis.call('ZADD', prequeue, order, user)
+  report_count(waiting, now_ms(), 'joins', 1)
   return {0, 0, 0, opens_at}
 end
 local ticket = redis.call('INCR', ticket_counter)
 redis.call('ZADD', waiting, ticket, user)
+-- The report: the join counted in its minute; a minute's first ticket is indexed
+-- (<slot>:report:tickets, ticket -> minute), so that assign.lua can tell a wait.
+local minute = math.floor(now_ms() / 60000)
+local report = report_key(waiting, minute)
+if redis.call('HINCRBY', report, 'joins', 1) == 1 then
+  redis.call('PEXPIRE', report, report_keep_ms)
+  local index = string.sub(report, 1, string.find(report, ':report:', 1, true)) .. 'report:tickets'
+  redis.call('ZADD', index, ticket, string.format('%d', minute))
+  redis.call('ZREMRANGEBYRANK', index, 0, -10082)
+end
 local position = redis.call('ZRANK', waiting, user) + 1
 local seq = queue_event(events, wake, queue, 'j', {ticket})
 return {position, ticket, seq, 0}

@@ -5,6 +5,8 @@
 -- KEYS[1] NS:{presence}:count, KEYS[2] NS:{presence}:gw:INSTANCE,
 -- KEYS[3] NS:{presence}:gws, KEYS[4] NS:{presence}:absent
 -- ARGV[1] instance, then pairs: user, sessions (at most 1000 pairs)
+-- Sets the instance's "~live" field (presence_fold.lua deletes it): the gateway calls this
+-- script, with no pairs, at its first check too, and again whenever it finds the field gone.
 -- Returns how many users were counted again.
 local count = KEYS[1]
 local gateway = KEYS[2]
@@ -27,5 +29,6 @@ for i = 2, #ARGV, 2 do
     restored = restored + 1
   end
 end
+redis.call('HSET', gateway, '~live', '0')
 redis.call('ZADD', gateways, 'NX', now_ms(), instance)
 return restored

@@ -4,8 +4,8 @@
 -- ARGV[1] new epoch (used when none is stored, and when the stored one is rotated)
 -- ARGV[2] optional: idle ttl ms; when given (> 0) and the meta hash has no expiry yet
 --         (e.g. it was just created here), it gets one, so users who connect but never
---         receive a message leave nothing behind for ever. deliver.lua refreshes it.
---         '' or 0: none.
+--         receive a message leave nothing behind for ever. claim.lua (on delivery) and
+--         the gateways (while a session is open) renew it. '' or 0: none.
 -- ARGV[3] optional: the client's since epoch; ARGV[4]: its since offset.
 -- ARGV[5] optional: 'r' = a live session saw this user's offsets go back (failover).
 --         When ARGV[3] is the stored epoch and either the since offset is beyond the

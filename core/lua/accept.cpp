@@ -10,6 +10,8 @@ accept_inputs accept_for(const keys& k, const std::string& queue, std::string us
                        .pending_ids = k.queue(queue, "pending:ids"),
                        .assigned = k.queue(queue, "assigned"),
                        .admissions = k.queue(queue, "admissions"),
+                       .leases = k.queue(queue, "leases"),
+                       .settings = k.queue(queue, "settings"),
                        .user = std::move(user),
                        .want = std::move(want)};
 }

@@ -18,12 +18,13 @@ assign_inputs assign_for(const keys& k, const std::string& queue, const assign_s
                        .rate = k.queue(queue, "rate"),
                        .admissions = k.queue(queue, "admissions"),
                        .admissions_t = k.queue(queue, "admissions:t"),
+                       .leases = k.queue(queue, "leases"),
                        .queue = queue,
                        .source_arg = std::to_string(s.source),
                        .token_arg = std::to_string(s.fencing_token),
                        .timeout_arg = std::to_string(s.accept_timeout_ms),
                        .retention_arg = std::to_string(s.outbox_retention.count()),
-                       .bus_channel = k.bus_channel(),
+                       .bus_channel = s.publish ? k.bus_channel() : std::string(),
                        .wake_channel = k.wake_channel(),
                        .max_arg = std::to_string(s.max),
                        .record_ms_arg = std::to_string(s.admission_record.count()),
@@ -57,6 +58,12 @@ bool assign_was_stale(const redis::reply& r) {
   return r.elements.size() == 1 && r.elements[0].str == "stale";
 }
 
+std::string bus_message_of(const redis::reply& r, std::size_t width) {
+  const auto& e = r.elements;
+  if (width == 0 || e.size() % width != 1 || !e.back().is_string()) return {};
+  return e.back().str;
+}
+
 assign_plan_inputs assign_plan_for(const keys& k, const std::string& queue, long long max) {
   return assign_plan_inputs{.waiting = k.queue(queue, "waiting"),
                             .assigned = k.queue(queue, "assigned"),
@@ -87,11 +94,12 @@ expire_inputs expire_for(const keys& k, const std::string& queue, const assign_s
                        .outbox = k.queue(queue, "outbox"),
                        .fence = k.queue(queue, "fence"),
                        .admissions = k.queue(queue, "admissions"),
+                       .leases = k.queue(queue, "leases"),
                        .queue = queue,
                        .source_arg = std::to_string(s.source),
                        .token_arg = std::to_string(s.fencing_token),
                        .retention_arg = std::to_string(s.outbox_retention.count()),
-                       .bus_channel = k.bus_channel(),
+                       .bus_channel = s.publish ? k.bus_channel() : std::string(),
                        .wake_channel = k.wake_channel(),
                        .max_arg = std::to_string(s.max)};
 }

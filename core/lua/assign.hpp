@@ -33,13 +33,14 @@ struct assign_inputs {
   static constexpr std::string_view script = "assign";
   static constexpr std::size_t required_args = 9;  // no plan: planned_arg, planned_seq left out
   std::string waiting{}, assigned{}, res_meta{}, res_free{}, res_holder{}, seq{}, outbox{}, fence{},
-      pending{}, pending_ids{}, events{}, settings{}, rate{}, admissions{}, admissions_t{};  // KEYS
+      pending{}, pending_ids{}, events{}, settings{}, rate{}, admissions{}, admissions_t{},
+      leases{};  // KEYS
   std::string queue{}, source_arg{}, token_arg{}, timeout_arg{}, retention_arg{}, bus_channel{},
       wake_channel{}, max_arg{}, record_ms_arg{}, planned_arg{}, planned_seq{};  // ARGV
   std::vector<std::string> more_args{};  // per planned assignment: user, resource, token
   static constexpr auto key_fields() {
     using in = assign_inputs;
-    return std::array<script_input<in>, 15>{{{"waiting", &in::waiting},
+    return std::array<script_input<in>, 16>{{{"waiting", &in::waiting},
                                              {"assigned", &in::assigned},
                                              {"res_meta", &in::res_meta},
                                              {"res_free", &in::res_free},
@@ -53,7 +54,8 @@ struct assign_inputs {
                                              {"settings", &in::settings},
                                              {"rate", &in::rate},
                                              {"admissions", &in::admissions},
-                                             {"admissions_t", &in::admissions_t}}};
+                                             {"admissions_t", &in::admissions_t},
+                                             {"leases", &in::leases}}};
   }
   static constexpr auto arg_fields() {
     using in = assign_inputs;
@@ -79,6 +81,7 @@ struct assign_settings {
   std::chrono::milliseconds outbox_retention{};
   long long max = 1;  // the most assignments (or expiries) in the call
   std::chrono::milliseconds admission_record{};
+  bool publish = true;  // false: the script returns the bus message last (bus_message_of)
 };
 
 /// assign.lua for `queue`, without a plan.
@@ -93,6 +96,9 @@ assign_inputs planned_assign_for(const keys& k, const std::string& queue, const 
 std::vector<assignment> assignments_of(const redis::reply& r, std::size_t width);
 /// assign.lua's reply to a plan that no longer held.
 bool assign_was_stale(const redis::reply& r);
+/// The bus message a call with `publish` false returned after its `width`-item groups;
+/// empty when it made none (nothing assigned or expired).
+std::string bus_message_of(const redis::reply& r, std::size_t width);
 
 /// lua/assign_plan.lua: its KEYS and ARGV, named and ordered as in the script's opening lines.
 struct assign_plan_inputs {
@@ -124,12 +130,12 @@ std::optional<admission::assign_plan> assign_plan_of(const redis::reply& r);
 struct expire_inputs {
   static constexpr std::string_view script = "expire";
   std::string pending{}, pending_ids{}, assigned{}, res_free{}, res_seq{}, res_holder{}, seq{},
-      outbox{}, fence{}, admissions{};  // KEYS
+      outbox{}, fence{}, admissions{}, leases{};  // KEYS
   std::string queue{}, source_arg{}, token_arg{}, retention_arg{}, bus_channel{}, wake_channel{},
       max_arg{};  // ARGV
   static constexpr auto key_fields() {
     using in = expire_inputs;
-    return std::array<script_input<in>, 10>{{{"pending", &in::pending},
+    return std::array<script_input<in>, 11>{{{"pending", &in::pending},
                                              {"pending_ids", &in::pending_ids},
                                              {"assigned", &in::assigned},
                                              {"res_free", &in::res_free},
@@ -138,7 +144,8 @@ struct expire_inputs {
                                              {"seq", &in::seq},
                                              {"outbox", &in::outbox},
                                              {"fence", &in::fence},
-                                             {"admissions", &in::admissions}}};
+                                             {"admissions", &in::admissions},
+                                             {"leases", &in::leases}}};
   }
   static constexpr auto arg_fields() {
     using in = expire_inputs;

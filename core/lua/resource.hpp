@@ -4,6 +4,7 @@
 // resource_release and resource_remove share their first seven keys, in the same order.
 
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,28 +46,52 @@ outcome<long long> resource_add_reply(const redis::result& r);
 struct resource_release_inputs {
   static constexpr std::string_view script = "resource_release";
   std::string res_meta{}, res_free{}, res_holder{}, assigned{}, pending{}, pending_ids{},
-      admissions{}, res_seq{};                // KEYS
-  std::string id{}, wake_channel{}, queue{};  // ARGV
+      admissions{}, res_seq{}, leases{}, seq{}, outbox{};  // KEYS
+  std::string id{}, wake_channel{}, queue{}, source_arg{}, retention_arg{}, bus_channel{},
+      admission_arg{}, reason{};  // ARGV
   static constexpr auto key_fields() {
     using in = resource_release_inputs;
-    return std::array<script_input<in>, 8>{{{"res_meta", &in::res_meta},
-                                            {"res_free", &in::res_free},
-                                            {"res_holder", &in::res_holder},
-                                            {"assigned", &in::assigned},
-                                            {"pending", &in::pending},
-                                            {"pending_ids", &in::pending_ids},
-                                            {"admissions", &in::admissions},
-                                            {"res_seq", &in::res_seq}}};
+    return std::array<script_input<in>, 11>{{{"res_meta", &in::res_meta},
+                                             {"res_free", &in::res_free},
+                                             {"res_holder", &in::res_holder},
+                                             {"assigned", &in::assigned},
+                                             {"pending", &in::pending},
+                                             {"pending_ids", &in::pending_ids},
+                                             {"admissions", &in::admissions},
+                                             {"res_seq", &in::res_seq},
+                                             {"leases", &in::leases},
+                                             {"seq", &in::seq},
+                                             {"outbox", &in::outbox}}};
   }
   static constexpr auto arg_fields() {
     using in = resource_release_inputs;
-    return std::array<script_input<in>, 3>{
-        {{"id", &in::id}, {"wake_channel", &in::wake_channel}, {"queue", &in::queue}}};
+    return std::array<script_input<in>, 8>{{{"id", &in::id},
+                                            {"wake_channel", &in::wake_channel},
+                                            {"queue", &in::queue},
+                                            {"source_arg", &in::source_arg},
+                                            {"retention_arg", &in::retention_arg},
+                                            {"bus_channel", &in::bus_channel},
+                                            {"admission_arg", &in::admission_arg},
+                                            {"reason", &in::reason}}};
   }
 };
+/// What a release names: a resource id, or an admission id (`admission` set, `resource`
+/// empty); with a source index the holder gets an `expired` message with `reason`.
+struct release_call {
+  std::string resource;
+  std::string admission;
+  std::optional<long long> source;
+  std::string reason = "released";  // or "revoked"
+  long long outbox_retention_ms = 0;
+};
 resource_release_inputs resource_release_for(const keys& k, const std::string& queue,
-                                             std::string id);
-outcome<none> resource_release_reply(const redis::result& r);
+                                             release_call c);
+/// What was released (or, for an admission that had already ended, its state).
+struct release_reply {
+  std::string state;  // "released", or the ended admission's state
+  std::string user, resource, admission, message_id;
+};
+outcome<release_reply> resource_release_reply(const redis::result& r);
 
 // --- resource_remove.lua: take a resource out of the pool ---
 /// lua/resource_remove.lua: its KEYS and ARGV, named and ordered as in the script's

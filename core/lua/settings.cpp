@@ -28,6 +28,7 @@ redis::command settings_command(const keys& k, const settings_call& c) {
   settings_inputs in{.settings = k.queue(c.queue, "settings"),
                      .registered = k.queue(c.queue, "registered"),
                      .prequeue = k.queue(c.queue, "prequeue"),
+                     .assigned = k.queue(c.queue, "assigned"),
                      .queue = c.queue,
                      .wake = k.wake_channel(),
                      .what = settings_op_word(c.op),

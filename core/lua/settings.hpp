@@ -15,14 +15,15 @@ namespace pushonce::lua {
 /// lua/settings.lua: its KEYS and ARGV, named and ordered as in the script's opening lines.
 struct settings_inputs {
   static constexpr std::string_view script = "settings";
-  std::string settings{}, registered{}, prequeue{};      // KEYS
-  std::string queue{}, wake{}, what{}, at{}, shuffle{};  // ARGV
-  std::vector<std::string> more_args{};                  // ARGV after the named ones
+  std::string settings{}, registered{}, prequeue{}, assigned{};  // KEYS
+  std::string queue{}, wake{}, what{}, at{}, shuffle{};          // ARGV
+  std::vector<std::string> more_args{};                          // ARGV after the named ones
   static constexpr auto key_fields() {
-    return std::array<script_input<settings_inputs>, 3>{
+    return std::array<script_input<settings_inputs>, 4>{
         {{"settings", &settings_inputs::settings},
          {"registered", &settings_inputs::registered},
-         {"prequeue", &settings_inputs::prequeue}}};
+         {"prequeue", &settings_inputs::prequeue},
+         {"assigned", &settings_inputs::assigned}}};
   }
   static constexpr auto arg_fields() {
     return std::array<script_input<settings_inputs>, 5>{{{"queue", &settings_inputs::queue},

@@ -265,6 +265,7 @@ struct sharded_subscriber::state : std::enable_shared_from_this<state> {
     routes.want(ch);
     auto deadline = clock_type::now() + opts.command_timeout;
     std::error_code last = error::timeout;
+    int moves = 0;
     while (!stopped && clock_type::now() < deadline) {
       if (!routes.wants(ch)) co_return std::error_code{};  // unsubscribed meanwhile
       auto key = routes.placed(ch);
@@ -295,6 +296,12 @@ struct sharded_subscriber::state : std::enable_shared_from_this<state> {
       if (!ec) co_return ec;
       last = ec;
       if (ec != error::moved) break;
+      if (++moves > 1) {
+        // Refused again (a node that answers NOPERM or CLUSTERDOWN for a while during a
+        // failover): not a map load per round trip.
+        asio::steady_timer pause(strand, unplaced_gap);
+        co_await pause.async_wait(use_tuple);
+      }
       co_await refresh(self);  // the node gave it up: where is its slot now?
     }
     co_return stopped ? std::error_code(error::stopped) : last;

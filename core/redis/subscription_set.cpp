@@ -33,7 +33,7 @@ void subscription_set::send_subscribe(const std::vector<std::string>& channels) 
       asked.push_back(channels[i]);
       ++sent_[channels[i]];
     }
-    if (!sharded_) inflight_.push_back(std::move(asked));
+    inflight_.push_back(std::move(asked));
     send(std::move(cmd));
   }
 }
@@ -97,7 +97,7 @@ std::optional<subscription_set::message> subscription_set::on_reply(reply& r) {
     return message{std::move(r.elements[1].str), std::move(r.elements[2].str)};
   }
   if (kind == "subscribe" || kind == "ssubscribe") {
-    if (!sharded_) answered(ch);
+    answered(ch);
     auto it = sent_.find(ch);
     if (it != sent_.end() && --it->second <= 0) {
       sent_.erase(it);
@@ -122,12 +122,23 @@ std::optional<subscription_set::message> subscription_set::on_reply(reply& r) {
 
 // An SSUBSCRIBE sent to a node that does not serve the channel's slot is answered
 // "-MOVED <slot> <host:port>": every channel of that slot still waiting here is dropped.
+// Any other error answering an SSUBSCRIBE (NOPERM from a node that was just demoted or
+// promoted, CLUSTERDOWN, TRYAGAIN during a failover) drops that command's channels the same
+// way: the sharded subscriber asks the slot map again and places them where it says.
 void subscription_set::on_error_reply(const reply& r) {
-  auto to = parse_redirect(r);
-  if (!to) return;
+  std::deque<std::string> asked;
+  if (!inflight_.empty()) {
+    asked = std::move(inflight_.front());
+    inflight_.pop_front();
+  }
   std::vector<std::string> moved;
-  for (const auto& [ch, n] : sent_)
-    if (hash_slot(ch) == to->slot) moved.push_back(ch);
+  if (auto to = parse_redirect(r)) {
+    for (const auto& [ch, n] : sent_)
+      if (hash_slot(ch) == to->slot) moved.push_back(ch);
+  } else {
+    for (const auto& ch : asked)
+      if (sent_.count(ch)) moved.push_back(ch);
+  }
   for (const auto& ch : moved) dropped(ch);
 }
 

@@ -4,22 +4,27 @@
 #
 #   deploy/nginx/private-nginx.sh --dir DIR --port PORT [--tls-port PORT]
 #                                 --gateway HOST:PORT [--gateway HOST:PORT]...
+#                                 [--checkout HOST:PORT] [--fail-open]
 #
 # DIR gets nginx.conf, the rendered pushonce.conf, a self-signed certificate for
 # localhost/127.0.0.1 (tls/, made once), temp files and logs. PORT is the plain-HTTP
 # listener on 127.0.0.1 (the "local" one), --tls-port the TLS one (127.0.0.1 too; default
-# PORT+1). Runs `exec nginx -p DIR -c DIR/nginx.conf -g 'daemon off;'`: the caller owns
-# the process and stops it with SIGTERM (SIGQUIT: graceful).
+# PORT+1). --checkout: the app behind the gate's /checkout/ (default 127.0.0.1:8090);
+# --fail-open: the gate's failure policy switched to fail open (docs/gate.md). Runs
+# `exec nginx -p DIR -c DIR/nginx.conf -g 'daemon off;'`: the caller owns the process and
+# stops it with SIGTERM (SIGQUIT: graceful).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-dir="" port="" tls_port="" gateways=()
+dir="" port="" tls_port="" gateways=() checkout="127.0.0.1:8090" fail_open=0
 while (($#)); do
   case "$1" in
     --dir) dir=$2; shift 2 ;;
     --port) port=$2; shift 2 ;;
     --tls-port) tls_port=$2; shift 2 ;;
     --gateway) gateways+=("$2"); shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    --checkout) checkout=$2; shift 2 ;;
+    --fail-open) fail_open=1; shift ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "error: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -49,7 +54,11 @@ sed -e '/# redirect-begin/,/# redirect-end/d' \
     -e '/# https6$/d' \
     -e "s|listen 127.0.0.1:8088;  # local|listen 127.0.0.1:$port;  # local|" \
     -e "s|/etc/pushonce/tls/|$dir/tls/|g" \
+    -e "s|server 127.0.0.1:8090;  # checkout|server $checkout;  # checkout|" \
     "$here/pushonce.conf" >"$dir/pushonce.conf"
+if ((fail_open)); then
+  sed -i 's|error_page 500 = @pushonce_fail_closed;|error_page 500 502 503 504 = @pushonce_fail_open;|' "$dir/pushonce.conf"
+fi
 
 cat >"$dir/nginx.conf" <<CONF
 # Made by deploy/nginx/private-nginx.sh: a private nginx for pushonce (not the system one).

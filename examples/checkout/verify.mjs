@@ -33,8 +33,15 @@ try {
     const r = await fetch(new URL(`/api/admission/${encodeURIComponent(payload.jti)}`, base), {
       headers: { authorization: `Bearer ${apiKey}` },
     });
-    out.state = r.status === 404 ? 'unknown' : (await r.json()).state;
-    // Assigned or accepted: the user may go on. Released, expired, unknown: refuse.
+    const record = r.status === 404 ? null : await r.json();
+    // A record names the user and resource it was made for: one that names others is not
+    // this token's admission ("mismatch").
+    out.state = !record
+      ? 'unknown'
+      : record.user !== payload.sub || record.resource !== payload.resource
+        ? 'mismatch'
+        : record.state;
+    // Assigned or accepted: the user may go on. Released, expired, unknown, mismatch: refuse.
     out.valid = out.state === 'assigned' || out.state === 'accepted';
   }
   answer(out, out.valid);

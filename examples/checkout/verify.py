@@ -29,16 +29,22 @@ def answer(out, ok):
     sys.exit(0 if ok else 1)
 
 
-def state_of(admission_id):
-    req = urllib.request.Request(base + "/api/admission/" + admission_id,
+def state_of(claims):
+    """The admission's state, "unknown" when pushonce has no record of it, or "mismatch"
+    when its record names another user or resource than the token (a record is bound to
+    the assignment it was made for; a token never stands for someone else's)."""
+    req = urllib.request.Request(base + "/api/admission/" + claims["jti"],
                                  headers={"Authorization": "Bearer " + api_key})
     try:
         with urllib.request.urlopen(req, timeout=5) as r:
-            return json.load(r)["state"]
+            record = json.load(r)
     except urllib.error.HTTPError as e:
         if e.code == 404:
             return "unknown"
         raise
+    if record.get("user") != claims["sub"] or record.get("resource") != claims.get("resource"):
+        return "mismatch"
+    return record["state"]
 
 
 token = sys.argv[1] if len(sys.argv) > 1 else ""
@@ -54,7 +60,7 @@ except (jwt.PyJWTError, ValueError) as e:
 out = {"valid": True, "user": claims["sub"], "queue": claims["queue"],
        "resource": claims["resource"], "id": claims["jti"]}
 if api_key:
-    out["state"] = state_of(claims["jti"])
-    # Assigned or accepted: the user may go on. Released, expired, unknown: refuse.
+    out["state"] = state_of(claims)
+    # Assigned or accepted: the user may go on. Released, expired, unknown, mismatch: refuse.
     out["valid"] = out["state"] in ("assigned", "accepted")
 answer(out, out["valid"])

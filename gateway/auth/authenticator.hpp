@@ -8,7 +8,7 @@
 
 #include "core/jwt.hpp"
 #include "core/outcome.hpp"
-#include "gateway/session/protocol.hpp"
+#include "gateway/protocol/protocol.hpp"
 
 namespace pushonce::gateway {
 

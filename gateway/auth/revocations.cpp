@@ -1,6 +1,7 @@
 #include "gateway/auth/revocations.hpp"
 
 #include <charconv>
+#include <chrono>
 
 namespace pushonce::gateway {
 
@@ -41,19 +42,30 @@ std::string format_control_message(const control_message& m) {
          m.user;
 }
 
-void revocations::apply(const std::string& user, const revocation& r) {
+bool revocations::apply(const std::string& user, const revocation& r) {
   std::lock_guard lock(mutex_);
   auto [it, added] = by_user_.try_emplace(user, r);
-  if (added) return;
+  if (added) return true;
+  const bool later = r.at_ms > it->second.at_ms;
   it->second.at_ms = std::max(it->second.at_ms, r.at_ms);
   it->second.until_ms = std::max(it->second.until_ms, r.until_ms);
+  return later;
 }
 
-void revocations::load(const std::vector<std::pair<std::string, revocation>>& snapshot,
-                       long long now_ms) {
+std::vector<std::string> revocations::load(
+    const std::vector<std::pair<std::string, revocation>>& snapshot, long long now_ms) {
+  std::vector<std::string> taught;
   for (const auto& [user, r] : snapshot)
-    if (r.until_ms > now_ms) apply(user, r);
+    if (r.until_ms > now_ms && apply(user, r)) taught.push_back(user);
   prune(now_ms);
+  std::lock_guard lock(mutex_);
+  loaded_ = true;
+  return taught;
+}
+
+bool revocations::loaded() const {
+  std::lock_guard lock(mutex_);
+  return loaded_;
 }
 
 bool revocations::revoked(const identity& who, long long now_ms) const {
@@ -61,6 +73,13 @@ bool revocations::revoked(const identity& who, long long now_ms) const {
   if (by_user_.empty()) return false;
   auto it = by_user_.find(who.user);
   return it != by_user_.end() && refused_by(it->second, who, now_ms);
+}
+
+bool revocations::revoked(const identity& who) const {
+  auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                 std::chrono::system_clock::now().time_since_epoch())
+                 .count();
+  return revoked(who, now);
 }
 
 std::size_t revocations::prune(long long now_ms) {

@@ -44,13 +44,22 @@ std::string format_control_message(const control_message& m);
 class revocations {
  public:
   /// Adds `r` for `user`; of two revocations of one user the later `at_ms` wins (and the
-  /// later `until_ms`), so a snapshot and a broadcast can arrive in either order.
-  void apply(const std::string& user, const revocation& r);
+  /// later `until_ms`), so a snapshot and a broadcast can arrive in either order. True when
+  /// it taught something: the user was not held, or `r` is later than what was.
+  bool apply(const std::string& user, const revocation& r);
   /// A snapshot of NS:{revoked}: merged with what is held (never a removal: a broadcast
   /// heard before the snapshot's reply must survive it); expired entries are dropped.
-  void load(const std::vector<std::pair<std::string, revocation>>& snapshot, long long now_ms);
+  /// Returns the users it taught a revocation (not held, or a later one): their broadcast
+  /// was missed (sessions opened before the first snapshot, or while the subscriber was
+  /// away), so sessions of theirs may hold revoked tokens and are to be closed.
+  std::vector<std::string> load(const std::vector<std::pair<std::string, revocation>>& snapshot,
+                                long long now_ms);
+  /// The first snapshot has been loaded (until then a hello cannot be checked).
+  bool loaded() const;
   /// The identity's token is refused (see refused_by): one lookup in memory.
   bool revoked(const identity& who, long long now_ms) const;
+  /// The same at the system clock's now: the check at hello, refresh and GET /sse.
+  bool revoked(const identity& who) const;
   /// Drops expired entries; returns how many remain.
   std::size_t prune(long long now_ms);
   std::size_t size() const;
@@ -58,6 +67,7 @@ class revocations {
  private:
   mutable std::mutex mutex_;
   std::map<std::string, revocation, std::less<>> by_user_;
+  bool loaded_ = false;
 };
 
 /// The HGETALL reply of NS:{revoked} (field user, value "AT_MS:UNTIL_MS") as a snapshot;

@@ -3,6 +3,8 @@
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
+#include "core/admission_state.hpp"
+
 namespace pushonce::gateway {
 
 std::optional<std::string> admission_sources::queue_of(long long source) const {
@@ -27,11 +29,19 @@ std::optional<std::string> admission_id_of_path(std::string_view path) {
   return std::string(id);
 }
 
+std::optional<admission_action> admission_action_of_path(std::string_view path) {
+  auto slash = path.rfind('/');
+  if (slash == std::string_view::npos) return std::nullopt;
+  auto verb = path.substr(slash + 1);
+  if (verb != "renew" && verb != "release") return std::nullopt;
+  auto id = admission_id_of_path(path.substr(0, slash));
+  if (!id) return std::nullopt;
+  return admission_action{std::move(*id), verb == "renew"};
+}
+
 std::string admission_state_json(std::string_view id, std::string_view queue,
                                  const ::pushonce::admission::record& r) {
-  boost::json::object o{
-      {"id", id}, {"user", r.user}, {"queue", queue}, {"resource", r.resource}, {"state", r.state}};
-  return boost::json::serialize(o);
+  return boost::json::serialize(::pushonce::admission::state_object(id, queue, r));
 }
 
 }  // namespace pushonce::gateway

@@ -29,7 +29,14 @@ class admission_sources {
 /// The id part of /api/admission/ID: a decimal message id (1-19 digits), else std::nullopt.
 std::optional<std::string> admission_id_of_path(std::string_view path);
 
-/// {"id","user","queue","resource","state"}
+/// POST /api/admission/ID/renew | /release: the id and the action, else std::nullopt.
+struct admission_action {
+  std::string id;
+  bool renew = false;  // false: release
+};
+std::optional<admission_action> admission_action_of_path(std::string_view path);
+
+/// {"id","user","queue","resource","state","expires_at"} (core/admission_state)
 std::string admission_state_json(std::string_view id, std::string_view queue,
                                  const ::pushonce::admission::record& r);
 

@@ -5,7 +5,7 @@
 #include "core/disconnect.hpp"
 #include "core/log.hpp"
 #include "core/names.hpp"
-#include "gateway/server/gateway_state.hpp"
+#include "gateway/state/gateway_state.hpp"
 
 namespace pushonce::gateway {
 

@@ -22,9 +22,9 @@
 #include "gateway/http/publish_api.hpp"
 #include "gateway/limits/connection_admission.hpp"
 #include "gateway/limits/connection_info.hpp"
-#include "gateway/server/gateway_state.hpp"
 #include "gateway/session/sse_session.hpp"
 #include "gateway/session/websocket_session.hpp"
+#include "gateway/state/gateway_state.hpp"
 
 namespace pushonce::gateway {
 
@@ -113,15 +113,15 @@ early_answer route_request(beast::tcp_stream& stream, request_parser& parser,
                            connection_info& info) {
   auto& req = parser.get();
   auto path = target_path(req.target());
-  if (auto v = st->admit.on_request(peer.address(), forwarded_for(req), info); !v)
+  if (auto v = st->admit->on_request(peer.address(), forwarded_for(req), info); !v)
     return {refusal(req, v, *st, info), nullptr, false, true};
   if (beast::websocket::is_upgrade(req)) {
     if (path != "/ws") return {not_found_response(req)};
     // Draining (SIGTERM, before the sessions are closed): new sessions go elsewhere (503;
     // nginx tries the next gateway), so the drain delay works behind a proxy that does not
     // probe /readyz.
-    auto v = st->admit.on_upgrade(req[http::field::origin], req[http::field::host],
-                                  st->stopping.load() || st->draining.load(), info);
+    auto v = st->admit->on_upgrade(req[http::field::origin], req[http::field::host],
+                                   st->stopping.load() || st->draining.load(), info);
     if (!v) return {refusal(req, v, *st, info), nullptr, false, true};
     stream.expires_never();
     start_websocket_session(stream.release_socket(), parser.release(), st, std::move(info));
@@ -132,8 +132,8 @@ early_answer route_request(beast::tcp_stream& stream, request_parser& parser,
   if (path == "/sse" && req.method() == http::verb::get) {  // the SSE transport: as /ws
     if (!parser.is_done())
       return {error_response(errc::bad_request, "this request takes no body", req.version())};
-    auto v = st->admit.on_upgrade(req[http::field::origin], req[http::field::host],
-                                  st->stopping.load() || st->draining.load(), info);
+    auto v = st->admit->on_upgrade(req[http::field::origin], req[http::field::host],
+                                   st->stopping.load() || st->draining.load(), info);
     if (!v) return {refusal(req, v, *st, info), nullptr, false, true};
     stream.expires_never();
     start_sse_session(stream.release_socket(), parser.release(), st, std::move(info));
@@ -188,7 +188,7 @@ asio::awaitable<void> run_session(tcp::socket socket, std::shared_ptr<gateway_st
   beast::tcp_stream stream(std::move(socket));
   beast::flat_buffer buf;
   connection_info info;
-  if (auto v = st->admit.on_accept(peer.address(), info); !v) {
+  if (auto v = st->admit->on_accept(peer.address(), info); !v) {
     co_await refuse_connection(stream, buf, v, *st, info);
     co_return;
   }

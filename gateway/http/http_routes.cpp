@@ -1,24 +1,24 @@
 #include "gateway/http/http_routes.hpp"
 
-#include <malloc.h>
-
 #include <boost/json.hpp>
 #include <boost/url/parse.hpp>
 
+#include "core/json_text.hpp"
 #include "core/log.hpp"
 #include "core/lua/rate_limit.hpp"
-#include "core/metrics_text.hpp"
 #include "core/queue_api.hpp"
-#include "core/redis/cluster_health.hpp"
 #include "core/status.hpp"
+#include "gateway/auth/auth_failures.hpp"
+#include "gateway/http/admission_api.hpp"
 #include "gateway/http/disconnect_api.hpp"
-#include "gateway/http/http_error.hpp"
+#include "gateway/http/gate_routes.hpp"
+#include "gateway/http/poll_routes.hpp"
+#include "gateway/http/probe_routes.hpp"
 #include "gateway/http/publish_api.hpp"
 #include "gateway/http/queue_control.hpp"
 #include "gateway/http/web_assets.hpp"
-#include "gateway/server/gateway_state.hpp"
-#include "gateway/server/readiness.hpp"
 #include "gateway/session/sse_session.hpp"
+#include "gateway/state/gateway_state.hpp"
 
 namespace pushonce::gateway {
 
@@ -35,64 +35,6 @@ bool same_secret(std::string_view a, std::string_view b) {
   return diff == 0;
 }
 
-// Redis answered a PING within the last second (probe_cache: a flood of /healthz runs at
-// most one PING a second).
-asio::awaitable<bool> redis_answers(gateway_state& st) {
-  if (auto cached = st.health_cache.lookup()) co_return *cached;
-  redis::command ping{"PING"};
-  auto r = co_await st.health_conn->exec(std::move(ping));
-  st.health_cache.store(r.ok());
-  co_return r.ok();
-}
-
-asio::awaitable<http_response> healthz(http_request& req, gateway_state& st) {
-  auto up = co_await redis_answers(st);
-  if (up) co_return text_response(200, "ok", "text/plain", req.version());
-  co_return text_response(503, "unavailable", "text/plain", req.version());
-}
-
-// /readyz's Redis probe: a tiny key written with a short TTL, so that a Redis that answers
-// PING but refuses writes (OOM at maxmemory, MISCONF after failed saves, a read-only
-// replica) makes the gateway not ready too. Cached for a second like /healthz's PING.
-asio::awaitable<redis_write_probe> redis_accepts_writes(gateway_state& st) {
-  if (auto cached = st.ready_cache.lookup()) co_return *cached;
-  redis::command set{"SET", st.keys.plain("ready:" + st.settings.id), "1", "PX", "5000"};
-  auto r = co_await st.health_conn->exec(std::move(set));
-  redis_write_probe p;
-  p.answered = !r.ec;
-  p.writable = r.ok();
-  if (r.ec)
-    p.error = r.ec.message();
-  else if (r.value.is_error())
-    p.error = r.value.str;
-  if (st.health_conn->is_cluster()) {
-    redis::command nodes{"CLUSTER", "NODES"};
-    auto n = co_await st.health_conn->exec(std::move(nodes));
-    if (auto ranges = n.ok() ? redis::slots_without_master(n.value.str) : std::nullopt)
-      p.slots_without_master = redis::to_string(*ranges);
-  }
-  st.ready_cache.store(p);
-  co_return p;
-}
-
-// GET /readyz: Redis answers and accepts writes, the subscribers are connected, and not
-// draining; the body says why not.
-asio::awaitable<http_response> readyz(http_request& req, gateway_state& st) {
-  auto probe = co_await redis_accepts_writes(st);
-  readiness_inputs in;
-  in.redis_ok = probe.answered;
-  in.writable = probe.writable;
-  in.redis_error = probe.error;
-  in.slots_without_master = probe.slots_without_master;
-  in.subscribed = st.sub && st.sub->connected();
-  in.draining = st.draining.load();
-  if (st.sharded) in.sharded = st.sharded->connected();
-  auto a = judge_readiness(in);
-  auto res = json_response(a.status, std::move(a.body), req.version());
-  if (a.status == 503) res.set(http::field::retry_after, "1");
-  co_return res;
-}
-
 // A route guarded by a shared secret: 403 when the secret is not configured (its
 // variable is named), 401 unless the request carries "Authorization: Bearer <secret>", 429
 // (the secret not compared) for an address with too many failures (auth_failures).
@@ -104,7 +46,7 @@ std::optional<http_response> bearer_check(const http_request& req, gateway_state
   if (!secret)
     return error_response(errc::forbidden, std::string(env_name) + " is not configured",
                           req.version());
-  if (auto wait = st.bearer_failures.blocked(client)) {
+  if (auto wait = st.bearer_failures->blocked(client)) {
     ++st.metrics.bearer_blocked;
     auto res = error_response(
         errc::rate_limited,
@@ -119,9 +61,9 @@ std::optional<http_response> bearer_check(const http_request& req, gateway_state
       (!same_secret(auth.substr(bearer.size()), *secret) &&
        !(previous && same_secret(auth.substr(bearer.size()), *previous)))) {
     ++st.metrics.bearer_failures;
-    st.bearer_failures.failed(client);
+    st.bearer_failures->failed(client);
     std::uint64_t dropped = 0;
-    if (st.bearer_failures.may_log(dropped))
+    if (st.bearer_failures->may_log(dropped))
       log::warn(log::fields{{"client", client}, {"dropped", dropped}},
                 "http: {} {}: missing or wrong {}", std::string(req.method_string()),
                 std::string(target_path(req.target()).substr(0, 200)), what);
@@ -175,7 +117,7 @@ asio::awaitable<http_response> status(http_request& req, gateway_state& st) {
     auto e = f.code == errc::bad_request ? errc::bad_request : errc::redis_unavailable;
     co_return error_response(e, f.message, req.version());
   }
-  co_return json_response(200, boost::json::serialize(s.value()), req.version());
+  co_return json_response(200, json_text(s.value()), req.version());
 }
 
 // POST /api/queue-control: a queue's settings changed from the admin dashboard
@@ -198,159 +140,7 @@ asio::awaitable<http_response> queue_control_route(http_request& req, gateway_st
                                  r.value().default_accept_timeout_ms);
   log::info("http: /api/queue-control: queue {}: {}", call.value().queue,
             boost::json::serialize(o));
-  co_return json_response(200, boost::json::serialize(o), req.version());
-}
-
-// Per-queue gauges and counters for every registered queue (NS:queues): what `status`
-// shows under "queues".
-asio::awaitable<std::string> queue_metrics(gateway_state& st) {
-  queue_api api(st.health_conn, st.keys);
-  auto names = co_await api.registered_queues();
-  if (!names) co_return std::string{};
-  std::string out;
-  struct family {
-    const char* name;
-    const char* type;
-    const char* help;
-    std::string lines;
-  };
-  std::vector<family> fams{
-      {"pushonce_queue_waiting", "gauge", "Users waiting in the queue.", {}},
-      {"pushonce_queue_prequeue", "gauge", "Users in the queue's pre-queue.", {}},
-      {"pushonce_queue_paused", "gauge", "1 while assigning is paused.", {}},
-      {"pushonce_queue_closed", "gauge", "1 while new joins are refused.", {}},
-      {"pushonce_queue_assignments_per_minute",
-       "gauge",
-       "Assignments per minute over the recent window.",
-       {}},
-      {"pushonce_queue_joins_refused_total", "counter", "Joins refused, by reason.", {}},
-      {"pushonce_queue_abandoned_total", "counter", "Waiting users removed as abandoned.", {}}};
-  for (const auto& q : names.value()) {
-    auto s = co_await collect_queue_status(st.health_conn, st.keys, q);
-    if (!s) continue;
-    const auto& o = s.value();
-    auto num = [&](const char* k) { return boost::json::serialize(o.at(k)); };
-    auto label = fmt::format("{{queue=\"{}\"}}", q);
-    fams[0].lines += fmt::format("pushonce_queue_waiting{} {}\n", label, num("length"));
-    fams[1].lines += fmt::format("pushonce_queue_prequeue{} {}\n", label, num("prequeue_length"));
-    fams[2].lines +=
-        fmt::format("pushonce_queue_paused{} {}\n", label, o.at("paused").as_bool() ? 1 : 0);
-    fams[3].lines +=
-        fmt::format("pushonce_queue_closed{} {}\n", label, o.at("state") == "closed" ? 1 : 0);
-    fams[4].lines += fmt::format("pushonce_queue_assignments_per_minute{} {}\n", label,
-                                 num("assignment_rate_per_min"));
-    for (auto [reason, field] :
-         {std::pair{"closed", "refused_closed"}, std::pair{"full", "refused_full"},
-          std::pair{"pow", "refused_pow"}})
-      fams[5].lines +=
-          fmt::format("pushonce_queue_joins_refused_total{{queue=\"{}\",reason=\"{}\"}} {}\n", q,
-                      reason, num(field));
-    fams[6].lines += fmt::format("pushonce_queue_abandoned_total{} {}\n", label, num("abandoned"));
-  }
-  for (auto& f : fams)
-    if (!f.lines.empty())
-      out += fmt::format("# HELP {} {}\n# TYPE {} {}\n{}", f.name, f.help, f.name, f.type, f.lines);
-  co_return out;
-}
-
-// GET /metrics: Prometheus text format. This gateway's own counters, and the system's
-// counters from NS:stats (the same on every gateway: the active leader's /metrics is the
-// one copy to aggregate; docs/operations.md "Monitoring a drop").
-asio::awaitable<http_response> metrics(http_request& req, gateway_state& st) {
-  std::string out;
-  const auto& id = st.settings.id;
-  auto metric = [&](const char* name, const char* type, const char* help, auto value) {
-    out += fmt::format("# HELP {} {}\n# TYPE {} {}\n{}{{gateway=\"{}\"}} {}\n", name, help, name,
-                       type, name, id, value);
-  };
-  const auto& m = st.metrics;
-  metric("pushonce_gateway_sessions", "gauge", "WebSocket sessions open on this gateway.",
-         st.registry.size());
-  metric("pushonce_gateway_users", "gauge", "Users with a session on this gateway.",
-         st.registry.users());
-  metric("pushonce_gateway_sessions_opened_total", "counter", "Sessions that completed hello.",
-         m.sessions_opened.load());
-  metric("pushonce_gateway_auth_failures_total", "counter", "Hellos refused (closed 1008).",
-         m.auth_failures.load());
-  metric("pushonce_gateway_frames_sent_total", "counter", "WebSocket frames written.",
-         m.frames_sent.load());
-  metric("pushonce_gateway_slow_consumer_closes_total", "counter",
-         "Sessions closed 1013 because their send queue was full.", m.slow_consumer_closes.load());
-  metric("pushonce_gateway_epoch_rotations_total", "counter",
-         "Hellos whose since offset was beyond the user's offset counter (a failover lost "
-         "deliveries): a new epoch, recovered false.",
-         m.epoch_rotations.load());
-  metric("pushonce_gateway_offset_regression_closes_total", "counter",
-         "Sessions closed 1013 because the user's offsets went back (failover).",
-         m.offset_regression_closes.load());
-  metric("pushonce_gateway_catch_up_gap_closes_total", "counter",
-         "Sessions closed 1013 because the next offset could not be sent (trimmed from the "
-         "inbox, or the inbox unreadable during a catch-up): they resume.",
-         m.catch_up_gap_closes.load());
-  metric("pushonce_gateway_token_refreshes_total", "counter",
-         "refresh ops accepted (the session follows the new token's exp).",
-         m.token_refreshes.load());
-  metric("pushonce_gateway_token_refresh_refusals_total", "counter",
-         "refresh ops refused (the token did not verify or named another user).",
-         m.token_refresh_refusals.load());
-  metric("pushonce_gateway_token_expiry_closes_total", "counter",
-         "Sessions closed 1008 \"token expired\" (exp + --jwt-leeway passed without a refresh).",
-         m.token_expiry_closes.load());
-  metric("pushonce_gateway_http_requests_total", "counter", "HTTP requests served.",
-         m.http_requests.load());
-  metric("pushonce_gateway_api_messages_total", "counter", "Messages received on /api/publish.",
-         m.api_messages.load());
-  // mallinfo2 walks every malloc arena under its lock: at most once a second (probe_cache).
-  auto heap = st.heap_cache.lookup();
-  if (!heap) {
-    auto m2 = mallinfo2();
-    heap = m2.uordblks + m2.hblkhd;
-    st.heap_cache.store(*heap);
-  }
-  metric("pushonce_gateway_heap_in_use_bytes", "gauge",
-         "Heap bytes allocated and not freed (glibc mallinfo2 uordblks + hblkhd; cached 1 s).",
-         *heap);
-  metric("pushonce_gateway_connections_refused_total", "counter",
-         "Connections answered 503 over --max-connections, --max-connections-per-ip or "
-         "--max-sessions-per-ip.",
-         m.connections_refused.load());
-  metric("pushonce_gateway_sessions_refused_total", "counter",
-         "Sessions closed 1008 over --max-sessions-per-user.", m.sessions_refused.load());
-  metric("pushonce_gateway_rate_limited_frames_total", "counter",
-         "Client frames answered rate_limited.", m.rate_limited_frames.load());
-  metric("pushonce_gateway_rate_limit_closes_total", "counter",
-         "Sessions closed 1008 for going on over the frame rate.", m.rate_limit_closes.load());
-  metric("pushonce_gateway_bearer_failures_total", "counter",
-         "Requests refused 401 for a missing or wrong API key or admin token.",
-         m.bearer_failures.load());
-  metric("pushonce_gateway_bearer_blocked_total", "counter",
-         "Requests answered 429 because their address had too many such failures.",
-         m.bearer_blocked.load());
-  metric("pushonce_gateway_api_rate_limited_total", "counter",
-         "/api/publish requests answered 429.", m.api_rate_limited.load());
-  metric("pushonce_gateway_close_deadline_drops_total", "counter",
-         "Closing sessions dropped because the peer did not read.", m.close_deadline_drops.load());
-  // The Redis part (HGETALL of the counters) at most once a second (probe_cache).
-  auto cached = st.stats_cache.lookup();
-  if (!cached) {
-    redis::command stats{"HGETALL", st.keys.plain("stats")};
-    auto r = co_await st.health_conn->exec(std::move(stats));
-    std::string part = fmt::format(
-        "# HELP pushonce_redis_up 1 when Redis answered (cached 1 s).\n"
-        "# TYPE pushonce_redis_up gauge\npushonce_redis_up{{gateway=\"{}\"}} {}\n",
-        id, r.ok() ? 1 : 0);
-    if (r.ok()) {  // every known counter, 0 before Redis has it (core/metrics_text)
-      std::vector<std::pair<std::string, std::string>> stats;
-      for (std::size_t i = 0; i + 1 < r.value.elements.size(); i += 2)
-        stats.emplace_back(r.value.elements[i].str, r.value.elements[i + 1].str);
-      part += system_counters_text(stats, "");
-    }
-    if (r.ok()) part += co_await queue_metrics(st);
-    st.stats_cache.store(part);
-    cached = std::move(part);
-  }
-  out += *cached;
-  co_return text_response(200, std::move(out), "text/plain; version=0.0.4", req.version());
+  co_return json_response(200, json_text(o), req.version());
 }
 
 // The API key's token bucket (one token per request), taken by the publish itself
@@ -401,19 +191,57 @@ asio::awaitable<http_response> admission_jwks(http_request& req, gateway_state& 
   co_return res;
 }
 
+// The queue of admission `id`: from its source index (read from Redis once, again when an
+// index is new to this gateway); std::nullopt when none.
+asio::awaitable<outcome<std::optional<std::string>>> admission_queue(gateway_state& st,
+                                                                     const std::string& id) {
+  const long long source = ::pushonce::admission::source_of_id(id);
+  auto queue = st.admission_queues->queue_of(source);
+  if (!queue) {
+    auto sources = co_await st.queues->source_queues();
+    if (!sources) co_return sources.error();
+    st.admission_queues->set(std::move(sources.value()));
+    queue = st.admission_queues->queue_of(source);
+  }
+  co_return queue;
+}
+
+// POST /api/admission/ID/renew | /release (docs/capacity.md): the state object; a renewal
+// of an ended admission answers 409 {"error":"expired"|"released"}; release is idempotent.
+asio::awaitable<http_response> admission_action_route(http_request& req, gateway_state& st) {
+  auto action = admission_action_of_path(target_path(req.target()));
+  if (!action) co_return error_response(errc::not_found, "no such admission", req.version());
+  auto queue = co_await admission_queue(st, action->id);
+  if (!queue) co_return error_response(queue.error().code, queue.error().message, req.version());
+  if (!queue.value()) co_return error_response(errc::not_found, "no such admission", req.version());
+  std::string q = *queue.value();
+  std::string id = action->id;
+  if (action->renew) {
+    auto r = co_await st.queues->renew_admission(std::move(q), std::move(id));
+    if (!r) co_return error_response(r.error().code, r.error().message, req.version());
+    co_return json_response(200, admission_state_json(action->id, *queue.value(), r.value()),
+                            req.version());
+  }
+  auto r = co_await st.queues->release_admission(std::move(q), std::move(id));
+  if (!r) co_return error_response(r.error().code, r.error().message, req.version());
+  ::pushonce::admission::record rec{r.value().state, r.value().user, r.value().resource};
+  co_return json_response(200, admission_state_json(action->id, *queue.value(), rec),
+                          req.version());
+}
+
 // One HGET of the queue's admission record; the id's queue comes from the source index
 // (read from Redis once, again when an index is new to this gateway).
 asio::awaitable<http_response> admission_state(http_request& req, gateway_state& st) {
   auto id = admission_id_of_path(target_path(req.target()));
   if (!id) co_return error_response(errc::not_found, "no such admission", req.version());
   const long long source = ::pushonce::admission::source_of_id(*id);
-  auto queue = st.admission_queues.queue_of(source);
+  auto queue = st.admission_queues->queue_of(source);
   if (!queue) {
     auto sources = co_await st.queues->source_queues();
     if (!sources)
       co_return error_response(sources.error().code, sources.error().message, req.version());
-    st.admission_queues.set(std::move(sources.value()));
-    queue = st.admission_queues.queue_of(source);
+    st.admission_queues->set(std::move(sources.value()));
+    queue = st.admission_queues->queue_of(source);
     if (!queue) co_return error_response(errc::not_found, "no such admission", req.version());
   }
   std::string q = *queue;
@@ -428,17 +256,22 @@ asio::awaitable<http_response> admission_state(http_request& req, gateway_state&
 
 const std::vector<http_route>& http_routes() {
   static const std::vector<http_route> table{
-      {http::verb::get, "/healthz", {}, healthz},
-      {http::verb::head, "/healthz", {}, healthz},
-      {http::verb::get, "/readyz", {}, readyz},
-      {http::verb::head, "/readyz", {}, readyz},
+      {http::verb::get, "/healthz", {}, healthz_route},
+      {http::verb::head, "/healthz", {}, healthz_route},
+      {http::verb::get, "/readyz", {}, readyz_route},
+      {http::verb::head, "/readyz", {}, readyz_route},
       {http::verb::post, "/api/publish", publish_auth, publish, true},
       {http::verb::post, "/api/disconnect", publish_auth, disconnect_route, true},
       {http::verb::get, "/.well-known/jwks.json", {}, admission_jwks},
       {http::verb::get, "/api/admission/", publish_auth, admission_state},
+      {http::verb::post, "/api/admission/", publish_auth, admission_action_route, true},
+      {http::verb::get, "/api/gate", gate_precheck, gate_route},
+      {http::verb::get, "/api/queue/", {}, poll_route},
+      {http::verb::post, "/api/queue/", {}, poll_route, true},
+      {http::verb::post, "/api/gate/cookie", {}, gate_cookie_route, true},
       {http::verb::get, "/api/status", admin_auth, status},
       {http::verb::post, "/api/queue-control", admin_auth, queue_control_route, true},
-      {http::verb::get, "/metrics", metrics_auth, metrics},
+      {http::verb::get, "/metrics", metrics_auth, metrics_route},
       {http::verb::post, "/sse/op", {}, sse_op_route, true},
       {http::verb::get, "/", {}, static_asset},
       {http::verb::head, "/", {}, static_asset},
@@ -460,37 +293,6 @@ const http_route* find_route(http::verb method, std::string_view path) {
       return &r;
   }
   return nullptr;
-}
-
-http_response error_response(errc e, std::string_view message, unsigned version) {
-  auto a = error_answer(e, message);
-  return json_response(a.status, std::move(a.body), version);
-}
-
-http_response json_response(unsigned status, std::string body, unsigned version) {
-  return text_response(status, std::move(body), "application/json", version);
-}
-
-http_response text_response(unsigned status, std::string body, std::string_view content_type,
-                            unsigned version) {
-  http_response res{static_cast<http::status>(status), version};
-  res.set(http::field::server, "pushonce-gateway");
-  res.set(http::field::content_type, content_type);
-  res.set(http::field::cache_control, "no-store");
-  res.body() = std::move(body);
-  res.prepare_payload();
-  return res;
-}
-
-http_response not_found_response(const http_request& req) {
-  std::string what = std::string(req.method_string()) + " " +
-                     std::string(target_path(req.target()).substr(0, 200));
-  return error_response(errc::not_found, "no route for " + what, req.version());
-}
-
-std::string_view target_path(std::string_view target) {
-  auto q = target.find('?');
-  return q == std::string_view::npos ? target : target.substr(0, q);
 }
 
 }  // namespace pushonce::gateway

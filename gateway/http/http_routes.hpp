@@ -13,14 +13,11 @@
 #include <string_view>
 #include <vector>
 
-#include "core/errc.hpp"
+#include "gateway/protocol/http_response.hpp"
 
 namespace pushonce::gateway {
 
 struct gateway_state;
-
-using http_request = boost::beast::http::request<boost::beast::http::string_body>;
-using http_response = boost::beast::http::response<boost::beast::http::string_body>;
 
 struct http_route {
   boost::beast::http::verb method;
@@ -40,16 +37,5 @@ struct http_route {
 const std::vector<http_route>& http_routes();
 /// The route for a method and path (query string already removed), or nullptr.
 const http_route* find_route(boost::beast::http::verb method, std::string_view path);
-
-http_response json_response(unsigned status, std::string body, unsigned version = 11);
-http_response text_response(unsigned status, std::string body, std::string_view content_type,
-                            unsigned version = 11);
-/// The status and JSON body of a refusal (gateway/http/http_error).
-http_response error_response(errc e, std::string_view message, unsigned version = 11);
-/// 404 {"error":"not_found",...}
-http_response not_found_response(const http_request& req);
-
-/// The path of a request target without its query string.
-std::string_view target_path(std::string_view target);
 
 }  // namespace pushonce::gateway

@@ -8,7 +8,7 @@
 
 #include "core/outcome.hpp"
 #include "core/publish_checks.hpp"
-#include "gateway/http/http_error.hpp"
+#include "gateway/protocol/http_error.hpp"
 
 namespace pushonce::gateway {
 

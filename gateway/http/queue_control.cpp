@@ -1,5 +1,6 @@
 #include "gateway/http/queue_control.hpp"
 
+#include <array>
 #include <boost/json.hpp>
 
 #include "core/names.hpp"
@@ -39,11 +40,15 @@ outcome<lua::settings_call> parse_queue_control(std::string_view body, long long
   lua::settings_call c;
   c.queue = std::string(q->as_string());
   std::string_view action = a->as_string();
-  const bool has_values = o.contains("max_waiting") || o.contains("abandon_after_s") ||
-                          o.contains("accept_timeout_s") || o.contains("join_pow_bits");
+  constexpr std::array<const char*, 10> value_names{
+      "max_waiting", "abandon_after_s", "accept_timeout_s", "join_pow_bits", "rate_per_min",
+      "burst",       "max_active",      "session_s",        "passes",        "session_renewal"};
+  bool has_values = false;
+  for (const char* name : value_names) has_values |= o.contains(name);
   if (action != "settings" && has_values)
     return control_refusal(
-        "max_waiting, abandon_after_s, accept_timeout_s, join_pow_bits go with settings");
+        "max_waiting, abandon_after_s, accept_timeout_s, join_pow_bits, rate_per_min, burst, "
+        "max_active, session_s, passes, session_renewal go with settings");
   if (action != "open" && (o.contains("at") || o.contains("shuffle")))
     return control_refusal("at and shuffle go with open");
   if (action == "settings") {
@@ -52,8 +57,28 @@ outcome<lua::settings_call> parse_queue_control(std::string_view body, long long
     auto ab = control_number(o, "abandon_after_s");
     auto at = control_number(o, "accept_timeout_s");
     auto pow = control_number(o, "join_pow_bits");
-    if (!mw || !ab || !at || !pow) return control_refusal("settings values must be whole numbers");
-    values = {*mw, *ab, *at, *pow};
+    auto rate = control_number(o, "rate_per_min");
+    auto burst = control_number(o, "burst");
+    auto cap = control_number(o, "max_active");
+    auto session = control_number(o, "session_s");
+    if (!mw || !ab || !at || !pow || !rate || !burst || !cap || !session)
+      return control_refusal("settings values must be whole numbers");
+    values.max_waiting = *mw;
+    values.abandon_after_s = *ab;
+    values.accept_timeout_s = *at;
+    values.join_pow_bits = *pow;
+    values.rate_per_min = *rate;
+    values.burst = *burst;
+    values.max_active = *cap;
+    values.session_s = *session;
+    for (auto [name, field] : {std::pair{"passes", &settings_values::passes},
+                               std::pair{"session_renewal", &settings_values::session_renewal}}) {
+      auto* b = o.if_contains(name);
+      if (!b) continue;
+      if (!b->is_bool())
+        return control_refusal(std::string("\"") + name + "\" must be true or false");
+      values.*field = b->as_bool();
+    }
     if (auto why = settings_problem(values)) return control_refusal(*why);
     c.fields = settings_fields(values);
     c.op = c.fields.empty() ? lua::settings_op::get : lua::settings_op::set;

@@ -5,27 +5,12 @@
 // not itself a trusted proxy. Used by the per-address limits and in logs.
 
 #include <boost/asio/ip/address.hpp>
-#include <boost/asio/ip/network_v4.hpp>
-#include <boost/asio/ip/network_v6.hpp>
 #include <string>
 #include <string_view>
-#include <variant>
-#include <vector>
+
+#include "gateway/state/limit_settings.hpp"
 
 namespace pushonce::gateway {
-
-class trusted_proxies {
- public:
-  /// "ADDR[,ADDR|CIDR...]" (IPv4 or IPv6, spaces allowed around commas); throws
-  /// std::invalid_argument naming the bad entry. An empty text trusts nobody.
-  static trusted_proxies parse(std::string_view text);
-
-  bool contains(const boost::asio::ip::address& a) const;
-  bool empty() const { return nets_.empty(); }
-
- private:
-  std::vector<std::variant<boost::asio::ip::network_v4, boost::asio::ip::network_v6>> nets_;
-};
 
 /// The client's address as text. `forwarded_for` is the X-Forwarded-For value (several
 /// headers joined with ","), empty when there is none.

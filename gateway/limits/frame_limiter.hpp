@@ -1,5 +1,5 @@
 #pragma once
-// The rate limits of one WebSocket session (docs/security.md), without sockets: every
+// The rate limits of one session, WebSocket or SSE (docs/security.md), without sockets: every
 // client frame takes a token of the frame bucket; join and leave also take one of the
 // (smaller) queue-op bucket. A frame over a bucket is not acted on: it is answered with
 // error `rate_limited`. A session that sends `strikes` frames in a row that are over
@@ -8,16 +8,9 @@
 #include <cstdint>
 
 #include "gateway/limits/token_bucket.hpp"
+#include "gateway/state/limit_settings.hpp"
 
 namespace pushonce::gateway {
-
-struct rate_limits {
-  double frames_per_s = 100;  // 0: no limit
-  double frame_burst = 200;
-  double queue_ops_per_s = 5;  // join / leave
-  double queue_op_burst = 20;
-  std::uint32_t strikes = 20;  // refused frames in a row before the close
-};
 
 class frame_limiter {
  public:

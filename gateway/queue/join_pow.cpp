@@ -39,6 +39,12 @@ asio::awaitable<int> join_pow::bits(std::string queue) {
   if (!r.ok()) co_return known.value_or(0);
   int bits = bits_of(r.value);
   std::lock_guard lock(mutex_);
+  if (bits_.size() >= max_cached && !bits_.contains(queue)) {
+    // Full: what is past its second goes; if nothing is, everything goes (re-read at once).
+    std::erase_if(bits_,
+                  [&](const auto& e) { return now - e.second.at >= std::chrono::seconds(1); });
+    if (bits_.size() >= max_cached) bits_.clear();
+  }
   bits_[queue] = cached{bits, now};
   co_return bits;
 }

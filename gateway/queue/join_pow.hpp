@@ -49,6 +49,9 @@ class join_pow {
     int bits = 0;
     std::chrono::steady_clock::time_point at;
   };
+  // At most max_cached queues: a join naming a queue no leader runs (a well-formed name
+  // costs one HGET a second) cannot grow it without bound.
+  static constexpr std::size_t max_cached = 1024;
   std::map<std::string, cached> bits_;
 };
 

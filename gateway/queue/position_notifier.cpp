@@ -8,10 +8,10 @@
 #include "core/exit_on_exception.hpp"
 #include "core/log.hpp"
 #include "core/wait_estimate.hpp"
+#include "gateway/protocol/protocol.hpp"
+#include "gateway/protocol/session_handle.hpp"
 #include "gateway/queue/queue_event.hpp"
 #include "gateway/queue/ticket_follow.hpp"
-#include "gateway/session/protocol.hpp"
-#include "gateway/session/session_handle.hpp"
 
 namespace pushonce::gateway {
 

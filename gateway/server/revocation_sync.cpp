@@ -6,8 +6,9 @@
 
 #include "core/log.hpp"
 #include "core/lua/revoke.hpp"
-#include "gateway/server/gateway_state.hpp"
-#include "gateway/session/session_handle.hpp"
+#include "gateway/auth/revocations.hpp"
+#include "gateway/protocol/session_handle.hpp"
+#include "gateway/state/gateway_state.hpp"
 
 namespace pushonce::gateway {
 
@@ -26,7 +27,7 @@ void on_control_message(gateway_state& st, const std::string& payload) {
     return;
   }
   // The revocation first: a hello after the close below must already be refused.
-  if (m->revoked) st.revoked_users.apply(m->user, *m->revoked);
+  if (m->revoked) st.revoked_users->apply(m->user, *m->revoked);
   auto n = st.registry.close_user(m->user, 1008, "disconnected");
   log::info("disconnect {}{}: {} sessions closed here", m->user, m->revoked ? " (revoked)" : "", n);
 }
@@ -43,7 +44,14 @@ boost::asio::awaitable<void> load_revocations(gateway_state& st) {
   fields.reserve(r.value.elements.size() / 2);
   for (std::size_t i = 0; i + 1 < r.value.elements.size(); i += 2)
     fields.emplace_back(r.value.elements[i].str, r.value.elements[i + 1].str);
-  st.revoked_users.load(parse_revocation_fields(fields), revocation_clock_ms());
+  // A revocation the snapshot teaches was not heard as a broadcast (the sessions were opened
+  // before the first snapshot, or the subscriber was away): close the user's sessions here,
+  // as the broadcast would have. A session with a token issued since reconnects and passes.
+  for (const auto& user :
+       st.revoked_users->load(parse_revocation_fields(fields), revocation_clock_ms())) {
+    auto n = st.registry.close_user(user, 1008, "disconnected");
+    if (n > 0) log::info("revocations: {} revoked while unheard: {} sessions closed here", user, n);
+  }
 }
 
 }  // namespace pushonce::gateway

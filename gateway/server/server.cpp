@@ -27,8 +27,10 @@
 #include "core/lua/revoke.hpp"
 #include "core/redis/scripts.hpp"
 #include "core/use_tuple.hpp"
+#include "gateway/auth/authenticator.hpp"
 #include "gateway/auth/key_set.hpp"
 #include "gateway/server/listener.hpp"
+#include "gateway/server/presence_check.hpp"
 #include "gateway/server/revocation_sync.hpp"
 
 namespace pushonce::gateway {
@@ -155,6 +157,7 @@ class gateway_process {
         keys_(opts.common.ns, opts.common.bus_shards),
         keep_timer_(control_),
         presence_timer_(control_),
+        listen_deadline_(control_),
         signals_(control_, SIGINT, SIGTERM),
         hangups_(control_, SIGHUP) {
     auto ex = ioc.get_executor();
@@ -190,27 +193,49 @@ class gateway_process {
     st.heartbeat_conn->start();
     st.sub->start();
     if (st.sharded) st.sharded->start();
+    // Hellos are accepted once the first snapshot of the revocations is loaded, so that none
+    // is checked against an empty list; a Redis that does not answer within 3 s does not
+    // keep the gateway from listening (/healthz, /readyz), and a later snapshot closes the
+    // sessions of users it finds revoked (load_revocations).
     asio::co_spawn(
         ioc_.get_executor(),
-        [sub = st.sub, wake = keys_.wake_channel(), control = lua::control_channel(keys_),
+        [this, sub = st.sub, wake = keys_.wake_channel(), control = lua::control_channel(keys_),
          st = &st]() -> asio::awaitable<void> {
           auto channel = wake;
           co_await sub->subscribe(std::move(channel));
           auto control_channel = control;
           co_await sub->subscribe(std::move(control_channel));
           co_await load_revocations(*st);  // after the subscription: nothing falls between
+          asio::post(control_, [this] { listen(); });
         },
         exit_on_exception("gateway wake subscription"));
+    listen_deadline_.expires_after(3s);
+    listen_deadline_.async_wait([this](std::error_code ec) {
+      if (ec) return;
+      if (!listening_)
+        log::warn(
+            "revocations: no snapshot within 3 s (Redis?): listening anyway; a later "
+            "snapshot closes the sessions of revoked users");
+      listen();
+    });
+    log_gateway_settings(st.settings);
+    asio::co_spawn(control_, heartbeat_->run(), exit_on_exception("gateway heartbeat"));
+    asio::co_spawn(control_, keep_inboxes_alive(), exit_on_exception("gateway inbox keep-alive"));
+    asio::co_spawn(control_, check_presence(*state_, keys_, presence_timer_),
+                   exit_on_exception("gateway presence check"));
+    signals_.async_wait([this](std::error_code ec, int sig) { on_signal(ec, sig); });
+    hangups_.async_wait([this](std::error_code ec, int) { on_hangup(ec); });
+  }
+
+  // Once: the listener starts accepting (on the control strand).
+  void listen() {
+    if (listening_ || state_->stopping) return;
+    listening_ = true;
+    listen_deadline_.cancel();
     listener_->run();
     log::info("listening on {}:{} ({} threads), redis {}, namespace {}", opts_.listen_host,
               listener_->local_endpoint().port(), opts_.threads, redis_display(opts_.common),
               keys_.ns());
-    log_gateway_settings(st.settings);
-    asio::co_spawn(control_, heartbeat_->run(), exit_on_exception("gateway heartbeat"));
-    asio::co_spawn(control_, keep_inboxes_alive(), exit_on_exception("gateway inbox keep-alive"));
-    asio::co_spawn(control_, check_presence(), exit_on_exception("gateway presence check"));
-    signals_.async_wait([this](std::error_code ec, int sig) { on_signal(ec, sig); });
-    hangups_.async_wait([this](std::error_code ec, int) { on_hangup(ec); });
   }
 
   int run_threads() {
@@ -237,36 +262,6 @@ class gateway_process {
     }
   }
 
-  // Presence (docs/data-model.md): when the leader counted this instance's sessions closed
-  // (its heartbeat lapsed while the process lived on: a pause, a slow link), it is gone from
-  // NS:{presence}:gws; count the sessions held here again. One ZSCORE every 5 s.
-  asio::awaitable<void> check_presence() {
-    auto& st = *state_;
-    const auto gws = lua::presence_key(keys_, "gws");
-    while (!st.stopping) {
-      presence_timer_.expires_after(5s);
-      auto [ec] = co_await presence_timer_.async_wait(use_tuple);
-      if (ec || st.stopping) co_return;
-      redis::command ask{"ZSCORE", gws, st.presence_instance};
-      auto r = co_await st.conn->exec(std::move(ask));
-      if (!r.ok() || !r.value.is_nil()) continue;
-      auto held = st.registry.routed_user_sessions();
-      if (held.empty()) continue;
-      log::warn(
-          "presence: this gateway's sessions were counted closed (its heartbeat lapsed): "
-          "counting {} users again",
-          held.size());
-      for (std::size_t from = 0; from < held.size(); from += 1000) {
-        std::vector<std::pair<std::string, std::size_t>> part(
-            held.begin() + static_cast<std::ptrdiff_t>(from),
-            held.begin() + static_cast<std::ptrdiff_t>(std::min(held.size(), from + 1000)));
-        std::vector<redis::command> call;
-        call.push_back(lua::presence_reclaim_command(keys_, st.presence_instance, part));
-        co_await redis::eval_all(*st.conn, redis::get_script("presence_reclaim"), std::move(call));
-      }
-    }
-  }
-
   // Turn not-ready (/readyz 503) and keep serving for --drain-delay-ms so a load balancer
   // stops sending new connections, then stop accepting, close every session with 1001 and
   // wait for them (3 s at most).
@@ -286,6 +281,7 @@ class gateway_process {
     heartbeat_->stop();
     keep_timer_.cancel();
     presence_timer_.cancel();
+    listen_deadline_.cancel();
     listener_->stop();
     st.registry.close_all(1001, "going away");
     asio::steady_timer t(control_);
@@ -356,6 +352,8 @@ class gateway_process {
   std::unique_ptr<heartbeat> heartbeat_;
   asio::steady_timer keep_timer_;
   asio::steady_timer presence_timer_;
+  asio::steady_timer listen_deadline_;  // the listener starts by then without a snapshot
+  bool listening_ = false;
   asio::signal_set signals_;
   asio::signal_set hangups_;
   bool signalled_ = false;

@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "core/config.hpp"
-#include "gateway/server/gateway_state.hpp"
+#include "gateway/state/gateway_state.hpp"
 
 namespace pushonce::gateway {
 

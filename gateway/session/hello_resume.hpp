@@ -22,7 +22,7 @@
 #include <string_view>
 
 #include "core/lua/session.hpp"
-#include "gateway/session/protocol.hpp"
+#include "gateway/protocol/protocol.hpp"
 #include "gateway/session/resume_state.hpp"
 
 namespace pushonce::gateway {

@@ -4,10 +4,9 @@
 
 #include "core/log.hpp"
 #include "gateway/queue/join_pow.hpp"
-#include "gateway/server/gateway_state.hpp"
-#include "gateway/session/inbox.hpp"
-#include "gateway/session/session_flow.hpp"
+#include "gateway/queue/position_notifier.hpp"
 #include "gateway/session/session_transport.hpp"
+#include "gateway/state/inbox.hpp"
 
 namespace pushonce::gateway {
 
@@ -21,13 +20,14 @@ long long now_ms_since_epoch() {
 }
 
 void log_internal(const op_context& ctx, const failure& f, std::string_view op) {
-  if (is_internal(f)) log::warn("ws: {}: {} failed: {} {}", ctx.user, op, f.code, f.message);
+  if (is_internal(f))
+    log::warn("{}: {}: {} failed: {} {}", ctx.log_name, ctx.user, op, f.code, f.message);
 }
 
 // The estimated wait at `position`: the queue's pace read when the one held is a second old.
 asio::awaitable<std::optional<long long>> queue_eta(const op_context& ctx, std::string queue,
                                                     long long position) {
-  auto estimates = ctx.st.positions->estimates();
+  auto estimates = ctx.sv.positions->estimates();
   std::string q = queue;
   auto call = estimates->refresh(std::move(q));  // named: GCC 12 and co_await
   co_await std::move(call);
@@ -99,19 +99,19 @@ asio::awaitable<void> handle_join(op_context ctx, join_op op) {
   std::optional<pow_use> use;
   std::shared_ptr<const pow_gate> gate;
   int bits = 0;
-  if (ctx.st.pow) {
+  if (ctx.sv.pow) {
     std::string bq = queue;
-    bits = co_await ctx.st.pow->bits(std::move(bq));
+    bits = co_await ctx.sv.pow->bits(std::move(bq));
   }
   if (bits > 0) {
-    gate = co_await ctx.st.pow->gate();
+    gate = co_await ctx.sv.pow->gate();
     if (!gate) {
       ctx.io.send_text(render_error(errc::internal, "proof of work unavailable", "join"));
       co_return;
     }
     auto check = gate->verify(ctx.user, queue, bits, op.pow, now_ms_since_epoch());
     if (!check.ok()) {
-      ctx.st.pow->count_refusal(queue);
+      ctx.sv.pow->count_refusal(queue);
       ctx.io.send_text(render_pow_refusal(pow_reason(check.verdict),
                                           join_pow::issue(*gate, ctx.user, queue, bits)));
       co_return;
@@ -119,7 +119,7 @@ asio::awaitable<void> handle_join(op_context ctx, join_op op) {
     use = pow_use{std::move(check.token), check.ttl_ms};
   }
   const bool with_pow = use.has_value();
-  auto r = co_await ctx.st.queues->join(std::move(q), std::move(user), std::move(use));
+  auto r = co_await ctx.sv.queues->join(std::move(q), std::move(user), std::move(use));
   if (!r && with_pow && r.error().code == errc::bad_request) {
     // join.lua: this solution was used already.
     ctx.io.send_text(
@@ -134,23 +134,23 @@ asio::awaitable<void> handle_join(op_context ctx, join_op op) {
   }
   ctx.io.send_text(reply_join(queue, r, eta));
   if (r && r.value().opens_at)
-    ctx.st.positions->watch_prequeued(ctx.io.self(), queue, ctx.user);
+    ctx.sv.positions->watch_prequeued(ctx.io.self(), queue, ctx.user);
   else if (r)
-    ctx.st.positions->watch(ctx.io.self(), queue, ctx.user, r.value().ticket, r.value().position,
+    ctx.sv.positions->watch(ctx.io.self(), queue, ctx.user, r.value().ticket, r.value().position,
                             r.value().seq);
 }
 
 asio::awaitable<void> handle_leave(op_context ctx, leave_op op) {
   std::string queue = std::move(op.queue), q = queue, user = ctx.user;
-  auto r = co_await ctx.st.queues->leave(std::move(q), std::move(user));
-  ctx.st.positions->unwatch(&*ctx.io.self(), queue);
+  auto r = co_await ctx.sv.queues->leave(std::move(q), std::move(user));
+  ctx.sv.positions->unwatch(&*ctx.io.self(), queue);
   if (!r) log_internal(ctx, r.error(), "leave");
   ctx.io.send_text(reply_leave(queue, r));
 }
 
 asio::awaitable<void> handle_position(op_context ctx, position_op op) {
   std::string queue = std::move(op.queue), q = queue, user = ctx.user;
-  auto r = co_await ctx.st.queues->standing(std::move(q), std::move(user));
+  auto r = co_await ctx.sv.queues->standing(std::move(q), std::move(user));
   if (!r) log_internal(ctx, r.error(), "position");
   std::optional<long long> eta;
   if (r && r.value().position > 0) {
@@ -159,36 +159,28 @@ asio::awaitable<void> handle_position(op_context ctx, position_op op) {
   }
   ctx.io.send_text(reply_standing(queue, ctx.user, r, eta));
   if (r && r.value().position > 0)
-    ctx.st.positions->watch(ctx.io.self(), queue, ctx.user, r.value().ticket, r.value().position,
+    ctx.sv.positions->watch(ctx.io.self(), queue, ctx.user, r.value().ticket, r.value().position,
                             r.value().seq);
   else if (r && r.value().prequeued)
-    ctx.st.positions->watch_prequeued(ctx.io.self(), queue, ctx.user);
+    ctx.sv.positions->watch_prequeued(ctx.io.self(), queue, ctx.user);
 }
 
 asio::awaitable<void> handle_accept(op_context ctx, accept_op op) {
   std::string id = std::move(op.id), queue = std::move(op.queue), user = ctx.user;
-  auto r = co_await ctx.st.queues->accept(std::move(queue), std::move(user), std::move(id));
+  auto r = co_await ctx.sv.queues->accept(std::move(queue), std::move(user), std::move(id));
   if (!r) log_internal(ctx, r.error(), "accept");
   ctx.io.send_text(reply_accept(r));
 }
 
 asio::awaitable<void> handle_ack(op_context ctx, ack_op op) {
   std::string user = ctx.user, epoch = ctx.epoch;
-  auto r = co_await ctx.st.inboxes->ack(std::move(user), std::move(epoch), op.offset);
+  auto r = co_await ctx.sv.inboxes->ack(std::move(user), std::move(epoch), op.offset);
   if (!r) log_internal(ctx, r.error(), "ack");
   if (auto frame = reply_ack(r)) ctx.io.send_text(std::move(*frame));
 }
 
 void handle_ping(op_context ctx) {
   ctx.io.send_text(render_pong());
-}
-
-void handle_refresh(op_context ctx, refresh_op op) {
-  if (!ctx.flow) {
-    ctx.io.send_text(render_error(errc::internal, "refresh is not available here", "refresh"));
-    return;
-  }
-  ctx.flow->on_refresh(std::move(op.token), ctx.io);
 }
 
 asio::awaitable<void> handle_op(op_context ctx, client_op op) {
@@ -204,8 +196,8 @@ asio::awaitable<void> handle_op(op_context ctx, client_op op) {
     co_await handle_ack(ctx, *k);
   } else if (std::holds_alternative<ping_op>(op)) {
     handle_ping(ctx);
-  } else if (auto* r = std::get_if<refresh_op>(&op)) {
-    handle_refresh(ctx, std::move(*r));
+  } else if (std::holds_alternative<refresh_op>(op)) {
+    ctx.io.send_text(render_error(errc::internal, "refresh is not available here", "refresh"));
   }
 }
 

@@ -13,27 +13,25 @@
 #include "core/outcome.hpp"
 #include "core/queue_api.hpp"
 #include "gateway/auth/authenticator.hpp"
-#include "gateway/session/protocol.hpp"
+#include "gateway/protocol/protocol.hpp"
+#include "gateway/session/session_services.hpp"
 #include "gateway/session/token_expiry.hpp"
 
 namespace pushonce::gateway {
 
-struct gateway_state;
-class session_flow;
 class session_transport;
 
 /// What a handler knows of its session.
 struct op_context {
-  gateway_state& st;
+  const session_services& sv;
   session_transport& io;
   const std::string& user;
   const std::string& epoch;
-  /// The session's protocol side (refresh moves its token's deadline); none: refresh is
-  /// answered with error internal.
-  session_flow* flow = nullptr;
+  std::string_view log_name;  // the transport's ("ws", "sse"): its log lines' prefix
 };
 
-/// Runs one op (not hello) and sends its answer.
+/// Runs one op (not hello) and sends its answer. refresh moves the session's token deadline
+/// and is session_flow's (session_flow::on_refresh); here it is answered with error internal.
 boost::asio::awaitable<void> handle_op(op_context ctx, client_op op);
 
 boost::asio::awaitable<void> handle_join(op_context ctx, join_op op);
@@ -42,9 +40,6 @@ boost::asio::awaitable<void> handle_position(op_context ctx, position_op op);
 boost::asio::awaitable<void> handle_accept(op_context ctx, accept_op op);
 boost::asio::awaitable<void> handle_ack(op_context ctx, ack_op op);
 void handle_ping(op_context ctx);
-/// Verifies the token (no Redis call) and, when it is the session's user's, moves the
-/// session's deadline to its exp (session_flow::on_refreshed).
-void handle_refresh(op_context ctx, refresh_op op);
 
 // ---- decisions: the frame each result is answered with -----------------------------------
 

@@ -8,26 +8,20 @@
 #include "core/log.hpp"
 #include "core/lua/presence.hpp"
 #include "core/redis/scripts.hpp"
-#include "gateway/server/gateway_state.hpp"
-#include "gateway/session/hello_resume.hpp"
+#include "gateway/auth/authenticator.hpp"
+#include "gateway/protocol/session_handle.hpp"
+#include "gateway/queue/join_pow.hpp"
+#include "gateway/queue/position_notifier.hpp"
+#include "gateway/session/hello_machine.hpp"
 #include "gateway/session/op_handlers.hpp"
-#include "gateway/session/session_handle.hpp"
 #include "gateway/session/session_transport.hpp"
+#include "gateway/state/gateway_state.hpp"
 
 namespace pushonce::gateway {
 
 namespace asio = boost::asio;
 
 namespace {
-
-constexpr std::uint16_t close_policy = 1008;  // websocket::close_code::policy_error
-constexpr std::uint16_t close_try_again = 1013;
-
-long long session_now_ms() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string random_hex(std::size_t n) {
   thread_local std::mt19937_64 rng{std::random_device{}()};
@@ -37,28 +31,10 @@ std::string random_hex(std::size_t n) {
   return s;
 }
 
-// One presence script call, not awaited by the session: calls are sent in the order they
-// are spawned (one executor), so a session's close follows its open.
-void spawn_presence_call(const std::shared_ptr<redis::connection>& conn, const char* script,
-                         redis::command cmd, std::string user, asio::any_io_executor ex) {
-  asio::co_spawn(
-      ex,
-      [conn, script, cmd = std::move(cmd),
-       user = std::move(user)]() mutable -> asio::awaitable<void> {
-        std::vector<redis::command> one;
-        one.push_back(std::move(cmd));
-        auto rs = co_await redis::eval_all(*conn, redis::get_script(script), std::move(one));
-        if (!rs.empty() && !rs[0].ok())
-          log::warn("presence: {} for {} failed: {}", script, user,
-                    rs[0].ec ? rs[0].ec.message() : rs[0].value.str);
-      },
-      asio::detached);
-}
-
 }  // namespace
 
-session_flow::session_flow(gateway_state& st, session_transport& io)
-    : st_(st), io_(io), limiter_(st.settings.frame_rates) {}
+session_flow::session_flow(session_services sv, session_transport& io, std::string_view log_name)
+    : sv_(std::move(sv)), io_(io), log_name_(log_name), limiter_(sv_.settings.frame_rates) {}
 
 bool session_flow::within_rate(const frame_decision& d, session_transport& out) {
   using action = frame_decision::action;
@@ -69,7 +45,7 @@ bool session_flow::within_rate(const frame_decision& d, session_transport& out) 
     case frame_limiter::verdict::pass:
       return true;
     case frame_limiter::verdict::rate_limited: {
-      ++st_.metrics.rate_limited_frames;
+      ++sv_.metrics.rate_limited_frames;
       std::string op = d.what == action::dispatch ? std::string(op_name(d.op)) : d.error.op;
       out.send_text(render_error(
           errc::rate_limited,
@@ -77,8 +53,8 @@ bool session_flow::within_rate(const frame_decision& d, session_transport& out) 
       return false;
     }
     case frame_limiter::verdict::close:
-      ++st_.metrics.rate_limit_closes;
-      log::info("ws: {}: over the frame rate limit: closed 1008", user_);
+      ++sv_.metrics.rate_limit_closes;
+      log::info("{}: {}: over the frame rate limit: closed 1008", log_name_, user_);
       io_.close(close_policy, "rate limit exceeded");
       return false;
   }
@@ -110,116 +86,196 @@ asio::awaitable<void> session_flow::on_frame(std::string text, bool is_text,
       co_await on_hello(std::move(h));
     } break;
     case action::dispatch: {
-      op_context ctx{st_, out, user_, epoch_, this};
+      // refresh moves this session's token deadline: answered here, not by op_handlers.
+      if (auto* r = std::get_if<refresh_op>(&d.op)) {
+        on_refresh(std::move(r->token), out);
+        break;
+      }
+      op_context ctx{sv_, out, user_, epoch_, log_name_};
       co_await handle_op(ctx, std::move(d.op));
     } break;
   }
 }
 
 asio::awaitable<void> session_flow::on_hello(hello_op h) {
-  auto who = st_.auth->authenticate(h);
-  if (!who) {
-    ++st_.metrics.auth_failures;
-    io_.close(close_policy, who.error().message);
-    co_return;
-  }
-  if (st_.revoked(who.value())) {
-    ++st_.metrics.auth_failures;
-    io_.close(close_policy, "revoked");
-    co_return;
-  }
-  user_ = who.value().user;
-  iat_ = who.value().iat;
-  expiry_ = token_expiry(who.value().exp, st_.settings.jwt.leeway);
-  arm_expiry();
-  auto slot = st_.sessions_per_user->acquire(user_);
-  if (!slot.held) {
-    ++st_.metrics.sessions_refused;
-    log::info("ws: {}: over --max-sessions-per-user ({}): closed 1008", user_,
-              st_.settings.max_sessions_per_user);
-    io_.close(close_policy, "too many sessions for this user");
-    co_return;
-  }
-  user_slot_ = std::move(slot.held);
-  session_id_ = random_hex(16);
-  // named locals (GCC 12: docs/architecture.md "Coroutines and GCC 12")
-  std::string user = user_, new_epoch = random_hex(16);
-  hello_resume decide(std::move(h.since));
-  auto checked = decide.session_args();  // session.lua rotates the epoch when it went back
-  auto opened =
-      co_await st_.inboxes->open(std::move(user), std::move(new_epoch), std::move(checked));
-  if (machine_.closing()) co_return;
-  if (!opened) {
-    log::warn("ws: {}: session.lua failed: {}", user_, opened.error().message);
-    io_.close(close_try_again, "redis unavailable");
-    co_return;
-  }
-  const auto& plan = decide.on_opened(opened.value().epoch, opened.value().latest,
-                                      opened.value().acked, opened.value().rotated);
-  if (decide.rotated()) {
-    ++st_.metrics.epoch_rotations;
-    log::info("ws: {}: since offset {} is beyond the offset counter {} (failover): new epoch",
-              user_, decide.since() ? decide.since()->offset : 0, decide.latest());
-  }
-  epoch_ = std::move(opened.value().epoch);
-  const long long latest = decide.latest();
-
-  // (1) Route the channel first: from here on live frames are buffered.
-  resume_.begin(plan.start);
-  machine_.on_routed();
-  user = user_;
-  std::shared_ptr<session_handle> self = io_.self();
-  auto routed = co_await st_.registry.add_route(std::move(self), std::move(user));
-  if (machine_.closing()) co_return;
-  // A revocation heard between the check above and the route: its close missed this session.
-  if (st_.revoked(identity{user_, std::nullopt, iat_})) {
-    io_.close(close_policy, "revoked");
-    co_return;
-  }
-  if (!routed) {
-    log::warn("ws: {}: subscribe failed: {}", user_, routed.error().message);
-    io_.close(close_try_again, "redis unavailable");
-    co_return;
-  }
-  // (2) Read what the inbox holds after the start.
-  auto page = co_await st_.inboxes->read_page(user_, plan.start);
-  if (machine_.closing()) co_return;
-  if (!page) {
-    log::warn(log::fields{{"user", user_}, {"offset", static_cast<long long>(plan.start)}},
-              "ws: {}: inbox read failed: {}", user_, page.error().message);
-    io_.close(close_try_again, "redis unavailable");
-    co_return;
-  }
-  std::optional<long long> first;
-  if (!page->empty()) first = page->front().offset;
-  const auto welcome = decide.on_first_page(first);
-  const bool recovered = welcome.recovered;
-  resume_.skip_to(welcome.skip_to);  // the welcome owns up to what is gone
-  // Proof of work: the welcome carries a challenge for the default queue when it asks one
-  // (a join to another queue is answered with its own).
+  // The thin shell of hello_machine: carry out each action, hand its result back as the next
+  // event, until a close or done.
+  using kind = hello_event::kind;
+  const auto event_of = [](kind k) {
+    hello_event e;
+    e.what = k;
+    return e;
+  };
+  const auto failed = [&](std::string message) {
+    hello_event e = event_of(kind::failed);
+    e.message = std::move(message);
+    return e;
+  };
+  hello_machine hm(h.since, sv_.pow != nullptr);
+  hello_event ev = event_of(kind::start);
+  std::optional<identity> who;
+  std::string opened_epoch;
+  inbox_page first_page;
   std::optional<pow_challenge> challenge;
-  if (st_.pow) {
-    std::string q(default_queue);
-    int bits = co_await st_.pow->bits(std::move(q));
-    std::shared_ptr<const pow_gate> gate;
-    if (bits > 0) gate = co_await st_.pow->gate();
-    if (machine_.closing()) co_return;
-    if (gate) challenge = join_pow::issue(*gate, user_, std::string(default_queue), bits);
+  for (;;) {
+    const hello_action act = hm.resume(ev);
+    switch (act.what) {
+      case hello_step::verify_token: {
+        auto r = sv_.auth->authenticate(h);
+        if (!r) {
+          ev = failed(r.error().message);
+          break;
+        }
+        who = std::move(r.value());
+        ev = event_of(kind::ok);
+      } break;
+      case hello_step::check_revoked:
+        ev = event_of(sv_.revoked(*who) ? kind::revoked : kind::not_revoked);
+        break;
+      case hello_step::take_slot: {
+        user_ = who->user;
+        iat_ = who->iat;
+        expiry_ = token_expiry(who->exp, sv_.settings.jwt.leeway);
+        arm_expiry();
+        auto slot = sv_.sessions_per_user->acquire(user_);
+        if (!slot.held) {
+          ev = event_of(kind::failed);
+          break;
+        }
+        user_slot_ = std::move(slot.held);
+        session_id_ = random_hex(16);
+        ev = event_of(kind::ok);
+      } break;
+      case hello_step::open_session: {
+        // named locals (GCC 12: docs/architecture.md "Coroutines and GCC 12")
+        std::string user = user_, new_epoch = random_hex(16);
+        // session.lua rotates the epoch when it went back
+        auto checked = hm.decide().session_args();
+        auto opened =
+            co_await sv_.inboxes->open(std::move(user), std::move(new_epoch), std::move(checked));
+        if (machine_.closing()) {
+          ev = event_of(kind::closing);
+        } else if (!opened) {
+          ev = failed(opened.error().message);
+        } else {
+          ev = event_of(kind::opened);
+          ev.epoch = opened.value().epoch;
+          ev.latest = opened.value().latest;
+          ev.acked = opened.value().acked;
+          ev.rotated = opened.value().rotated;
+          opened_epoch = std::move(opened.value().epoch);
+        }
+      } break;
+      case hello_step::route: {
+        const auto& decide = hm.decide();
+        if (decide.rotated()) {
+          ++sv_.metrics.epoch_rotations;
+          log::info("{}: {}: since offset {} is beyond the offset counter {} (failover): new epoch",
+                    log_name_, user_, decide.since() ? decide.since()->offset : 0, decide.latest());
+        }
+        epoch_ = std::move(opened_epoch);
+        // (1) Route the channel first: from here on live frames are buffered.
+        resume_.begin(hm.start());
+        machine_.on_routed();
+        std::string user = user_;
+        std::shared_ptr<session_handle> self = io_.self();
+        auto routed = co_await sv_.registry.add_route(std::move(self), std::move(user));
+        if (machine_.closing())
+          ev = event_of(kind::closing);
+        else if (!routed)
+          ev = failed(routed.error().message);  // looked at after the revocation check
+        else
+          ev = event_of(kind::ok);
+      } break;
+      case hello_step::check_revoked_again:
+        // A revocation heard between the check above and the route: its close missed this
+        // session.
+        ev = event_of(sv_.revoked(identity{user_, std::nullopt, iat_}) ? kind::revoked
+                                                                       : kind::not_revoked);
+        break;
+      case hello_step::read_first_page: {
+        // (2) Read what the inbox holds after the start.
+        auto page = co_await sv_.inboxes->read_page(user_, hm.start());
+        if (machine_.closing()) {
+          ev = event_of(kind::closing);
+        } else if (!page) {
+          ev = failed(page.error().message);
+        } else {
+          ev = event_of(kind::page);
+          if (!page->empty()) ev.first = page->front().offset;
+          first_page = std::move(page.value());
+        }
+      } break;
+      case hello_step::skip_lost:
+        resume_.skip_to(hm.welcome().skip_to);  // the welcome owns up to what is gone
+        ev = event_of(kind::ok);
+        break;
+      case hello_step::issue_challenge: {
+        // Proof of work: the welcome carries a challenge for the default queue when it asks
+        // one (a join to another queue is answered with its own).
+        std::string q(default_queue);
+        int bits = co_await sv_.pow->bits(std::move(q));
+        std::shared_ptr<const pow_gate> gate;
+        if (bits > 0) gate = co_await sv_.pow->gate();
+        if (machine_.closing()) {
+          ev = event_of(kind::closing);
+          break;
+        }
+        if (gate) challenge = join_pow::issue(*gate, user_, std::string(default_queue), bits);
+        ev = event_of(kind::ok);
+      } break;
+      case hello_step::send_welcome: {
+        const bool recovered = hm.welcome().recovered;
+        io_.on_welcome(session_id_, epoch_);
+        io_.send_text(render_welcome(user_, session_id_, epoch_, hm.decide().latest(), recovered,
+                                     challenge ? &*challenge : nullptr));
+        ++sv_.metrics.sessions_opened;
+        presence_open();
+        if (log::current_level() <= log::level::debug)
+          log::debug(log::fields{{"user", user_},
+                                 {"session", session_id_},
+                                 {"epoch", epoch_},
+                                 {"offset", static_cast<long long>(hm.start())}},
+                     "{}: {} session {} epoch {} start {} recovered {}", log_name_, user_,
+                     session_id_, epoch_, hm.start(), recovered);
+        ev = event_of(kind::ok);
+      } break;
+      case hello_step::close:
+        switch (act.why) {
+          case close_why::auth_failed:
+          case close_why::revoked:
+            ++sv_.metrics.auth_failures;
+            break;
+          case close_why::too_many_sessions:
+            ++sv_.metrics.sessions_refused;
+            log::info("{}: {}: over --max-sessions-per-user ({}): closed 1008", log_name_, user_,
+                      sv_.settings.max_sessions_per_user);
+            break;
+          case close_why::session_lua_failed:
+            log::warn("{}: {}: session.lua failed: {}", log_name_, user_, act.detail);
+            break;
+          case close_why::subscribe_failed:
+            log::warn("{}: {}: subscribe failed: {}", log_name_, user_, act.detail);
+            break;
+          case close_why::inbox_read_failed:
+            log::warn(log::fields{{"user", user_}, {"offset", static_cast<long long>(hm.start())}},
+                      "{}: {}: inbox read failed: {}", log_name_, user_, act.detail);
+            break;
+          case close_why::revoked_after_route:
+          case close_why::none:
+            break;
+        }
+        io_.close(act.code, act.reason);
+        co_return;
+      case hello_step::done:
+        if (!hm.welcomed()) co_return;  // the session closed meanwhile
+        break;
+    }
+    if (act.what == hello_step::done) break;
   }
-  io_.on_welcome(session_id_, epoch_);
-  io_.send_text(render_welcome(user_, session_id_, epoch_, latest, recovered,
-                               challenge ? &*challenge : nullptr));
-  ++st_.metrics.sessions_opened;
-  presence_open();
-  if (log::current_level() <= log::level::debug)
-    log::debug(log::fields{{"user", user_},
-                           {"session", session_id_},
-                           {"epoch", epoch_},
-                           {"offset", static_cast<long long>(plan.start)}},
-               "ws: {} session {} epoch {} start {} recovered {}", user_, session_id_, epoch_,
-               plan.start, recovered);
+
   // (3) Replay, then the buffered live frames, then any catch-up requested meanwhile.
-  const bool read = co_await replay(std::move(page.value()));
+  const bool read = co_await replay(std::move(first_page));
   if (machine_.closing()) co_return;
   if (!read) {
     on_catch_up_failed("the inbox read failed");
@@ -239,12 +295,12 @@ asio::awaitable<bool> session_flow::replay(inbox_page page) {
       else if (resume_.lost())
         co_return true;  // flush_buffered() closes the session
     }
-    if (page.size() < st_.inboxes->page_size()) co_return true;
+    if (page.size() < sv_.inboxes->page_size()) co_return true;
     auto after = page.back().offset;
-    auto next = co_await st_.inboxes->read_page(user_, after);
+    auto next = co_await sv_.inboxes->read_page(user_, after);
     if (!next) {
       log::warn(log::fields{{"user", user_}, {"offset", static_cast<long long>(after)}},
-                "ws: {}: inbox read failed: {}", user_, next.error().message);
+                "{}: {}: inbox read failed: {}", log_name_, user_, next.error().message);
       co_return false;
     }
     page = std::move(next.value());
@@ -256,22 +312,23 @@ asio::awaitable<void> session_flow::catch_up_passes() {
   resume_.begin_catch_up();
   // After a reconnect (or a gap) the user's slot may have failed over: is the offset counter
   // still at or beyond what this session sent, in the same epoch?
-  auto pos = co_await st_.inboxes->position(user_);
+  auto pos = co_await sv_.inboxes->position(user_);
   if (machine_.closing()) co_return;
   if (!pos)  // the inbox read below fails too, or the check waits for the next pass
-    log::warn("ws: {}: reading the offset counter failed: {}", user_, pos.error().message);
+    log::warn("{}: {}: reading the offset counter failed: {}", log_name_, user_,
+              pos.error().message);
   else if (offsets_went_back(epoch_, resume_.last_sent(), pos->epoch, pos->latest)) {
     on_offsets_went_back("the offset counter went back");
     co_return;
   }
-  auto page = co_await st_.inboxes->read_page(user_, resume_.last_sent());
+  auto page = co_await sv_.inboxes->read_page(user_, resume_.last_sent());
   if (machine_.closing()) co_return;
   bool read = false;
   if (page)
     read = co_await replay(std::move(page.value()));
   else
     log::warn(log::fields{{"user", user_}, {"offset", static_cast<long long>(resume_.last_sent())}},
-              "ws: {}: inbox read failed: {}", user_, page.error().message);
+              "{}: {}: inbox read failed: {}", log_name_, user_, page.error().message);
   if (machine_.closing()) co_return;
   if (!read) {
     on_catch_up_failed("the inbox read failed");
@@ -295,9 +352,9 @@ void session_flow::flush_buffered() {
 // with 1013 rather than skip; the client resumes and its welcome tells what was lost.
 void session_flow::on_catch_up_failed(const char* why) {
   if (machine_.closing()) return;
-  ++st_.metrics.catch_up_gap_closes;
+  ++sv_.metrics.catch_up_gap_closes;
   log::warn(log::fields{{"user", user_}, {"epoch", epoch_}},
-            "ws: {}: cannot send the offset after {} ({}): closing 1013", user_,
+            "{}: {}: cannot send the offset after {} ({}): closing 1013", log_name_, user_,
             resume_.last_sent(), why);
   io_.close(close_try_again, "missed messages; resume again");
 }
@@ -305,9 +362,9 @@ void session_flow::on_catch_up_failed(const char* why) {
 void session_flow::on_offsets_went_back(const char* why) {
   if (went_back_ || machine_.closing()) return;
   went_back_ = true;
-  ++st_.metrics.offset_regression_closes;
+  ++sv_.metrics.offset_regression_closes;
   log::warn(log::fields{{"user", user_}, {"epoch", epoch_}},
-            "ws: {}: offsets went back after {} ({}): new epoch, closing 1013", user_,
+            "{}: {}: offsets went back after {} ({}): new epoch, closing 1013", log_name_, user_,
             resume_.last_sent(), why);
   asio::co_spawn(
       io_.executor(),
@@ -316,8 +373,8 @@ void session_flow::on_offsets_went_back(const char* why) {
         std::optional<lua::session_since> since =
             lua::session_since{epoch_, resume_.last_sent(), true};
         auto r =
-            co_await st_.inboxes->open(std::move(user), std::move(new_epoch), std::move(since));
-        if (!r) log::warn("ws: {}: epoch rotation failed: {}", user_, r.error().message);
+            co_await sv_.inboxes->open(std::move(user), std::move(new_epoch), std::move(since));
+        if (!r) log::warn("{}: {}: epoch rotation failed: {}", log_name_, user_, r.error().message);
         io_.close(close_try_again, "offsets went back; resume again");
       },
       exit_on_exception("session epoch rotation"));
@@ -345,7 +402,7 @@ void session_flow::on_live(const frame_ptr& f) {
     case resume_state::live_result::buffered:
       break;
     case resume_state::live_result::gap:
-      log::debug("ws: {}: offset gap before {}; catching up", user_, *frame_offset(*f));
+      log::debug("{}: {}: offset gap before {}; catching up", log_name_, user_, *frame_offset(*f));
       request_catch_up();
       break;
     case resume_state::live_result::overflow:
@@ -358,72 +415,21 @@ void session_flow::on_live(const frame_ptr& f) {
 }
 
 void session_flow::presence_open() {
-  if (st_.presence_instance.empty() || present_) return;
-  present_ = true;
-  spawn_presence_call(st_.conn, "presence_open",
-                      lua::presence_open_command(st_.keys, user_, st_.presence_instance), user_,
-                      io_.executor());
+  presence_.open(io_.executor(),
+                 session_presence::calls{sv_.conn, sv_.presence, sv_.keys, sv_.presence_instance},
+                 user_);
 }
 
 void session_flow::presence_close() {
-  if (!present_) return;
-  present_ = false;
-  spawn_presence_call(st_.conn, "presence_close",
-                      lua::presence_close_command(st_.keys, user_, st_.presence_instance), user_,
-                      io_.executor());
-}
-
-void session_flow::arm_expiry() {
-  auto wait = expiry_.wait(session_now_ms());
-  if (!wait) {
-    if (expiry_timer_) expiry_timer_->cancel();
-    return;
-  }
-  if (!expiry_timer_) expiry_timer_ = std::make_unique<asio::steady_timer>(io_.executor());
-  expiry_timer_->expires_after(*wait);  // cancels a wait armed before
-  std::weak_ptr<session_handle> weak = io_.self();
-  expiry_timer_->async_wait([weak = std::move(weak), this](std::error_code ec) {
-    auto alive = weak.lock();
-    if (ec || !alive) return;
-    on_expiry_timer();
-  });
-}
-
-void session_flow::on_expiry_timer() {
-  if (machine_.closing()) return;
-  if (!expiry_.expired(session_now_ms())) {
-    arm_expiry();  // a refresh moved the deadline, or the clocks drifted apart
-    return;
-  }
-  ++st_.metrics.token_expiry_closes;
-  log::info(log::fields{{"user", user_}, {"session", session_id_}},
-            "ws: {}: token expired without a refresh: closed 1008", user_);
-  io_.close(close_policy, "token expired");
-}
-
-void session_flow::on_refresh(std::string token, session_transport& out) {
-  hello_op h;
-  h.token = std::move(token);
-  auto who = st_.auth->authenticate(h);
-  // A revoked token cannot extend a session either (as at hello).
-  if (who && st_.revoked(who.value())) who = failure{errc::auth_failed, "token revoked"};
-  auto r = reply_refresh(who, user_, expiry_);
-  if (r.accepted) {
-    ++st_.metrics.token_refreshes;
-    iat_ = who.value().iat;
-    arm_expiry();
-  } else {
-    ++st_.metrics.token_refresh_refusals;
-  }
-  out.send_text(std::move(r.frame));
+  presence_.close(io_.executor());
 }
 
 void session_flow::end(const session_handle* self) {
   machine_.close();
   if (expiry_timer_) expiry_timer_->cancel();
   presence_close();
-  st_.positions->unwatch_all(self);
-  if (!user_.empty()) st_.registry.remove_route(self, user_);
+  sv_.positions->unwatch_all(self);
+  if (!user_.empty()) sv_.registry.remove_route(self, user_);
 }
 
 }  // namespace pushonce::gateway

@@ -1,5 +1,5 @@
 #pragma once
-// The protocol side of one WebSocket session, without the socket: what a client frame
+// The protocol side of one session (WebSocket or SSE), without the socket: what a client frame
 // does (session_machine decides, op_handlers act), hello and resume (session.lua, routing
 // of the user's channel, welcome, inbox replay, then the live stream without gap or
 // duplicate: resume_state), later catch-ups, and live frames. It carries its decisions out
@@ -7,21 +7,24 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "gateway/limits/frame_limiter.hpp"
 #include "gateway/limits/slot_counter.hpp"
-#include "gateway/session/inbox.hpp"
-#include "gateway/session/protocol.hpp"
+#include "gateway/protocol/protocol.hpp"
 #include "gateway/session/resume_state.hpp"
 #include "gateway/session/session_machine.hpp"
+#include "gateway/session/session_presence.hpp"
+#include "gateway/session/session_services.hpp"
 #include "gateway/session/token_expiry.hpp"
+#include "gateway/state/inbox.hpp"
 
 namespace pushonce::gateway {
 
-struct gateway_state;
 class session_handle;
 class session_transport;
 
@@ -29,7 +32,8 @@ class session_flow {
  public:
   using frame_ptr = std::shared_ptr<const std::string>;
 
-  session_flow(gateway_state& st, session_transport& io);
+  /// `log_name` is the transport's ("ws", "sse"): its log lines' prefix.
+  session_flow(session_services sv, session_transport& io, std::string_view log_name);
 
   session_machine& machine() { return machine_; }
   const session_machine& machine() const { return machine_; }
@@ -81,8 +85,13 @@ class session_flow {
   /// The timer fired: close 1008 "token expired" past the deadline, else re-arm.
   void on_expiry_timer();
 
-  gateway_state& st_;
+  // websocket::close_code::policy_error and try_again_later
+  static constexpr std::uint16_t close_policy = 1008;
+  static constexpr std::uint16_t close_try_again = 1013;
+
+  session_services sv_;
   session_transport& io_;
+  std::string_view log_name_;
   session_machine machine_;
   resume_state resume_;
   frame_limiter limiter_;
@@ -90,11 +99,11 @@ class session_flow {
   // The expiry timer, made for a session with a token only (a session without one pays a
   // pointer); it holds no reference to the session.
   std::unique_ptr<boost::asio::steady_timer> expiry_timer_;
-  slot_counter::slot user_slot_;  // gateway_state::sessions_per_user, from hello on
+  slot_counter::slot user_slot_;  // session_services::sessions_per_user, from hello on
   std::string user_, session_id_, epoch_;
   std::optional<long long> iat_;  // the token's, for the check after routing
   bool went_back_ = false;        // on_offsets_went_back ran
-  bool present_ = false;          // presence_open was sent and presence_close not yet
+  session_presence presence_;     // presence_open / presence_close, retried until they land
 };
 
 }  // namespace pushonce::gateway

@@ -1,7 +1,8 @@
 #pragma once
-// The life of one WebSocket session as a named state machine (no sockets): which phase it
+// The life of one session (WebSocket or SSE) as a named state machine (no sockets): which phase it
 // is in, what a client frame means in that phase, and when an inbox catch-up runs. The
-// shell (websocket_session) and the flows (session_flow) ask it instead of keeping flags.
+// shells (websocket_session, sse_session) and the flows (session_flow) ask it instead of keeping
+// flags.
 //
 //   handshake ─▶ awaiting_hello ─▶ authenticating ─▶ catching_up ⇄ live
 //                                                        ▲ │
@@ -21,7 +22,7 @@
 #include <string>
 #include <string_view>
 
-#include "gateway/session/protocol.hpp"
+#include "gateway/protocol/protocol.hpp"
 
 namespace pushonce::gateway {
 

@@ -1,5 +1,5 @@
 #pragma once
-// What the session flows (session_flow, op_handlers) need of the WebSocket shell that
+// What the session flows (session_flow, op_handlers) need of the transport shell that
 // carries them out: send a frame, wait for room in the send queue, close, and the
 // session's own executor and handle. Implemented once by transport_shell, under both
 // websocket_session and sse_session; the flows never see the socket.

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "gateway/session/protocol.hpp"
+#include "gateway/protocol/protocol.hpp"
 
 namespace pushonce::gateway {
 

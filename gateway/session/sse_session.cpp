@@ -20,10 +20,13 @@
 #include "core/exit_on_exception.hpp"
 #include "core/log.hpp"
 #include "core/use_tuple.hpp"
-#include "gateway/http/http_routes.hpp"
-#include "gateway/server/gateway_state.hpp"
+#include "gateway/auth/authenticator.hpp"
+#include "gateway/auth/revocations.hpp"
+#include "gateway/protocol/http_response.hpp"
+#include "gateway/session/op_turns.hpp"
 #include "gateway/session/sse_framing.hpp"
 #include "gateway/session/transport_shell.hpp"
+#include "gateway/state/gateway_state.hpp"
 
 namespace pushonce::gateway {
 
@@ -87,8 +90,7 @@ class sse_session final : public transport_shell<sse_session> {
   sse_session(tcp::socket&& socket, std::shared_ptr<gateway_state> state, connection_info info)
       : transport_shell(socket.get_executor(), std::move(state), std::move(info)),
         sock_(std::move(socket)),
-        keepalive_(sock_.get_executor()),
-        op_wait_(sock_.get_executor()) {}
+        keepalive_(sock_.get_executor()) {}
 
   ~sse_session() override {
     if (!id_.empty()) state_->registry.unname(id_);
@@ -103,7 +105,7 @@ class sse_session final : public transport_shell<sse_session> {
     } else if (auto who = state_->auth->authenticate(q.hello); !who) {
       ++state_->metrics.auth_failures;
       refused = error_response(errc::unauthorized, who.error().message, version);
-    } else if (state_->revoked(who.value())) {
+    } else if (state_->revoked_users->revoked(who.value())) {
       ++state_->metrics.auth_failures;
       refused = error_response(errc::unauthorized, "revoked", version);
     }
@@ -161,17 +163,20 @@ class sse_session final : public transport_shell<sse_session> {
   asio::awaitable<sse_op_answer> run_op_here(std::string user, std::string frame) {
     sse_op_answer a;
     if (flow_.machine().closing() || user != flow_.user()) co_return a;
-    // One op at a time, in arrival order, as a WebSocket session reads its frames.
-    while (op_running_) {
-      op_wait_.expires_at(asio::steady_timer::time_point::max());
-      co_await op_wait_.async_wait(use_tuple);
-      if (flow_.machine().closing()) co_return a;
+    // One op at a time, in arrival order, as a WebSocket session reads its frames: a waiting
+    // op sleeps on a timer of its own until the op before it hands over the turn.
+    auto turn = std::make_shared<asio::steady_timer>(sock_.get_executor(),
+                                                     asio::steady_timer::time_point::max());
+    if (!turns_.arrive(turn)) {
+      co_await turn->async_wait(use_tuple);
+      if (flow_.machine().closing()) {
+        pass_turn();
+        co_return a;
+      }
     }
-    op_running_ = true;
     sse_reply_capture out(*this);
     co_await flow_.on_frame(std::move(frame), true, out);
-    op_running_ = false;
-    op_wait_.cancel();
+    pass_turn();
     if (out.reply()) {
       a.status = 200;
       a.body = *out.reply();
@@ -179,6 +184,10 @@ class sse_session final : public transport_shell<sse_session> {
       a.status = 204;
     }
     co_return a;
+  }
+
+  void pass_turn() {
+    if (auto next = turns_.finish()) (*next)->cancel();
   }
 
   asio::awaitable<void> refuse(http_response res) {
@@ -231,7 +240,7 @@ class sse_session final : public transport_shell<sse_session> {
     if (ended_) return;
     ended_ = true;
     keepalive_.cancel();
-    op_wait_.cancel();
+    for (auto& waiter : turns_.drain()) waiter->cancel();
     end_flow();
     beast::error_code ignored;
     sock_.close(ignored);
@@ -268,12 +277,11 @@ class sse_session final : public transport_shell<sse_session> {
 
   tcp::socket sock_;
   asio::steady_timer keepalive_;
-  asio::steady_timer op_wait_;  // ops of POST /sse/op waiting for the one running
+  op_turns<std::shared_ptr<asio::steady_timer>> turns_;  // the ops of POST /sse/op
   std::string id_, epoch_;
   std::string out_;  // the bytes of the write in flight
   char rbuf_[64];
   bool streaming_ = false;  // the response header is written
-  bool op_running_ = false;
   bool ended_ = false;
 };
 
@@ -297,7 +305,7 @@ asio::awaitable<http_response> sse_op_route(http_request& req, gateway_state& st
     ++st.metrics.auth_failures;
     co_return error_response(errc::unauthorized, who.error().message, version);
   }
-  if (st.revoked(who.value())) {
+  if (st.revoked_users->revoked(who.value())) {
     ++st.metrics.auth_failures;
     co_return error_response(errc::unauthorized, "revoked", version);
   }

@@ -30,11 +30,11 @@
 #include "core/log.hpp"
 #include "core/use_tuple.hpp"
 #include "gateway/limits/connection_info.hpp"
-#include "gateway/server/gateway_state.hpp"
+#include "gateway/protocol/session_handle.hpp"
 #include "gateway/session/send_queue.hpp"
 #include "gateway/session/session_flow.hpp"
-#include "gateway/session/session_handle.hpp"
 #include "gateway/session/session_transport.hpp"
+#include "gateway/state/gateway_state.hpp"
 
 namespace pushonce::gateway {
 
@@ -113,7 +113,7 @@ class transport_shell : public session_handle,
         info_(std::move(info)),
         timer_(ex),
         queue_(session_queue_limits(state_->settings)),
-        flow_(*state_, *this) {}
+        flow_(session_services_of(*state_), *this, Transport::log_name) {}
 
   ~transport_shell() override { state_->registry.detach(this); }
 

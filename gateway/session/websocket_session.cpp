@@ -25,8 +25,8 @@
 #include "core/exit_on_exception.hpp"
 #include "core/log.hpp"
 #include "core/use_tuple.hpp"
-#include "gateway/server/gateway_state.hpp"
 #include "gateway/session/transport_shell.hpp"
+#include "gateway/state/gateway_state.hpp"
 
 namespace pushonce::gateway {
 

@@ -207,6 +207,7 @@ export class TransportChoice {
     if (!['auto', 'websocket', 'sse'].includes(mode)) throw new TypeError(`PushonceClient: unknown transport '${mode}'`);
     Object.assign(this, { mode, storage, key, failuresToFallBack, hasSse });
     this.failures = 0;
+    this.websocketWorked = false; // a WebSocket opened here: later failures are the server's
     let remembered = null;
     try {
       remembered = storage?.getItem(key) ?? null;
@@ -220,12 +221,18 @@ export class TransportChoice {
 
   /** A connection of `transport` opened: failures in a row start again. */
   opened(transport) {
+    if (transport === 'websocket') this.websocketWorked = true;
     if (transport === this.current) this.failures = 0;
   }
 
-  /** A connection of `transport` ended before it opened; true when the choice changed. */
+  /**
+   * A connection of `transport` ended before it opened; true when the choice changed. Once a
+   * WebSocket has opened on this page, WebSocket is not blocked on this network: failures
+   * after it (a gateway restarting, refusing connections for a while) never fall back.
+   */
   failed(transport) {
     if (this.mode !== 'auto' || !this.hasSse || transport !== 'websocket' || this.current !== 'websocket') return false;
+    if (this.websocketWorked) return false;
     if (++this.failures < this.failuresToFallBack) return false;
     this.current = 'sse';
     this.failures = 0;

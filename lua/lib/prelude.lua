@@ -13,6 +13,29 @@ local function now_ms()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- A queue's message ids (assign.lua, expire.lua; assign_plan.lua plans with the same base):
+-- id = seq * 4096 + source, where the sequence never stands below the clock, 4 per ms
+-- since 2026-01-01 UTC. A failover that loses the queue slot's last writes rolls `seq` back
+-- but not the clock, so the ids made after it are new ones, not a repeat of ids that were
+-- already heard and delivered (the users' claim records live in other slots and keep
+-- theirs). 4 per ms outruns any sustained assignment rate of one queue; ids stay below
+-- 2^53 (exact in Lua and in JavaScript) until 2043.
+local function seq_floor(now)
+  return (now - 1767225600000) * 4
+end
+
+-- The base of the next ids in sequence key `seq_key` at time `now` (ms): max(stored, clock).
+local function seq_base(seq_key, now)
+  return math.max(tonumber(redis.call('GET', seq_key) or '0') or 0, seq_floor(now))
+end
+
+-- Takes n ids from `seq_key`: returns the base b (the ids are (b + 1..n) * 4096 + source).
+local function take_seq(seq_key, n, now)
+  local base = seq_base(seq_key, now)
+  redis.call('SET', seq_key, string.format('%d', base + n))
+  return base
+end
+
 -- Claim records (claim.lua; read in C++ by core/lua/claim_record.cpp), written and read only
 -- through these:
 --   "<offset>" or "<offset>:<attempts>"   delivered (attempts shown when more than 1)
@@ -183,4 +206,108 @@ local function rest(list, i)
   local out = {}
   for j = i, #list do out[#out + 1] = list[j] end
   return out
+end
+
+-- A queue's capacity at `now` (docs/capacity.md): the settings hash's rate_per_min, burst,
+-- passes, max_active and the rate's clock (clock_start, clock_made, clock_last: the due
+-- instants are clock_start + k * 60000 / rate, clock_made of them were used, the last at
+-- clock_last). Returns the most assignments allowed now (nil: no limit), whether passes may
+-- be made, the clock (nil without a rate) and the live count (nil without a cap).
+-- Owed instants are made up at up to twice the pace (a hand-over); assign.lua banks at
+-- most max(1, burst) of them whenever it could not use them (capacity_spent).
+local function capacity_at(settings, assigned, now)
+  local c = redis.call('HMGET', settings, 'rate_per_min', 'burst', 'passes', 'max_active',
+                       'clock_start', 'clock_made', 'clock_last')
+  local rate = uint(c[1]) or 0
+  local cap = uint(c[4]) or 0
+  local limit, clock, live = nil, nil, nil
+  if rate > 0 then
+    local start = uint(c[5]) or now
+    local made = uint(c[6]) or 0
+    local last = uint(c[7]) or start
+    local due = math.floor(math.max(0, now - start) * rate / 60000) + 1
+    local pace = math.max(1, math.floor(math.max(0, now - last) * 2 * rate / 60000))
+    clock = {start = start, made = made, due = due, fresh = not uint(c[5]),
+             bank = math.max(1, uint(c[2]) or 0)}
+    clock.allowed = math.max(0, math.min(due - made, pace))
+    limit = clock.allowed
+  end
+  if cap > 0 then
+    live = redis.call('HLEN', assigned)
+    local room = math.max(0, cap - live)
+    if not limit or room < limit then limit = room end
+  end
+  return limit, rate > 0 and c[3] ~= '0', clock, live
+end
+
+-- Writes the rate's clock after `n` assignments at `now`: the instants used, and when the
+-- call was `idle` (fewer made than the clock allowed for want of users, stock or room under
+-- the cap, or a pause: not for a batch's size) at most clock.bank left owed: a rate is a
+-- pace, never a debt that bursts later. `idle` nil: idle when n is 0.
+local function capacity_spent(settings, clock, n, now, idle)
+  if not clock then return end
+  local made = clock.made + n
+  if idle == nil then idle = n == 0 end
+  if idle then made = math.max(made, clock.due - clock.bank) end
+  local f = {}
+  if clock.fresh then f[#f + 1], f[#f + 2] = 'clock_start', string.format('%d', clock.start) end
+  if made ~= clock.made then
+    f[#f + 1], f[#f + 2] = 'clock_made', string.format('%d', made)
+  end
+  if n > 0 then f[#f + 1], f[#f + 2] = 'clock_last', string.format('%d', now) end
+  if #f > 0 then redis.call('HSET', settings, unpack(f)) end
+end
+
+-- An admission's lease (settings session_s, session_renewal): the lease's end for an
+-- assignment at `now` (nil without a lease) and whether renewals extend it.
+local function lease_terms(settings, now)
+  local c = redis.call('HMGET', settings, 'session_s', 'session_renewal')
+  local s = uint(c[1]) or 0
+  if s == 0 then return nil, false, 0 end
+  return now + s * 1000, c[2] ~= '0', s * 1000
+end
+
+-- A pass (an admission without a stock resource, made by the rate): its resource name.
+local function pass_name(n)
+  return 'pass:' .. string.format('%d', n)
+end
+
+local function is_pass(resource)
+  return string.sub(resource, 1, 5) == 'pass:'
+end
+
+-- The per-minute report (docs/capacity.md "Report"; `pushonce-leader report`): a hash per
+-- queue and minute, <the queue's slot prefix>:report:<minute since the epoch>, kept 7 days,
+-- next to the queue's keys (named from `queue_key`, any key of the queue: same slot).
+local report_keep_ms = 7 * 86400000 + 60000
+
+local function report_key(queue_key, minute)
+  local close = string.find(queue_key, '}', 1, true) or #queue_key
+  return string.sub(queue_key, 1, close) .. ':report:' .. string.format('%d', minute)
+end
+
+-- Adds n to `field` of the minute of `now`.
+local function report_count(queue_key, now, field, n)
+  if not n or n == 0 then return end
+  local key = report_key(queue_key, math.floor(now / 60000))
+  if redis.call('HINCRBY', key, field, n) == n then redis.call('PEXPIRE', key, report_keep_ms) end
+end
+
+-- The histogram field of a duration in seconds: "<prefix><b>", b = floor(log2(s + 1)).
+local function report_bucket(prefix, seconds)
+  local b = math.floor(math.log(math.max(0, seconds) + 1) / math.log(2) + 1e-9)
+  return prefix .. string.format('%d', b)
+end
+
+-- Counts the ends of admissions in the minute of `now`: `field` (offers_expired,
+-- leases_expired, released) and each one's length since its assignment (histogram "l:").
+local function report_ends(queue_key, now, field, assignment_ids)
+  if #assignment_ids == 0 then return end
+  local key = report_key(queue_key, math.floor(now / 60000))
+  redis.call('HINCRBY', key, field, #assignment_ids)
+  for _, id in ipairs(assignment_ids) do
+    local at = math.floor(math.floor((tonumber(id) or 0) / 4096) / 4) + 1767225600000
+    if tonumber(id) then redis.call('HINCRBY', key, report_bucket('l:', (now - at) / 1000), 1) end
+  end
+  redis.call('PEXPIRE', key, report_keep_ms)
 end

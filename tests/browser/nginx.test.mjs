@@ -2,11 +2,15 @@
 // deploy/nginx/private-nginx.sh with a self-signed certificate): redis-server, a leader, a
 // worker and two `pushonce-gateway --dev-auth` behind nginx. The gateway holding the page's
 // session is killed; the page resumes through nginx on the other one, and nothing arrives
-// twice or goes missing. Environment as in waiting_room.test.mjs.
+// twice or goes missing. And the gate (location /checkout/): a user who opens the checkout
+// without an admission lands in the waiting room, is admitted, and the page's Continue sets
+// the gate's cookie and takes them back to the checkout, which receives their headers.
+// Environment as in waiting_room.test.mjs.
 
 import { describe, test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFile } from 'node:child_process';
+import crypto from 'node:crypto';
 import { once } from 'node:events';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -16,6 +20,22 @@ import path from 'node:path';
 import { ARTIFACTS, BIN_DIR, CHROMIUM, CHROMIUM_ARGS, GATEWAY, LEADER, REDIS_SERVER, ROOT, WORKER, children, freePort, loadChromium, sleep, waitFor } from './harness.mjs';
 
 const NAMESPACE = `ponginx${process.pid}`;
+const CHECKOUT_APP = `
+import http.server, json, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = json.dumps({k: self.headers.get(k, '') for k in
+            ('X-Pushonce-User', 'X-Pushonce-Resource', 'X-Pushonce-Admission')}).encode()
+        self.send_response(200)
+        self.send_header('Content-Type', 'application/json')
+        self.send_header('Content-Length', str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+http.server.ThreadingHTTPServer(('127.0.0.1', int(sys.argv[1])), H).serve_forever()
+`;
+let checkoutPort;
 const BROWSER_ARGS = [...CHROMIUM_ARGS, '--ignore-certificate-errors']; // the test's own self-signed certificate
 
 const { chromium, skipReason: noBrowser } = await loadChromium();
@@ -79,18 +99,29 @@ describe('the demo page through nginx (TLS)', { skip: skipReason ?? false }, () 
       '--appendonly', 'no', '--dir', tmpDir], process.env);
     redisUrl = `redis://127.0.0.1:${rport}`;
     await sleep(200);
-    startProcess('leader', LEADER, ['run']);
+    // The admission key (the leader signs, the gateways verify at the gate).
+    const { privateKey } = crypto.generateKeyPairSync('ec', {
+      namedCurve: 'P-256', privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+    });
+    const admissionKey = path.join(tmpDir, 'admission.pem');
+    fs.writeFileSync(admissionKey, privateKey);
+    startProcess('leader', LEADER, ['run', '--admission-key', admissionKey]);
     startProcess('worker', path.join(BIN_DIR, 'pushonce-worker'), ['--id', 'nginx-w1']);
+    // The checkout behind the gate: answers with the X-Pushonce-* headers it received.
+    checkoutPort = await freePort();
+    startProcess('checkout', 'python3', ['-c', CHECKOUT_APP, String(checkoutPort)], process.env);
     for (const i of [0, 1]) {
       const port = await freePort();
-      const child = startProcess(`gateway-${i}`, GATEWAY, ['--listen', `127.0.0.1:${port}`, '--dev-auth', '--id', `ngx-gw${i}`]);
+      const child = startProcess(`gateway-${i}`, GATEWAY, ['--listen', `127.0.0.1:${port}`, '--dev-auth', '--id', `ngx-gw${i}`,
+        '--admission-key', admissionKey]);
       gateways.push({ port, child });
       await waitFor(() => httpOk(`http://127.0.0.1:${port}/readyz`), { timeout: 10000, what: `gateway ${i} /readyz` });
     }
     const plain = await freePort();
     const tls = await freePort();
     const args = [path.join(ROOT, 'deploy/nginx/private-nginx.sh'), '--dir', path.join(tmpDir, 'nginx'),
-      '--port', String(plain), '--tls-port', String(tls)];
+      '--port', String(plain), '--tls-port', String(tls), '--checkout', `127.0.0.1:${checkoutPort}`];
     for (const g of gateways) args.push('--gateway', `127.0.0.1:${g.port}`);
     startProcess('nginx', 'bash', args, process.env);
     httpsBase = `https://127.0.0.1:${tls}`;
@@ -146,6 +177,41 @@ describe('the demo page through nginx (TLS)', { skip: skipReason ?? false }, () 
         const other = gateways.find((g) => g !== victim);
         assert.equal(await sessionsOn(other.port), 1, 'the session is on the other gateway');
         await page.screenshot({ path: path.join(ARTIFACTS, 'nginx-tls-resumed.png') });
+      } finally {
+        await context.close().catch(() => {});
+      }
+    });
+
+  test('the gate: the checkout sends the user to the waiting room and takes them back admitted',
+    { timeout: 60000 }, async () => {
+      const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+      const page = await context.newPage();
+      const urls = [];
+      page.on('request', (r) => { if (r.isNavigationRequest()) urls.push(r.url()); });
+      try {
+        // No admission: the checkout redirects to the waiting room, with where to come back.
+        await page.goto(`${httpsBase}/checkout/pay`);
+        assert.equal(new URL(page.url()).pathname, '/');
+        assert.equal(new URL(page.url()).searchParams.get('return'), '/checkout/pay');
+        await page.fill('#name', 'gus');
+        await page.click('#connect');
+        await page.waitForSelector('#state[data-state="open"]', { timeout: 10000 });
+        await page.waitForSelector('#join:not([disabled])');
+        await page.click('#join');
+        await leader(['resource', 'add', 'seat-7']);
+        await page.waitForSelector('#gate-continue:not([hidden])', { timeout: 10000 });
+        await page.screenshot({ path: path.join(ARTIFACTS, 'gate-admitted.png') });
+        await page.click('#gate-continue');
+        await page.waitForURL(`${httpsBase}/checkout/pay`, { timeout: 10000 });
+        const seen = JSON.parse(await page.textContent('body'));
+        assert.equal(seen['X-Pushonce-User'], 'gus');
+        assert.equal(seen['X-Pushonce-Resource'], 'seat-7');
+        assert.match(seen['X-Pushonce-Admission'], /^\d+$/);
+        assert.ok(urls.every((u) => !/eyJ/.test(u)), `the token never in a URL: ${urls}`);
+        const cookies = await context.cookies();
+        const gateCookie = cookies.find((c) => c.name === 'pushonce_admission');
+        assert.ok(gateCookie?.httpOnly, 'an HttpOnly cookie');
+        assert.equal(gateCookie.sameSite, 'Lax');
       } finally {
         await context.close().catch(() => {});
       }

@@ -418,8 +418,12 @@ describe('waiting room in a browser', { skip: skipReason ?? false }, () => {
       const welcomes = erin.ws.received.filter((r) => r.frame.type === 'welcome');
       assert.equal(welcomes.at(-1).frame.recovered, true, 'the gateway honoured `since`');
       assert.equal(welcomes.at(-1).frame.epoch, welcomes[0].frame.epoch, 'same epoch');
-      const resumeHello = erin.ws.sent.filter((s) => s.frame.op === 'hello').at(-1).frame;
-      assert.deepEqual(resumeHello.since, { epoch: welcomes[0].frame.epoch, offset: 3 });
+      // The hello of the connection that got the last welcome. The browser reports a sent
+      // frame and a received one as separate events, which need not arrive in that order.
+      const resumeConn = welcomes.at(-1).conn;
+      const helloOf = () => erin.ws.sent.find((s) => s.conn === resumeConn && s.frame.op === 'hello');
+      await waitFor(async () => helloOf() !== undefined, { what: 'the resume hello to be recorded' });
+      assert.deepEqual(helloOf().frame.since, { epoch: welcomes[0].frame.epoch, offset: 3 });
       await shot(erin.page, 'reconnected');
 
       for (const n of [4, 5]) ids.push((await leader(['publish', 'erin', JSON.stringify({ n }), '--json'])).id);

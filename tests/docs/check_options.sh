@@ -13,12 +13,15 @@ for p in pushonce-leader pushonce-worker pushonce-gateway pushonce-bench; do
   [ -x "$bin_dir/$p" ] || { echo "FAIL: $bin_dir/$p missing (build it first)"; exit 1; }
   "$bin_dir/$p" --help >>"$known" 2>&1
 done
-for s in install.sh run.sh setup.sh test.sh cluster.sh build.sh; do
+for s in install.sh run.sh setup.sh test.sh cluster.sh build.sh package.sh; do
   sed -n '1,40p' "$here/deploy/$s" >>"$known"
 done
 # Other tools' options the docs quote.
 cat >>"$known" <<'OTHERS'
 systemctl enable --now
+apt-get --no-install-recommends -o Dpkg::Options::=--force-confold
+dpkg --purge --force-confold
+sysctl --system
 chrt --idle
 node --test
 redis-server --tls-port --tls-cert-file --tls-key-file --tls-ca-cert-file --tls-cluster

@@ -197,6 +197,20 @@ TEST_CASE("admission: identical tokens per assignment, JWKS, state API, checkout
   CHECK(admission_state(port, "4095") == "http 404");
   auto no_key = http_request("127.0.0.1", port, "GET", "/api/admission/" + id);
   CHECK(no_key.status == 401);
+
+  // A record that names another user (an id made twice, as a rolled-back queue slot could
+  // once do) is not this token's admission: the CLI and both examples refuse it.
+  d.redis().cmd({"HSET", d.k().queue("default", "admissions"), id, "assigned mallory seat-1"});
+  auto other =
+      d.admin({"admission", "verify", token, "--admission-key", dir.file("key.pem"), "--json"});
+  CHECK(other.code() == 1);
+  CHECK(other.error() == "invalid");
+  auto node_other = run_cli("/usr/bin/env", {"node", examples + "verify.mjs", token}, with_key);
+  CHECK(node_other.code() == 1);
+  CHECK(str_field(node_other.out.as_object(), "state") == "mismatch");
+  auto py_other = run_cli("/usr/bin/python3", {examples + "verify.py", token}, with_key);
+  CHECK(py_other.code() == 1);
+  CHECK(str_field(py_other.out.as_object(), "state") == "mismatch");
 }
 
 TEST_CASE("admission: key rotation: the old key's tokens verify while it is listed") {

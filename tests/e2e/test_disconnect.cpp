@@ -7,6 +7,7 @@
 
 #include <boost/json.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
@@ -201,6 +202,39 @@ TEST_CASE(
         10s, 100ms);
     CHECK_MESSAGE(refused, "gateway on port ", port, " still accepts the revoked token");
   }
+}
+
+TEST_CASE(
+    "disconnect: a revocation whose broadcast a gateway missed closes the user's sessions "
+    "there when the next snapshot is read") {
+  two_gateways sys("missed");
+  auto kim = sys.connect(sys.ports[0], jwt::mint("kim", 600s, secret));
+  auto lou = sys.connect(sys.ports[0], jwt::mint("lou", 600s, secret));
+  REQUIRE(welcomed(*kim));
+  REQUIRE(welcomed(*lou));
+  // kim is revoked as revoke.lua records it, but no gateway hears a broadcast (as for a
+  // gateway whose subscriber was away, or sessions opened before the first snapshot).
+  const auto now = std::chrono::duration_cast<std::chrono::milliseconds>(
+                       std::chrono::system_clock::now().time_since_epoch())
+                       .count();
+  sys.redis().cmd({"HSET", sys.ns() + ":{revoked}", "kim",
+                   std::to_string(now) + ":" + std::to_string(now + 86'400'000)});
+  // The gateway's subscriber connection drops; it reconnects and reads the snapshot again.
+  const std::string name = "name=pushonce-gateway:" + sys.id_of(sys.get(deployment::kind::gateway));
+  auto list = sys.redis().text({"CLIENT", "LIST"});
+  std::string killed;
+  for (std::size_t pos = 0; (pos = list.find(name + " ", pos)) != std::string::npos; ++pos) {
+    auto start = list.rfind('\n', pos);
+    auto line = list.substr(start == std::string::npos ? 0 : start + 1, pos - start);
+    auto sub = list.find(" sub=", pos);
+    if (sub == std::string::npos || std::atoi(list.c_str() + sub + 5) < 1) continue;
+    auto id = line.substr(line.find("id=") + 3);
+    killed = id.substr(0, id.find(' '));
+  }
+  REQUIRE_FALSE(killed.empty());
+  sys.redis().cmd({"CLIENT", "KILL", "ID", killed});
+  check_disconnected(*kim);
+  CHECK_FALSE(lou->closed());
 }
 
 TEST_CASE("disconnect: the leader CLI disconnects and revokes; bad input exits 2") {

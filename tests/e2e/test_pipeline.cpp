@@ -205,6 +205,23 @@ TEST_CASE("publish with an idempotency key: one message, one inbox entry") {
   CHECK(frame.at("kind").as_string() == "message");
   CHECK(frame.at("offset").as_int64() == 1);
   CHECK(frame.at("data") == json::parse(R"({"hello":"world","n":1})"));
+
+  // The key finds the message for the dedup window: trace KEY --user USER.
+  auto traced = d.admin({"trace", "K1", "--user", "alice", "--json"});
+  INFO("trace by key: ", traced.describe());
+  REQUIRE(traced.code() == 0);
+  CHECK(traced.out.at("id").as_string() == id.c_str());
+  auto text = d.admin({"trace", "K1", "--user", "alice"});
+  CHECK(text.run.out.rfind("message " + id + " (idempotency key K1 of alice)", 0) == 0);
+  auto unknown = d.admin({"trace", "K9", "--user", "alice", "--json"});
+  CHECK(unknown.code() == 1);
+  CHECK(unknown.error() == "not_found");
+  auto no_user = d.admin({"trace", "K1"});
+  CHECK(no_user.code() == 1);
+  CHECK(no_user.run.err.find("trace K1 --user USER") != std::string::npos);
+  // publish --id names the key beside the id
+  auto plain = d.admin({"publish", "alice", R"({"n":2})", "--id", "K2"});
+  CHECK(plain.run.out.find("(idempotency key K2 of alice)") != std::string::npos);
 }
 
 TEST_CASE("CLI contract: exit codes, JSON errors, error: lines") {

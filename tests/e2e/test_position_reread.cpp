@@ -20,8 +20,8 @@
 #include "core/keys.hpp"
 #include "core/redis/connection.hpp"
 #include "core/redis/endpoint.hpp"
+#include "gateway/protocol/session_handle.hpp"
 #include "gateway/queue/position_notifier.hpp"
-#include "gateway/session/session_handle.hpp"
 #include "tests/support/redis_server.hpp"
 #include "tests/support/sync_redis.hpp"
 

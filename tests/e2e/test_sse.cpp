@@ -5,12 +5,16 @@
 
 #include <doctest/doctest.h>
 #include <hiredis/hiredis.h>
+#include <unistd.h>
 
 #include <boost/json.hpp>
 #include <chrono>
 #include <csignal>
+#include <fstream>
+#include <iterator>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -363,6 +367,56 @@ TEST_CASE("sse: a draining gateway refuses new streams with 503 and ends its str
   CHECK(int_field(o, "close") == 1001);
   CHECK_FALSE(s.next(5s));
   CHECK(s.ended());
+}
+
+// CPU seconds (user + system) that process `pid` has used so far.
+double cpu_seconds(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto rest = stat.substr(stat.rfind(')') + 2);  // after "pid (comm) "
+  std::istringstream fields(rest);
+  std::string f;
+  long long utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && fields >> f; ++i) {
+    if (i == 14) utime = std::stoll(f);
+    if (i == 15) stime = std::stoll(f);
+  }
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
+TEST_CASE("sse: ops queued behind one that waits on a stalled Redis wait without CPU") {
+  redis_server redis;
+  sse_gateway gw(redis, {});
+  sse_client c;
+  auto w = sse_open(c, gw.port, "alice");
+  const auto session = str_field(w, "session");
+  const auto pid = gw.proc->pid();
+
+  // Redis stops answering; three ops of the session arrive one after another, each an ack
+  // (a Redis write): the first waits on Redis, the other two wait for their turn.
+  redis.pause();
+  const double cpu_before = cpu_seconds(pid);
+  std::vector<int> status(3, 0);
+  std::vector<std::thread> ops;
+  for (int i = 0; i < 3; ++i) {
+    ops.emplace_back([&, i] {
+      status[static_cast<std::size_t>(i)] =
+          sse_op(gw.port, R"({"session":")" + session + R"(","user":"alice","op":"ack","offset":)" +
+                              std::to_string(i + 1) + "}")
+              .status;
+    });
+    std::this_thread::sleep_for(100ms);
+  }
+  std::this_thread::sleep_for(1500ms);  // the quiet period measured: nothing should run
+  const double cpu_waiting = cpu_seconds(pid) - cpu_before;
+  redis.resume();
+  for (auto& t : ops) t.join();
+  INFO("gateway CPU while the ops waited: " << cpu_waiting << " s");
+  CHECK(cpu_waiting < 0.5);
+  // Every op is answered once Redis is back (204 for an ack, or an error reply).
+  for (int st : status) CHECK(st != 0);
+  auto pong = sse_op(gw.port, R"({"session":")" + session + R"(","user":"alice","op":"ping"})");
+  CHECK(pong.status == 200);
 }
 
 }  // namespace test_sse_e2e

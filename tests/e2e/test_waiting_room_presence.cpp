@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/lua/presence.hpp"
+#include "core/redis/scripts.hpp"
 #include "tests/support/deployment.hpp"
 #include "tests/support/ws_client.hpp"
 
@@ -83,6 +84,13 @@ TEST_CASE(
   REQUIRE(sys.admin({"join", "cliuser"}).code() == 0);
   ghost->close();
   tab1->close();  // the other tab on the second gateway stays open
+  // status --json shows the absences held (the admin join and the ghost) and since when.
+  CHECK(wait_until(
+      [&] {
+        auto p = sys.status().at("presence").as_object();
+        return p.at("absent").as_int64() >= 1 && p.at("absent_since").is_int64();
+      },
+      5s));
   REQUIRE(wait_until([&] { return !sys.waiting("ghost") && !sys.waiting("cliuser"); }, 15s));
   // Well past abandon_after_s: the present users are still there.
   observe_quiet(3s, "present users abandoned");
@@ -130,7 +138,8 @@ TEST_CASE(
   auto& g = sys.get(deployment::kind::gateway, 1);
   g.kill(SIGSTOP);
   // The heartbeat lapses and the leader counts the paused gateway's sessions closed.
-  bool folded = wait_until([&] { return sys.redis().integer({"ZCARD", gws}) == 0; }, 15s);
+  // (Every gateway registers its instance in gws at start; the other one stays.)
+  bool folded = wait_until([&] { return sys.redis().integer({"ZCARD", gws}) == 1; }, 15s);
   CHECK(sys.absent_count() == 1);
   g.kill(SIGCONT);
   REQUIRE(folded);
@@ -138,6 +147,64 @@ TEST_CASE(
   CHECK(wait_until([&] { return sys.absent_count() == 0; }, 10s));
   observe_quiet(13s, "the user abandoned after the 12 s");
   CHECK(sys.waiting("paused"));
+}
+
+TEST_CASE(
+    "abandonment e2e: a folded gateway that opens a new session at once still counts its "
+    "older sessions again") {
+  presence_system sys;
+  sys.redis().cmd({"HSET", sys.k().queue("default", "settings"), "abandon_after_s", "8"});
+  auto kept = sys.session("kept", 1, true);
+  // The instance of gateway 1: the one whose sessions hash holds "kept".
+  const auto gws = lua::presence_key(sys.k(), "gws");
+  std::string instance;
+  auto members = sys.redis().cmd({"ZRANGE", gws, "0", "-1"});
+  for (std::size_t i = 0; members && i < members->elements; ++i) {
+    std::string m(members->element[i]->str, members->element[i]->len);
+    if (sys.redis().integer({"HEXISTS", lua::presence_key(sys.k(), "gw:" + m), "kept"}) == 1)
+      instance = m;
+  }
+  REQUIRE_FALSE(instance.empty());
+  // Its sessions are counted closed, as the leader does when a heartbeat lapsed (a pause),
+  // and the gateway at once opens a new session, which puts the instance back in gws.
+  auto fold = sys.redis().cmd({"EVAL", std::string(redis::get_script("presence_fold").text), "4",
+                               lua::presence_key(sys.k(), "count"),
+                               lua::presence_key(sys.k(), "gw:" + instance), gws,
+                               lua::presence_key(sys.k(), "absent"), instance, "0", "1000"});
+  REQUIRE(fold->type == REDIS_REPLY_ARRAY);
+  CHECK(sys.absent_count() == 1);
+  auto fresh = sys.session("fresh", 1, false);
+  CHECK(wait_until([&] { return sys.redis().text({"ZSCORE", gws, instance}) != ""; }, 2s));
+  // Within its 5 s check the gateway counts "kept" again: present past the 8 s.
+  const auto count = lua::presence_key(sys.k(), "count");
+  CHECK(wait_until([&] { return sys.redis().text({"HGET", count, "kept"}) == "1"; }, 10s));
+  observe_quiet(10s, "the connected user abandoned");
+  CHECK(sys.waiting("kept"));
+}
+
+TEST_CASE(
+    "abandonment e2e: a presence_open that fails is retried until it lands; the connected "
+    "user stays in the line") {
+  presence_system sys;
+  sys.redis().cmd({"HSET", sys.k().queue("default", "settings"), "abandon_after_s", "4"});
+  // Gateway 1's instance (its heartbeat names it); its sessions hash is made unusable, so
+  // the next presence_open.lua fails at its first write.
+  auto& g = sys.get(deployment::kind::gateway, 1);
+  const auto instance =
+      sys.redis().text({"HGET", sys.k().plain("gateway:" + sys.id_of(g)), "presence"});
+  REQUIRE_FALSE(instance.empty());
+  const auto mine = lua::presence_key(sys.k(), "gw:" + instance);
+  sys.redis().cmd({"DEL", mine});
+  sys.redis().cmd({"SET", mine, "broken"});
+  auto kept = sys.session("kept", 1, true);
+  std::this_thread::sleep_for(1s);  // the open has failed at least once meanwhile
+  // The hash is usable again (with the instance's "~live" field: no fold happened).
+  sys.redis().cmd(
+      {"EVAL", "redis.call('DEL', KEYS[1]) redis.call('HSET', KEYS[1], '~live', '0')", "1", mine});
+  const auto count = lua::presence_key(sys.k(), "count");
+  CHECK(wait_until([&] { return sys.redis().text({"HGET", count, "kept"}) == "1"; }, 8s));
+  observe_quiet(6s, "the connected user abandoned");
+  CHECK(sys.waiting("kept"));
 }
 
 TEST_CASE(

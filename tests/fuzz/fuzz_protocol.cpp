@@ -1,11 +1,11 @@
-// The client's WebSocket frames (gateway/session/protocol): any text is parsed into an op or an
+// The client's WebSocket frames (gateway/protocol/protocol): any text is parsed into an op or an
 // error, never a crash; what is rendered back is valid JSON.
 #include <boost/json.hpp>
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
-#include "gateway/session/protocol.hpp"
+#include "gateway/protocol/protocol.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

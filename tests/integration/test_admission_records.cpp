@@ -139,10 +139,13 @@ TEST_CASE("planned assignment: the plan's ids and the tokens; a stale plan assig
     CHECK(plan.value().pairs[0] == std::pair<std::string, std::string>{"a", "r1"});
     CHECK(plan.value().pairs[1] == std::pair<std::string, std::string>{"b", "r2"});
 
-    // A resource added since the plan: the pairs differ, nothing is assigned.
+    // r1 taken out and added back since the plan (now after r2): the pairs differ, nothing
+    // is assigned. (A resource added at the tail leaves the plan's pairs first: they go.)
     auto stale_plan = plan.value();
-    CO_LET(auto add, api.add_resources(q, {"r3"}, ""));
-    REQUIRE(add.has_value());
+    CO_LET(auto rm, api.remove_resource(q, "r1"));
+    REQUIRE(rm.has_value());
+    CO_LET(auto back, api.add_resources(q, {"r1", "r3"}, ""));
+    REQUIRE(back.has_value());
     CO_LET(auto stale, api.assign_planned(q, source, 0, 0, 10, stale_plan, {"t1", "t2"}));
     REQUIRE(stale.has_value());
     CHECK_FALSE(stale.value());
@@ -156,8 +159,9 @@ TEST_CASE("planned assignment: the plan's ids and the tokens; a stale plan assig
     std::vector<std::string> ids;
     for (std::size_t i = 0; i < 3; ++i)
       ids.push_back(pushonce::admission::planned_id(plan2.value(), i, source));
-    // The sequence moved (another writer took ids): stale too.
-    auto bump = cmd({"INCR", fx.k.queue(q, "seq")});
+    // The sequence moved past the plan's base (another writer took ids from it): stale too.
+    auto bump =
+        cmd({"SET", fx.k.queue(q, "seq"), std::to_string(std::stoll(plan2.value().seq) + 1)});
     auto seq_plan = plan2.value();
     CO_LET(auto b, fx.conn->exec(std::move(bump)));
     REQUIRE(b.ok());

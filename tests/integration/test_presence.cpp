@@ -1,6 +1,6 @@
 // Presence and abandonment against a real redis-server: the presence scripts
 // (lua/presence_*.lua, built by core/lua/presence), abandon.lua with the leader's
-// abandon_plan driving the sweep as leader/leader_daemon does, and dead-gateway folding.
+// abandon_plan driving the sweep as leader/presence_keeper does, and dead-gateway folding.
 #include "core/lua/presence.hpp"
 // (the header under test first: it is self-contained)
 

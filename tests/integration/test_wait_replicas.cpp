@@ -5,16 +5,19 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "core/lua/claim.hpp"
 #include "core/message.hpp"
+#include "core/queue_api.hpp"
 #include "core/redis/hash_slot.hpp"
 #include "tests/integration/cluster_fixture.hpp"
 #include "tests/integration/lua_calls.hpp"
 #include "tests/integration/redis_fixture.hpp"
+#include "tests/support/redis_server.hpp"
 #include "tests/support/sync_redis.hpp"
 #include "worker/claim_client.hpp"
 
@@ -210,6 +213,68 @@ TEST_CASE("wait replicas: on a cluster, WAIT goes to the user's master and count
   CHECK(wait_calls(owners[0]) == before[0] + 2);
   CHECK(wait_calls(owners[1]) == before[1] + 1);
   CHECK(wait_calls(owners[2]) == before[2] + 1);
+}
+
+TEST_CASE("wait replicas: a queue's batch is heard only once a replica of its master holds it") {
+  redis_fixture fx;
+  pushonce::queue_api api(fx.conn, fx.k);
+  api.set_wait_replicas(1, std::chrono::milliseconds(100));
+  received bus;
+  auto sub = fx.subscriber(bus);
+  const std::string q = "default";
+  const std::string ch = fx.k.bus_channel();
+  std::unique_ptr<pushonce::test::redis_server> replica;
+  fx.run([&]() -> asio::awaitable<void> {
+    std::string c = ch;
+    CO_LET(auto sec, sub->subscribe(std::move(c)));
+    REQUIRE_FALSE(sec);
+    std::vector<std::string> queues{q};
+    CO_LET(auto reg, api.register_queues(std::move(queues)));
+    REQUIRE(reg.has_value());
+    CO_LET(auto src, api.source_index(q));
+    const long long source = src.value();
+    auto one = [&](std::string user, std::string res) -> asio::awaitable<std::string> {
+      std::vector<std::string> rs{std::move(res)};
+      CO_LET(auto add, api.add_resources(q, rs, ""));
+      REQUIRE(add.has_value());
+      CO_LET(auto j, api.join(q, std::move(user)));
+      REQUIRE(j.has_value());
+      CO_LET(auto a, api.assign_batch(q, source, 0, 0, 10));
+      REQUIRE(a.has_value());
+      REQUIRE(a.value().size() == 1);
+      co_return a.value()[0].id;
+    };
+
+    // No replica: the batch is written (the outbox has it, for the sweeper) but not heard.
+    CO_LET(auto first, one("ann", "r1"));
+    CO_DO(pushonce::test::co_observe_quiet(std::chrono::milliseconds(300), "a bus message"));
+    CHECK(bus.count(ch) == 0);
+    CHECK(api.wait_replicas_short() == 1);
+    auto xlen = cmd({"XLEN", fx.k.queue(q, "outbox")});
+    CO_LET(auto x, fx.conn->exec(std::move(xlen)));
+    CHECK(x.value.integer == 1);
+
+    // A replica joins: the next batch is heard, after its WAIT.
+    replica = std::make_unique<pushonce::test::redis_server>(pushonce::test::redis_server_options{
+        .extra_args = {"--replicaof", "127.0.0.1", std::to_string(fx.server.port())}});
+    auto synced = [&] {
+      sync_redis r(fx.server.port());
+      return r.integer({"WAIT", "1", "100"}) == 1;
+    };
+    CO_LET(bool ready, pushonce::test::wait_until(synced, std::chrono::milliseconds(10000)));
+    REQUIRE(ready);
+    // A WAIT long enough for a loaded box (the replica acks at once on an idle one).
+    api.set_wait_replicas(1, std::chrono::milliseconds(5000));
+    CO_LET(auto second, one("ben", "r2"));
+    CO_LET(bool heard, pushonce::test::wait_until([&] { return bus.count(ch) > 0; },
+                                                  std::chrono::milliseconds(2000)));
+    CHECK(heard);
+    auto payloads = bus.payloads(ch);
+    REQUIRE(payloads.size() == 1);
+    CHECK(payloads[0].find("\"id\":\"" + second + "\"") != std::string::npos);
+    CHECK(payloads[0].find(first) == std::string::npos);
+    CHECK(api.wait_replicas_short() == 1);
+  });
 }
 
 }  // namespace test_wait_replicas_integration

@@ -52,7 +52,7 @@ test('sseUrlOf: the SSE URL beside the WebSocket one', () => {
   assert.equal(sseUrlOf('wss://h/app/ws?x=1'), 'https://h/app/sse?x=1');
 });
 
-test('TransportChoice: fixed modes stay; auto falls back after two failures in a row and remembers', () => {
+test('TransportChoice: fixed modes stay; auto falls back after two failures before any open, and remembers', () => {
   assert.equal(new TransportChoice({ mode: 'sse' }).current, 'sse');
   const ws = new TransportChoice({ mode: 'websocket' });
   assert.equal(ws.failed('websocket'), false);
@@ -64,14 +64,18 @@ test('TransportChoice: fixed modes stay; auto falls back after two failures in a
   const auto = new TransportChoice({ storage });
   assert.equal(auto.current, 'websocket');
   assert.equal(auto.failed('websocket'), false);
-  auto.opened('websocket'); // an open between two failures: they are not "in a row"
-  assert.equal(auto.failed('websocket'), false);
   assert.equal(auto.failed('websocket'), true);
   assert.equal(auto.current, 'sse');
   assert.equal(storage.getItem('pushonce:transport'), 'sse');
   assert.equal(new TransportChoice({ storage }).current, 'sse'); // the next page load
   assert.equal(new TransportChoice({ storage, mode: 'websocket' }).current, 'websocket');
   assert.equal(new TransportChoice({ hasWebSocket: false }).current, 'sse');
+  // A WebSocket that opened once works on this network: a gateway restarting (refusing
+  // connections for a while) is no reason to fall back, however many attempts fail.
+  const worked = new TransportChoice({ storage: new MemoryStorage() });
+  worked.opened('websocket');
+  for (let i = 0; i < 5; i++) assert.equal(worked.failed('websocket'), false);
+  assert.equal(worked.current, 'websocket');
   const noSse = new TransportChoice({ hasSse: false });
   noSse.failed('websocket');
   assert.equal(noSse.failed('websocket'), false); // nowhere to fall back to

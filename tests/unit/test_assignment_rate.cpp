@@ -46,4 +46,19 @@ TEST_CASE("assignment rate: the window cuts old buckets (a bucket it cuts counts
         doctest::Approx((29 * 100 + 50) * 60000.0 / 300'000));
 }
 
+TEST_CASE("assignment rate: one assignment alone is no rate; it starts with the second") {
+  const long long first = 1'000'000'000'000;
+  auto one = parse_assignment_record({{"first", std::to_string(first)},
+                                      {"last", std::to_string(first)},
+                                      {std::to_string(first / 10'000), "1"}});
+  CHECK(assignments_per_minute(one, first + 1'000) == 0);
+  CHECK(assignments_per_minute(one, first + 60'000) == 0);
+  // Two, 30 s apart, read 60 s after the first: 2 a minute.
+  auto two = parse_assignment_record({{"first", std::to_string(first)},
+                                      {"last", std::to_string(first + 30'000)},
+                                      {std::to_string(first / 10'000), "1"},
+                                      {std::to_string((first + 30'000) / 10'000), "1"}});
+  CHECK(assignments_per_minute(two, first + 60'000) == doctest::Approx(2));
+}
+
 }  // namespace test_assignment_rate_unit

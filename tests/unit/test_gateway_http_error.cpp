@@ -1,4 +1,4 @@
-#include "gateway/http/http_error.hpp"
+#include "gateway/protocol/http_error.hpp"
 // (the header under test first: it is self-contained)
 
 #include <doctest/doctest.h>

@@ -1,7 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "core/redis/reply.hpp"
-#include "gateway/session/inbox.hpp"
+#include "gateway/state/inbox.hpp"
 #include "tests/support/replies.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.

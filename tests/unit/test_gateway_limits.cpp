@@ -9,7 +9,7 @@
 #include "gateway/limits/frame_limiter.hpp"
 #include "gateway/limits/slot_counter.hpp"
 #include "gateway/limits/token_bucket.hpp"
-#include "gateway/server/probe_cache.hpp"
+#include "gateway/state/probe_cache.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
 namespace test_gateway_limits_unit {

@@ -7,7 +7,7 @@
 #include "core/redis/scripts.hpp"
 #include "gateway/auth/authenticator.hpp"
 #include "gateway/auth/key_set.hpp"
-#include "gateway/session/protocol.hpp"
+#include "gateway/protocol/protocol.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
 namespace test_gateway_protocol_unit {
@@ -98,6 +98,18 @@ TEST_CASE("gateway protocol: ack, accept, ping") {
   CHECK(std::get<accept_op>(op_of(R"({"op":"accept","id":"4097"})")).queue == "default");
   CHECK(std::get<accept_op>(op_of(R"({"op":"accept","id":"1","queue":"vip"})")).queue == "vip");
   CHECK(error_of(R"({"op":"accept","id":"1","queue":7})").code == pushonce::errc::bad_request);
+  // A name no queue can have is refused before anything looks it up.
+  for (const char* op : {"join", "leave", "position"}) {
+    CAPTURE(op);
+    const std::string o(op);
+    CHECK(error_of(R"({"op":")" + o + R"(","queue":"a{b}"})").code == pushonce::errc::bad_request);
+    CHECK(error_of(R"({"op":")" + o + R"(","queue":""})").code == pushonce::errc::bad_request);
+    CHECK(error_of(R"({"op":")" + o + R"(","queue":")" + std::string(129, 'q') + "\"}").code ==
+          pushonce::errc::bad_request);
+    op_of(R"({"op":")" + o + R"(","queue":")" + std::string(128, 'q') + "\"}");
+  }
+  CHECK(error_of(R"({"op":"accept","id":"1","queue":"bad name"})").code ==
+        pushonce::errc::bad_request);
   CHECK(error_of(R"({"op":"accept"})").code == pushonce::errc::bad_request);
   CHECK(error_of(R"({"op":"accept","id":""})").code == pushonce::errc::bad_request);
   CHECK(std::holds_alternative<ping_op>(op_of(R"({"op":"ping"})")));

@@ -1,4 +1,4 @@
-#include "gateway/server/readiness.hpp"
+#include "gateway/http/readiness.hpp"
 // (the header under test first: it is self-contained)
 
 #include <doctest/doctest.h>

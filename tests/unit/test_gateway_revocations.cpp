@@ -62,6 +62,21 @@ TEST_CASE("revocations: a snapshot and a broadcast merge in either order, the la
   }
 }
 
+TEST_CASE("revocations: a snapshot names the users it taught (their broadcast was missed)") {
+  revocations set;
+  CHECK_FALSE(set.loaded());
+  set.apply("ada", {50'000, 90'000});  // heard by broadcast
+  auto taught = set.load(
+      {{"ada", {50'000, 90'000}}, {"bob", {10'000, 60'000}}, {"cy", {10'000, 15'000}}}, 20'000);
+  CHECK(set.loaded());
+  // ada's is known already; cy's has expired; bob's was missed.
+  CHECK(taught == std::vector<std::string>{"bob"});
+  // A later revocation of a held user is news; the same one again is not.
+  CHECK(set.load({{"bob", {30'000, 60'000}}, {"ada", {50'000, 90'000}}}, 20'000) ==
+        std::vector<std::string>{"bob"});
+  CHECK(set.load({{"bob", {30'000, 60'000}}}, 20'000).empty());
+}
+
 TEST_CASE("revocations: control messages round-trip; malformed ones are refused") {
   control_message d{"ada", std::nullopt};
   control_message r{"bob", revocation{1'700'000'000'123, 1'700'086'400'123}};

@@ -3,7 +3,7 @@
 #include <boost/json.hpp>
 #include <string>
 
-#include "gateway/session/protocol.hpp"
+#include "gateway/protocol/protocol.hpp"
 #include "gateway/session/sse_framing.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.

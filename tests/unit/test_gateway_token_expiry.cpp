@@ -2,8 +2,8 @@
 
 #include <boost/json.hpp>
 
+#include "gateway/protocol/protocol.hpp"
 #include "gateway/session/op_handlers.hpp"
-#include "gateway/session/protocol.hpp"
 #include "gateway/session/session_machine.hpp"
 #include "gateway/session/token_expiry.hpp"
 

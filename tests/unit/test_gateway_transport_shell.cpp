@@ -2,8 +2,8 @@
 
 #include <string>
 
-#include "gateway/server/gateway_state.hpp"
 #include "gateway/session/transport_shell.hpp"
+#include "gateway/state/gateway_state.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
 namespace test_gateway_transport_shell_unit {

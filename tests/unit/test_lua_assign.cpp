@@ -54,9 +54,9 @@ TEST_CASE("lua assign: without a plan, nine arguments; every key in the queue's 
   keys k("ns");
   auto in = lua::assign_for(k, "q1", assign_test_settings);
   auto ks = lua::script_keys(in);
-  CHECK(ks.size() == 15);
+  CHECK(ks.size() == 16);
   CHECK(ks.front() == k.queue("q1", "waiting"));
-  CHECK(ks.back() == k.queue("q1", "admissions:t"));
+  CHECK(ks.back() == k.queue("q1", "leases"));
   CHECK(one_slot(ks));
   CHECK(lua::script_args(in) == std::vector<std::string>{"q1", "7", "3", "30000", "60000", "ns:bus",
                                                          "ns:leader:wake", "50", "660000"});
@@ -109,7 +109,7 @@ TEST_CASE("lua expire: its call and its four-item reply") {
   keys k("ns");
   auto in = lua::expire_for(
       k, "q1", {.source = 7, .fencing_token = 0, .outbox_retention = 60000ms, .max = 100});
-  CHECK(lua::script_keys(in).size() == 10);
+  CHECK(lua::script_keys(in).size() == 11);
   CHECK(one_slot(lua::script_keys(in)));
   CHECK(lua::script_args(in) ==
         std::vector<std::string>{"q1", "7", "0", "60000", "ns:bus", "ns:leader:wake", "100"});

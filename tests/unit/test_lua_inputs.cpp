@@ -14,6 +14,7 @@
 
 #include "core/lua/accept.hpp"
 #include "core/lua/assign.hpp"
+#include "core/lua/capacity.hpp"
 #include "core/lua/claim.hpp"
 #include "core/lua/dead_letter_add.hpp"
 #include "core/lua/join.hpp"
@@ -111,7 +112,8 @@ using all_inputs =
                lua::expire_inputs, lua::positions_inputs, lua::dead_letter_add_inputs,
                lua::revoke_inputs, lua::accept_inputs, lua::source_inputs, lua::join_inputs,
                lua::leave_inputs, lua::standing_inputs, lua::leader_lease_inputs,
-               lua::resource_add_inputs, lua::resource_release_inputs, lua::resource_remove_inputs>;
+               lua::resource_add_inputs, lua::resource_release_inputs, lua::resource_remove_inputs,
+               lua::admission_inputs, lua::next_due_inputs, lua::admissions_list_inputs>;
 
 }  // namespace
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "gateway/session/protocol.hpp"
+#include "gateway/protocol/protocol.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
 namespace test_pow_challenge_unit {

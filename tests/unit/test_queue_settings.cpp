@@ -25,7 +25,9 @@ TEST_CASE("queue settings: defaults for an empty hash, and the settings object")
   auto o = render_queue_settings("q", s, 30000);
   CHECK(json::serialize(o) ==
         R"({"queue":"q","state":"open","paused":false,"opens_at":null,"shuffle":false,)"
-        R"("max_waiting":null,"abandon_after_s":300,"accept_timeout_s":30,"join_pow_bits":0})");
+        R"("max_waiting":null,"abandon_after_s":300,"accept_timeout_s":30,"join_pow_bits":0,)"
+        R"("rate_per_min":0,"burst":0,"passes":true,"max_active":0,"session_s":0,)"
+        R"("session_renewal":true})");
   CHECK(render_queue_settings("q", s, 1500).at("accept_timeout_s").as_double() == 1.5);
 }
 
@@ -80,9 +82,30 @@ TEST_CASE("queue settings: CLI values are checked and become fields") {
   CHECK(settings_fields(v) == settings_change{{"max_waiting", "0"},
                                               {"abandon_after_s", "120"},
                                               {"accept_timeout_s", "30"}});
-  CHECK(settings_problem(settings_values{-1, std::nullopt, std::nullopt, std::nullopt}));
-  CHECK(settings_problem(settings_values{std::nullopt, 2'000'000'000, std::nullopt, std::nullopt}));
-  CHECK(settings_problem(settings_values{std::nullopt, std::nullopt, -5, std::nullopt}));
+  auto one = [](std::optional<long long> settings_values::*field, long long value) {
+    settings_values v;
+    v.*field = value;
+    return v;
+  };
+  CHECK(settings_problem(one(&settings_values::max_waiting, -1)));
+  CHECK(settings_problem(one(&settings_values::abandon_after_s, 2'000'000'000)));
+  CHECK(settings_problem(one(&settings_values::accept_timeout_s, -5)));
+  CHECK(settings_problem(one(&settings_values::rate_per_min, 6'000'001)));
+  CHECK(settings_problem(one(&settings_values::max_active, -1)));
+  CHECK(settings_problem(one(&settings_values::session_s, 31'536'001)));
+  CHECK(settings_problem(one(&settings_values::burst, -1)));
+  CHECK_FALSE(settings_problem(one(&settings_values::rate_per_min, 600)));
+  settings_values cap;
+  cap.rate_per_min = 600;
+  cap.passes = false;
+  cap.max_active = 500;
+  cap.session_s = 900;
+  cap.session_renewal = true;
+  CHECK(settings_fields(cap) == settings_change{{"rate_per_min", "600"},
+                                                {"passes", "0"},
+                                                {"max_active", "500"},
+                                                {"session_s", "900"},
+                                                {"session_renewal", "1"}});
   settings_values pow;
   pow.join_pow_bits = 16;
   CHECK_FALSE(settings_problem(pow));
@@ -113,18 +136,19 @@ TEST_CASE("settings.lua: the KEYS/ARGV layout of its header, and its reply") {
   c.op = lua::settings_op::set;
   c.fields = {{"max_waiting", "10"}};
   const auto& script = redis::get_script("settings");
-  CHECK(lua::settings_command(k, c) == redis::command{"EVALSHA", script.sha1, "3",
-                                                      "ns:{q:q}:settings", "ns:{q:q}:registered",
-                                                      "ns:{q:q}:prequeue", "q", "ns:leader:wake",
-                                                      "set", "", "0", "max_waiting", "10"});
+  CHECK(lua::settings_command(k, c) ==
+        redis::command{"EVALSHA", script.sha1, "4", "ns:{q:q}:settings", "ns:{q:q}:registered",
+                       "ns:{q:q}:prequeue", "ns:{q:q}:assigned", "q", "ns:leader:wake", "set", "",
+                       "0", "max_waiting", "10"});
   c = {};
   c.queue = "q";
   c.op = lua::settings_op::open;
   c.opens_at = 1700000000000;
   c.shuffle = true;
   CHECK(lua::settings_command(k, c) ==
-        redis::command{"EVALSHA", script.sha1, "3", "ns:{q:q}:settings", "ns:{q:q}:registered",
-                       "ns:{q:q}:prequeue", "q", "ns:leader:wake", "open", "1700000000000", "1"});
+        redis::command{"EVALSHA", script.sha1, "4", "ns:{q:q}:settings", "ns:{q:q}:registered",
+                       "ns:{q:q}:prequeue", "ns:{q:q}:assigned", "q", "ns:leader:wake", "open",
+                       "1700000000000", "1"});
   // The script names its inputs in the same order.
   const auto& t = script.text;
   auto at = [&](const char* line) { return t.find(line); };

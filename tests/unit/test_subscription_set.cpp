@@ -313,10 +313,38 @@ TEST_CASE("subscription_set: MOVED to an SSUBSCRIBE drops the slot's pending cha
   CHECK(s.take_dropped() == std::vector<std::string>{"ns:{u:a}:ch"});
   CHECK(!other);
   CHECK(s.wants("ns:{u:b}:ch"));
-  // Another error reply drops nothing.
+  // Another error reply answers the next SSUBSCRIBE (b's): its channel is dropped too, to be
+  // placed again after a look at the slot map.
   auto other_err = reply::make_error("ERR something");
   s.on_reply(other_err);
+  CHECK(s.take_dropped() == std::vector<std::string>{"ns:{u:b}:ch"});
+  // With no SSUBSCRIBE out, an error reply drops nothing.
+  auto stray = reply::make_error("ERR stray");
+  s.on_reply(stray);
   CHECK(s.take_dropped().empty());
+}
+
+TEST_CASE("subscription_set: NOPERM to an SSUBSCRIBE drops its channels as MOVED does") {
+  subscription_set s(true, {});
+  s.on_connected();
+  std::optional<std::error_code> first, second;
+  s.subscribe("ns:{u:a}:ch", into(first), far);
+  s.subscribe("ns:{u:b}:ch", into(second), far);
+  // The first SSUBSCRIBE is refused (a node just promoted, or demoted, during a failover).
+  auto noperm = reply::make_error(
+      "NOPERM this user has no permissions to access one of the "
+      "channels used as arguments");
+  CHECK(!s.on_reply(noperm));
+  REQUIRE(first);
+  CHECK(*first == error::moved);  // the sharded subscriber re-places it after a map refresh
+  CHECK(s.take_dropped() == std::vector<std::string>{"ns:{u:a}:ch"});
+  // The second one is confirmed as usual.
+  CHECK(!second);
+  auto ok = confirm("ssubscribe", "ns:{u:b}:ch");
+  CHECK(!s.on_reply(ok));
+  REQUIRE(second);
+  CHECK(!*second);
+  CHECK(s.wants("ns:{u:b}:ch"));
 }
 
 }  // namespace test_subscription_set_unit

@@ -1,0 +1,23 @@
+#pragma once
+// GET /api/gate and POST /api/gate/cookie (docs/gate.md): the decisions of gateway/http/gate
+// carried out with the gateway's Redis link (one state read per admission and second, one
+// renewal batch per second).
+
+#include <boost/asio/awaitable.hpp>
+#include <optional>
+#include <string>
+
+#include "gateway/protocol/http_response.hpp"
+
+namespace pushonce::gateway {
+
+struct gateway_state;
+
+/// Before the body: the token's signature (cached), bad tokens counted per client address
+/// and an address over its limit answered 429 without a verification.
+std::optional<http_response> gate_precheck(const http_request& req, gateway_state& st,
+                                           const std::string& client);
+boost::asio::awaitable<http_response> gate_route(http_request& req, gateway_state& st);
+boost::asio::awaitable<http_response> gate_cookie_route(http_request& req, gateway_state& st);
+
+}  // namespace pushonce::gateway

@@ -1,0 +1,33 @@
+#pragma once
+// Polling clients' routes (docs/polling.md), /api/queue/Q/challenge | join | ticket |
+// accept | leave with the user's token (Authorization: Bearer, or ?user= with --dev-auth):
+// the decisions of gateway/http/poll carried out with the gateway's Redis link, and each
+// poller counted as a presence session of this gateway while it polls.
+
+#include <boost/asio/awaitable.hpp>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+
+#include "gateway/http/poll.hpp"
+#include "gateway/protocol/http_response.hpp"
+#include "gateway/session/session_presence.hpp"
+
+namespace pushonce::gateway {
+
+struct gateway_state;
+
+/// The pollers of one gateway (gateway_state::polls): their last answers and their presence
+/// sessions, closed by a sweep once a second.
+struct poll_state {
+  poll_table table;
+  std::mutex mutex;
+  std::map<std::pair<std::string, std::string>, std::unique_ptr<session_presence>> presence;
+  bool sweeping = false;
+};
+
+boost::asio::awaitable<http_response> poll_route(http_request& req, gateway_state& st);
+
+}  // namespace pushonce::gateway
