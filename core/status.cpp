@@ -80,7 +80,8 @@ std::vector<std::pair<std::string, std::string>> status_fields(const redis::repl
 std::vector<redis::command> queue_status_reads(const keys& k, const std::string& q) {
   return {{"HGETALL", k.queue(q, "settings")}, {"GET", k.queue(q, "registered")},
           {"ZCARD", k.queue(q, "waiting")},    {"ZCARD", k.queue(q, "prequeue")},
-          {"HGETALL", k.queue(q, "stats")},    {"HGETALL", k.queue(q, "rate")}};
+          {"HGETALL", k.queue(q, "stats")},    {"HGETALL", k.queue(q, "rate")},
+          {"HLEN", k.queue(q, "assigned")}};
 }
 
 }  // namespace
@@ -101,6 +102,8 @@ asio::awaitable<outcome<json::object>> collect_queue_status(std::shared_ptr<redi
     o[name] = stats.contains(name) ? stats[name] : json::value(0);
   auto rate = parse_assignment_record(status_fields(rs[5].value));
   o["assignment_rate_per_min"] = std::round(assignments_per_minute(rate, now_ms()) * 10) / 10;
+  // Live admissions (assigned or accepted, passes and resources alike): what --max-active caps.
+  o["active"] = rs[6].value.integer;
   co_return o;
 }
 

@@ -10,7 +10,7 @@
 # localhost/127.0.0.1 (tls/, made once), temp files and logs. PORT is the plain-HTTP
 # listener on 127.0.0.1 (the "local" one), --tls-port the TLS one (127.0.0.1 too; default
 # PORT+1). --checkout: the app behind the gate's /checkout/ (default 127.0.0.1:8090);
-# --fail-open: the gate's failure policy switched to fail open (docs/gate.md). Runs
+# --fail-open: the gate's failure policy switched to fail open (docs/operations.md "Protecting a checkout"). Runs
 # `exec nginx -p DIR -c DIR/nginx.conf -g 'daemon off;'`: the caller owns the process and
 # stops it with SIGTERM (SIGQUIT: graceful).
 set -euo pipefail

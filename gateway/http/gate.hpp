@@ -1,7 +1,7 @@
 #pragma once
-// The gate in front of a checkout (docs/gate.md): GET /api/gate?queue=Q for nginx's
-// auth_request and POST /api/gate/cookie, decided without sockets. The routes in
-// gateway/http/gate_routes carry the decisions out.
+// The gate in front of a checkout (docs/operations.md "Protecting a checkout"): GET
+// /api/gate?queue=Q for nginx's auth_request and POST /api/gate/cookie, decided without sockets.
+// The routes in gateway/http/gate_routes carry the decisions out.
 //
 // - gate_token_of: the admission token of a request (cookie pushonce_admission, else a
 //   bearer header).

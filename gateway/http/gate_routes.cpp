@@ -64,7 +64,9 @@ std::optional<http_response> gate_precheck(const http_request& req, gateway_stat
   if (!token || !st.settings.admission_verifier) return std::nullopt;  // answered by the route
   if (st.gate->tokens.cached(*token)) return std::nullopt;             // verified before: no cost
   if (auto wait = st.gate->bad_tokens.blocked(client)) {
-    auto res = gate_refusal(429, "rate_limited",
+    // 401, not 429: nginx's auth_request takes any other answer for a failure of the gate,
+    // which a fail-open deployment lets through.
+    auto res = gate_refusal(401, "rate_limited",
                             "too many invalid admission tokens from this address", req.version());
     res.set(http::field::retry_after, std::to_string(wait->count()));
     return res;

@@ -1,7 +1,7 @@
 #pragma once
-// GET /api/gate and POST /api/gate/cookie (docs/gate.md): the decisions of gateway/http/gate
-// carried out with the gateway's Redis link (one state read per admission and second, one
-// renewal batch per second).
+// GET /api/gate and POST /api/gate/cookie (docs/operations.md "Protecting a checkout"): the
+// decisions of gateway/http/gate carried out with the gateway's Redis link (one state read per
+// admission and second, one renewal batch per second).
 
 #include <boost/asio/awaitable.hpp>
 #include <optional>

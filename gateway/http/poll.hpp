@@ -1,6 +1,6 @@
 #pragma once
-// Polling clients (docs/polling.md): apps and scripts without a WebSocket or an EventSource
-// poll JSON. Decided without sockets:
+// Polling clients (docs/protocol.md "Polling clients"): apps and scripts without a WebSocket or an
+// EventSource poll JSON. Decided without sockets:
 // - poll_path: /api/queue/Q/<action> -> the queue and the action;
 // - poll_retry_after: when a waiting poller should ask again (the position cadence by
 //   distance, at most a third of the accept timeout);

@@ -156,9 +156,13 @@ asio::awaitable<poll_answer> ticket_answer(gateway_state& st, const std::string&
   }
   auto admitted = co_await admitted_answer(st, user, queue);
   if (admitted) co_return *admitted;
-  co_return poll_answer{
-      404, reply_failure(failure{errc::not_queued, user + " is not in queue " + queue}, "ticket"),
-      0};
+  // The HTTP answers' {"error","message"} with the WebSocket error's fields beside them.
+  json::object o{{"type", "error"},
+                 {"code", "not_queued"},
+                 {"error", "not_queued"},
+                 {"message", user + " is not in queue " + queue},
+                 {"op", "ticket"}};
+  co_return poll_answer{404, json::serialize(o), 0};
 }
 
 http_response answer_of(const poll_answer& a, unsigned version) {

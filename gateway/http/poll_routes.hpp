@@ -1,6 +1,6 @@
 #pragma once
-// Polling clients' routes (docs/polling.md), /api/queue/Q/challenge | join | ticket |
-// accept | leave with the user's token (Authorization: Bearer, or ?user= with --dev-auth):
+// Polling clients' routes (docs/protocol.md "Polling clients"), /api/queue/Q/challenge | join |
+// ticket | accept | leave with the user's token (Authorization: Bearer, or ?user= with --dev-auth):
 // the decisions of gateway/http/poll carried out with the gateway's Redis link, and each
 // poller counted as a presence session of this gateway while it polls.
 

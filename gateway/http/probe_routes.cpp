@@ -80,7 +80,10 @@ asio::awaitable<std::string> queue_metrics(gateway_state& st) {
        "Assignments per minute over the recent window.",
        {}},
       {"pushonce_queue_joins_refused_total", "counter", "Joins refused, by reason.", {}},
-      {"pushonce_queue_abandoned_total", "counter", "Waiting users removed as abandoned.", {}}};
+      {"pushonce_queue_abandoned_total", "counter", "Waiting users removed as abandoned.", {}},
+      {"pushonce_queue_active", "gauge", "Live admissions (assigned or accepted).", {}},
+      {"pushonce_queue_max_active", "gauge", "The queue's --max-active (0 = no cap).", {}},
+      {"pushonce_queue_rate_per_min", "gauge", "The queue's --rate (0 = no pacing).", {}}};
   for (const auto& q : names.value()) {
     auto s = co_await collect_queue_status(st.health_conn, st.keys, q);
     if (!s) continue;
@@ -102,6 +105,9 @@ asio::awaitable<std::string> queue_metrics(gateway_state& st) {
           fmt::format("pushonce_queue_joins_refused_total{{queue=\"{}\",reason=\"{}\"}} {}\n", q,
                       reason, num(field));
     fams[6].lines += fmt::format("pushonce_queue_abandoned_total{} {}\n", label, num("abandoned"));
+    fams[7].lines += fmt::format("pushonce_queue_active{} {}\n", label, num("active"));
+    fams[8].lines += fmt::format("pushonce_queue_max_active{} {}\n", label, num("max_active"));
+    fams[9].lines += fmt::format("pushonce_queue_rate_per_min{} {}\n", label, num("rate_per_min"));
   }
   for (auto& f : fams)
     if (!f.lines.empty())

@@ -45,6 +45,13 @@ std::string shard_warning(const json::object& s) {
          "): give every process the same number\n";
 }
 
+// " (rate 600)" when the setting bounds the figure before it, "" when it is 0 (no limit).
+std::string limit_text(const json::object& q, const char* field, const char* name) {
+  const auto* v = q.if_contains(field);
+  if (!v || !v->is_int64() || v->as_int64() == 0) return "";
+  return std::string(" (") + name + " " + std::to_string(v->as_int64()) + ")";
+}
+
 std::string render(const json::object& s, const std::string& queue) {
   std::string text;
   if (s.at("leader").is_object()) {
@@ -68,9 +75,11 @@ std::string render(const json::object& s, const std::string& queue) {
               (q.at("paused").as_bool() ? ", paused" : "") + ", " + plain(q.at("length")) +
               " waiting, " + plain(q.at("prequeue_length")) + " pre-queued" +
               (q.at("opens_at").is_null() ? "" : ", opens at " + plain(q.at("opens_at"))) + ", " +
-              plain(q.at("assignment_rate_per_min")) + " assignments/min, refused " +
-              plain(q.at("refused_closed")) + " closed / " + plain(q.at("refused_full")) +
-              " full, " + plain(q.at("abandoned")) + " abandoned\n";
+              plain(q.at("assignment_rate_per_min")) + " assignments/min" +
+              limit_text(q, "rate_per_min", "rate") + ", " + plain(q.at("active")) + " active" +
+              limit_text(q, "max_active", "max") + ", refused " + plain(q.at("refused_closed")) +
+              " closed / " + plain(q.at("refused_full")) + " full, " + plain(q.at("abandoned")) +
+              " abandoned\n";
     }
   if (auto* unserved = s.if_contains("slots_without_master"))
     text += "redis cluster: " +

@@ -1,7 +1,7 @@
-// bench_gate: GET /api/gate (docs/gate.md) on one gateway thread. Starts a leader (with an
-// admission key), a worker and `pushonce-gateway --threads 1` on the shared test
-// redis-server, admits one user (its token as the gate cookie), then C client threads, each
-// on one keep-alive connection, check the token for D seconds. Prints one JSON line: checks
+// bench_gate: GET /api/gate (docs/operations.md "Protecting a checkout") on one gateway thread.
+// Starts a leader (with an admission key), a worker and `pushonce-gateway --threads 1` on the
+// shared test redis-server, admits one user (its token as the gate cookie), then C client threads,
+// each on one keep-alive connection, check the token for D seconds. Prints one JSON line: checks
 // per second, latency p50/p99 (µs), the gateway's CPU per check (µs, from /proc/PID/stat),
 // Redis commands (INFO commandstats: the whole server's during the run, its idle rate, and
 // the gate's share per second and per check), and how many answers were not 204. Exit 0 when every

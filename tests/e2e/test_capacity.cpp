@@ -160,6 +160,16 @@ TEST_CASE("capacity: max-active holds the next user until a release; renew and l
   auto st = d.admin_json({"settings"});
   CHECK(st.at("active").as_int64() == 1);
   CHECK(st.at("max_active").as_int64() == 1);
+  // status and /metrics show the live count beside the cap.
+  auto status_json = d.admin_json({"status"});
+  auto q = status_json.at("queues").as_object().at("default").as_object();
+  CHECK(q.at("active").as_int64() == 1);
+  CHECK(q.at("max_active").as_int64() == 1);
+  auto metrics = http_request("127.0.0.1", port, "GET", "/metrics", {}, {});
+  CHECK(metrics.body.find("pushonce_queue_active{queue=\"default\"} 1\n") != std::string::npos);
+  CHECK(metrics.body.find("pushonce_queue_max_active{queue=\"default\"} 1\n") != std::string::npos);
+  CHECK(metrics.body.find("pushonce_queue_rate_per_min{queue=\"default\"} 0\n") !=
+        std::string::npos);
 
   const std::string carl_id = str_field(*carl_assignment, "id");
   int status = 0;

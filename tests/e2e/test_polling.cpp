@@ -1,7 +1,7 @@
-// Polling clients end to end (docs/polling.md): join, ticket (202 with Retry-After while
-// waiting, the same answer again before it without Redis, 200 with the admission token once
-// assigned), accept, leave, 404 not_queued; a poller is a presence session: polling keeps it
-// in line with abandonment on, and once it stops it is abandoned.
+// Polling clients end to end (docs/protocol.md "Polling clients"): join, ticket (202 with
+// Retry-After while waiting, the same answer again before it without Redis, 200 with the admission
+// token once assigned), accept, leave, 404 not_queued; a poller is a presence session: polling
+// keeps it in line with abandonment on, and once it stops it is abandoned.
 #include <doctest/doctest.h>
 
 #include <boost/json.hpp>
@@ -95,7 +95,8 @@ TEST_CASE("polling: join, wait with Retry-After, the admission with its token, a
   CHECK(left.status == 200);
   auto gone = poll(port, "GET", "ticket", "quin");
   CHECK(gone.status == 404);
-  CHECK(str_field(body_of(gone), "code") == "not_found");
+  CHECK(str_field(body_of(gone), "code") == "not_queued");
+  CHECK(str_field(body_of(gone), "error") == "not_queued");
   CHECK(poll(port, "GET", "ticket", "").status == 401);
   CHECK(poll(port, "GET", "bogus", "quin").status == 404);
 }

@@ -265,7 +265,8 @@ TEST_CASE("admission records and ids: state user resource; the id's queue source
   CHECK_FALSE(admission_id_of_path("/api/admission/12/x"));
   CHECK_FALSE(admission_id_of_path("/api/admission/12345678901234567890"));
   CHECK(pushonce::gateway::admission_state_json("69632", "default", *r) ==
-        R"({"id":"69632","user":"ada","queue":"default","resource":"seat-1","state":"accepted"})");
+        R"({"id":"69632","user":"ada","queue":"default","resource":"seat-1","state":"accepted",)"
+        R"("expires_at":null})");
 }
 
 TEST_CASE("admission options: defaults, values, and the usage errors") {
