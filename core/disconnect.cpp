@@ -10,7 +10,7 @@ namespace pushonce {
 
 boost::asio::awaitable<outcome<lua::revoke_reply>> disconnect_user(
     std::shared_ptr<redis::connection> conn, keys k, std::string user, bool revoke,
-    std::chrono::seconds lifetime) {
+    std::chrono::seconds lifetime, retention outbox) {
   if (!valid_name(user))
     co_return failure{errc::bad_request, "user must be 1-128 characters of [A-Za-z0-9._@-]"};
   if (revoke && (lifetime.count() < 1 || lifetime > max_revocation_lifetime))
@@ -25,7 +25,7 @@ boost::asio::awaitable<outcome<lua::revoke_reply>> disconnect_user(
     // A revoked user's admissions end too: their resources go back, their places under the
     // cap are free (docs/capacity.md). A failure here is reported: the revocation stands
     // and the release can be asked again (it is idempotent).
-    queue_api q(conn, k);
+    queue_api q(conn, k, outbox);
     auto queues = co_await q.registered_queues();
     if (!queues) co_return queues.error();
     for (const auto& name : queues.value()) {

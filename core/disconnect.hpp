@@ -11,6 +11,7 @@
 #include "core/keys.hpp"
 #include "core/lua/revoke.hpp"
 #include "core/outcome.hpp"
+#include "core/retention.hpp"
 
 namespace pushonce {
 
@@ -25,9 +26,10 @@ inline constexpr std::chrono::seconds default_revocation_lifetime{24 * 3600};
 inline constexpr std::chrono::seconds max_revocation_lifetime{365LL * 24 * 3600};
 
 /// bad_request for an invalid user name or a lifetime outside 1 s..365 days (with revoke);
-/// redis_unavailable / internal from Redis.
+/// redis_unavailable / internal from Redis. `outbox` is the retention the releases of a
+/// revoke trim the queue's outbox by (the process's --outbox-retention-ms).
 boost::asio::awaitable<outcome<lua::revoke_reply>> disconnect_user(
     std::shared_ptr<redis::connection> conn, keys k, std::string user, bool revoke,
-    std::chrono::seconds lifetime);
+    std::chrono::seconds lifetime, retention outbox = {});
 
 }  // namespace pushonce

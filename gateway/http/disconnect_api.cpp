@@ -54,8 +54,8 @@ boost::asio::awaitable<http_response> disconnect_route(http_request& req, gatewa
   if (!body) co_return error_response(body.error().code, body.error().message, req.version());
   auto lifetime = revocation_lifetime(st.settings.jwt.max_lifetime, st.settings.jwt.leeway);
   std::string user = body.value().user;
-  auto done =
-      co_await disconnect_user(st.conn, st.keys, std::move(user), body.value().revoke, lifetime);
+  auto done = co_await disconnect_user(st.conn, st.keys, std::move(user), body.value().revoke,
+                                       lifetime, st.settings.retention);
   if (!done) {
     auto f = done.error();
     if (f.code != errc::bad_request) log::warn("http: /api/disconnect: {}", f.message);

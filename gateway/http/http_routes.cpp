@@ -128,8 +128,7 @@ asio::awaitable<http_response> queue_control_route(http_request& req, gateway_st
                  .count();
   auto call = parse_queue_control(req.body(), now);
   if (!call) co_return error_response(call.error().code, call.error().message, req.version());
-  queue_api api(st.conn, st.keys);
-  auto r = co_await api.settings(call.value());
+  auto r = co_await st.queues->settings(call.value());
   if (!r) {
     auto f = r.error();
     auto e =

@@ -80,7 +80,8 @@ asio::awaitable<int> run_disconnect(admin_context& ctx) {
     lifetime = std::chrono::seconds(secs);
   }
   std::string user = ctx.args[0];
-  auto r = co_await disconnect_user(ctx.conn, ctx.k, std::move(user), revoke, lifetime);
+  auto r =
+      co_await disconnect_user(ctx.conn, ctx.k, std::move(user), revoke, lifetime, ctx.retention);
   if (!r) co_return report_failure(ctx, r.error());
   json::object o{{"user", ctx.args[0]}, {"disconnected", true}};
   std::string text = "disconnected " + ctx.args[0] + " (" + std::to_string(r.value().receivers) +

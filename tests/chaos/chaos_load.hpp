@@ -62,7 +62,8 @@ class load_driver {
     pushonce::publisher_options po;
     po.retention = {std::chrono::minutes(10), std::chrono::minutes(10)};
     pub_ = std::make_unique<pushonce::publisher>(conn_, pushonce::keys(ns), po);
-    queues_ = std::make_unique<pushonce::queue_api>(conn_, pushonce::keys(ns));
+    // The releases' `expired` messages trim the queue's outbox by this retention too.
+    queues_ = std::make_unique<pushonce::queue_api>(conn_, pushonce::keys(ns), po.retention);
   }
 
   ~load_driver() { join(); }
