@@ -9,6 +9,7 @@ local assigned = KEYS[3]     -- hash user -> resource
 local admissions = KEYS[4]   -- optional: the record becomes "accepted"
 local leases = KEYS[5]       -- optional: zset user -> lease end; an accept renews the lease
 local settings = KEYS[6]     -- with KEYS[5]: session_s, session_renewal
+local admissions_t = KEYS[7] -- optional: zset id -> keep until (the record outlives the lease)
 local user = ARGV[1]
 local want = ARGV[2]         -- assignment id ("" = whatever the user holds)
 local id = redis.call('HGET', pending_ids, user)
@@ -24,6 +25,7 @@ if leases and settings then
   local current = tonumber(redis.call('ZSCORE', leases, user))
   if lease_end and renews and current and current > now and lease_end > current then
     redis.call('ZADD', leases, string.format('%d', lease_end), user)
+    keep_record(admissions_t, id, lease_end)
   end
 end
 return {id, resource}

@@ -1,7 +1,8 @@
 -- admission.lua: an admission's state, or its renewal (POST /api/admission/ID/renew, the
 -- gate, `pushonce-leader admission renew`).
 -- KEYS[1] admissions (hash id -> "state user resource"), KEYS[2] assigned, KEYS[3]
--- pending:ids, KEYS[4] leases (zset user -> lease end), KEYS[5] settings
+-- pending:ids, KEYS[4] leases (zset user -> lease end), KEYS[5] settings, KEYS[6]
+-- admissions:t (zset id -> keep until: a renewal keeps the record past the new lease end)
 -- ARGV[1] admission id, ARGV[2] what: get | renew, ARGV[3] renew: the time of the check
 -- that renews (ms; "" = now): a lease live then is extended to that time + session_s
 -- Returns {state, user, resource, expires_at ("" without a lease)}.
@@ -12,6 +13,7 @@ local assigned = KEYS[2]
 local pending_ids = KEYS[3]
 local leases = KEYS[4]
 local settings = KEYS[5]
+local admissions_t = KEYS[6]
 local id = ARGV[1]
 local what = ARGV[2]
 local at_arg = ARGV[3]
@@ -42,6 +44,7 @@ if what == 'renew' then
   if renews and current and current >= at and at + length > current then
     expires = string.format('%d', at + length)
     redis.call('ZADD', leases, expires, user)
+    keep_record(admissions_t, id, at + length)
   end
 end
 return {state, user, resource, expires or ''}

@@ -249,7 +249,8 @@ end
 
 if admissions and record_ms then
   local records, until_ms = {}, {}
-  local keep_until = string.format('%d', now + record_ms)
+  local keep_until = string.format('%d', math.max(now + record_ms,
+                                                  (lease_end or 0) + record_margin_ms))
   for i = 1, n do
     records[2 * i - 1], records[2 * i] = out[3 * i - 2], 'assigned ' .. users[i] .. ' ' .. out[3 * i]
     until_ms[2 * i - 1], until_ms[2 * i] = keep_until, out[3 * i - 2]

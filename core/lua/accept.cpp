@@ -12,6 +12,7 @@ accept_inputs accept_for(const keys& k, const std::string& queue, std::string us
                        .admissions = k.queue(queue, "admissions"),
                        .leases = k.queue(queue, "leases"),
                        .settings = k.queue(queue, "settings"),
+                       .admissions_t = k.queue(queue, "admissions:t"),
                        .user = std::move(user),
                        .want = std::move(want)};
 }

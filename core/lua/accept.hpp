@@ -16,16 +16,18 @@ namespace pushonce::lua {
 /// lua/accept.lua: its KEYS and ARGV, named and ordered as in the script's opening lines.
 struct accept_inputs {
   static constexpr std::string_view script = "accept";
-  std::string pending{}, pending_ids{}, assigned{}, admissions{}, leases{}, settings{};  // KEYS
+  std::string pending{}, pending_ids{}, assigned{}, admissions{}, leases{}, settings{},
+      admissions_t{};          // KEYS
   std::string user{}, want{};  // ARGV (want: assignment id, "" = whatever the user holds)
   static constexpr auto key_fields() {
     using in = accept_inputs;
-    return std::array<script_input<in>, 6>{{{"pending", &in::pending},
+    return std::array<script_input<in>, 7>{{{"pending", &in::pending},
                                             {"pending_ids", &in::pending_ids},
                                             {"assigned", &in::assigned},
                                             {"admissions", &in::admissions},
                                             {"leases", &in::leases},
-                                            {"settings", &in::settings}}};
+                                            {"settings", &in::settings},
+                                            {"admissions_t", &in::admissions_t}}};
   }
   static constexpr auto arg_fields() {
     return std::array<script_input<accept_inputs>, 2>{

@@ -13,6 +13,7 @@ admission_inputs admission_for(const keys& k, const std::string& queue, std::str
                           .pending_ids = k.queue(queue, "pending:ids"),
                           .leases = k.queue(queue, "leases"),
                           .settings = k.queue(queue, "settings"),
+                          .admissions_t = k.queue(queue, "admissions:t"),
                           .id = std::move(id),
                           .what = renew ? "renew" : "get",
                           .at_arg = at_ms ? std::to_string(*at_ms) : ""};

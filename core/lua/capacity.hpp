@@ -19,15 +19,17 @@ namespace pushonce::lua {
 /// lua/admission.lua: its KEYS and ARGV, named and ordered as in the script's opening lines.
 struct admission_inputs {
   static constexpr std::string_view script = "admission";
-  std::string admissions{}, assigned{}, pending_ids{}, leases{}, settings{};  // KEYS
-  std::string id{}, what{}, at_arg{};                                         // ARGV
+  std::string admissions{}, assigned{}, pending_ids{}, leases{}, settings{},
+      admissions_t{};                  // KEYS
+  std::string id{}, what{}, at_arg{};  // ARGV
   static constexpr auto key_fields() {
     using in = admission_inputs;
-    return std::array<script_input<in>, 5>{{{"admissions", &in::admissions},
+    return std::array<script_input<in>, 6>{{{"admissions", &in::admissions},
                                             {"assigned", &in::assigned},
                                             {"pending_ids", &in::pending_ids},
                                             {"leases", &in::leases},
-                                            {"settings", &in::settings}}};
+                                            {"settings", &in::settings},
+                                            {"admissions_t", &in::admissions_t}}};
   }
   static constexpr auto arg_fields() {
     using in = admission_inputs;

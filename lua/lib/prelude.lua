@@ -188,6 +188,15 @@ local function admission_state(admissions, id, state)
   if rest then redis.call('HSET', admissions, id, state .. ' ' .. rest) end
 end
 
+-- An admission's record is kept at least a minute past its lease's end (a lease renewed
+-- past --admission-ttl keeps its record: renew, the gate and verify go on finding it).
+-- admissions_t: zset id -> keep until (ms); lease_end: ms, or nil (nothing to do).
+local record_margin_ms = 60000
+local function keep_record(admissions_t, id, lease_end)
+  if not admissions_t or not id or id == '' or not lease_end then return end
+  redis.call('ZADD', admissions_t, 'GT', string.format('%d', lease_end + record_margin_ms), id)
+end
+
 -- A fenced write: refuses (an error reply to return) when the queue's fence is above the
 -- caller's fencing token, else raises the fence to it. token: the parsed number,
 -- token_text: as the caller gave it.

@@ -309,6 +309,55 @@ TEST_CASE("capacity: renewal by id extends a live lease; with renewal off it doe
   });
 }
 
+TEST_CASE("capacity: a record outlives its lease's end, past --admission-ttl, when renewed") {
+  redis_fixture fx;
+  queue_api api(fx.conn, fx.k);
+  api.set_admission_record_time(std::chrono::milliseconds(1));  // far shorter than the lease
+  const std::string q = "default";
+  fx.run([&]() -> asio::awaitable<void> {
+    CO_LET(long long source,
+           capacity_setup(api, q, {"a", "b", "c"}, {"r1", "r2", "r3"}, {{"session_s", "60"}}));
+    CO_LET(auto batch, api.assign_batch(q, source, 0, 0, 2));
+    REQUIRE(batch.value().size() == 2);
+    const auto keep_until = [&](const std::string& id) -> asio::awaitable<long long> {
+      auto score = cmd({"ZSCORE", fx.k.queue(q, "admissions:t"), id});
+      auto r = co_await fx.conn->exec(std::move(score));
+      co_return r.value.is_string() ? std::stoll(r.value.str) : -1;
+    };
+    const std::string a_id = batch.value()[0].id, b_id = batch.value()[1].id;
+    CO_LET(auto a_state, api.renew_admission(q, a_id));
+    REQUIRE(a_state.has_value());
+    CO_LET(long long a_kept, keep_until(a_id));
+    CHECK(a_kept >= *a_state.value().expires_at + 60000);  // from the assignment
+    // A renewal far ahead (the lease moved out) keeps the record past the new end.
+    CO_LET(long long now, redis_now(fx));
+    CO_LET(auto near,
+           fx.conn->exec(cmd({"ZADD", fx.k.queue(q, "leases"), std::to_string(now + 1000), "a"})));
+    REQUIRE(near.ok());
+    CO_LET(auto far,
+           fx.conn->exec(cmd({"ZADD", fx.k.queue(q, "admissions:t"), "1", a_id})));  // aged out
+    REQUIRE(far.ok());
+    CO_LET(auto renewed, api.renew_admission(q, a_id));
+    REQUIRE(renewed.has_value());
+    CO_LET(long long a_after, keep_until(a_id));
+    CHECK(a_after >= *renewed.value().expires_at + 60000);
+    // An accept renews the record with the lease.
+    CO_LET(auto aged_b, fx.conn->exec(cmd({"ZADD", fx.k.queue(q, "admissions:t"), "1", b_id})));
+    REQUIRE(aged_b.ok());
+    CO_LET(auto acc, api.accept(q, "b", ""));
+    REQUIRE(acc.has_value());
+    CO_LET(long long b_after, keep_until(b_id));
+    CHECK(b_after >= now + 60000);
+    // The next batch drops records past their time: both still answer.
+    CO_LET(auto next, api.assign_batch(q, source, 0, 0, 10));
+    REQUIRE(next.value().size() == 1);
+    CO_LET(auto a_again, api.renew_admission(q, a_id));
+    CHECK(a_again.has_value());
+    CO_LET(auto b_again, api.renew_admission(q, b_id));
+    CHECK(b_again.has_value());
+  });
+}
+
 TEST_CASE("capacity: release by admission id is idempotent and tells the user why") {
   redis_fixture fx;
   queue_api api(fx.conn, fx.k);
