@@ -202,12 +202,27 @@ asio::awaitable<http_response> poll_route(http_request& req, gateway_state& st) 
   const std::string user = who.value().user;
   auto& p = *st.polls;
   auto ex = co_await asio::this_coro::executor;
+  bool over_rate = false;
   {
     std::lock_guard lock(p.mutex);
     if (!p.sweeping) {
       p.sweeping = true;
       asio::co_spawn(ex, sweep(st, p), asio::detached);
     }
+    // A ticket sooner than its Retry-After costs no Redis call; the other actions do.
+    if (target->action != poll_action::ticket) {
+      const auto& l = st.settings.frame_rates;
+      if (p.op_buckets.size() >= poll_state::max_op_users && !p.op_buckets.contains(user))
+        p.op_buckets.clear();
+      auto now = token_bucket::clock::now();
+      auto it = p.op_buckets.try_emplace(user, l.queue_ops_per_s, l.queue_op_burst, now).first;
+      over_rate = !it->second.take(now);
+    }
+  }
+  if (over_rate) {
+    auto res = error_response(errc::rate_limited, "too many queue operations", version);
+    res.set(http::field::retry_after, "1");
+    co_return res;
   }
 
   switch (target->action) {

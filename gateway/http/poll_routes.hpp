@@ -9,9 +9,11 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "gateway/http/poll.hpp"
+#include "gateway/limits/token_bucket.hpp"
 #include "gateway/protocol/http_response.hpp"
 #include "gateway/session/session_presence.hpp"
 
@@ -25,6 +27,11 @@ struct poll_state {
   poll_table table;
   std::mutex mutex;
   std::map<std::pair<std::string, std::string>, std::unique_ptr<session_presence>> presence;
+  // Each user's challenge / join / accept / leave at the WebSocket's queue-op rate
+  // (--queue-op-rate, --queue-op-burst). Bounded: emptied past max_op_users (every user
+  // starts again with a full bucket, never blocked by it).
+  std::unordered_map<std::string, token_bucket> op_buckets;
+  static constexpr std::size_t max_op_users = 200000;
   bool sweeping = false;
 };
 

@@ -99,6 +99,22 @@ TEST_CASE("polling: join, wait with Retry-After, the admission with its token, a
   CHECK(str_field(body_of(gone), "error") == "not_queued");
   CHECK(poll(port, "GET", "ticket", "").status == 401);
   CHECK(poll(port, "GET", "bogus", "quin").status == 404);
+
+  // Join and leave at the WebSocket's queue-op rate (burst 20 by default): a flood of them
+  // is refused 429 with Retry-After before it reaches Redis; another user is not held back.
+  int limited = 0;
+  std::string retry_after;
+  for (int i = 0; i < 40; ++i) {
+    auto r = poll(port, "POST", i % 2 ? "leave" : "join", "rhea");
+    if (r.status == 429) {
+      ++limited;
+      retry_after = r.field("retry-after");
+      CHECK(str_field(body_of(r), "error") == "rate_limited");
+    }
+  }
+  CHECK(limited >= 10);
+  CHECK(retry_after == "1");
+  CHECK(poll(port, "POST", "join", "sol").status == 200);
 }
 
 TEST_CASE("polling: a poller is present while it polls, and abandoned once it stops") {
