@@ -29,6 +29,7 @@ resource_remove_inputs resource_remove_for(const keys& k, const std::string& que
                                 .pending = k.queue(queue, "pending"),
                                 .pending_ids = k.queue(queue, "pending:ids"),
                                 .admissions = k.queue(queue, "admissions"),
+                                .leases = k.queue(queue, "leases"),
                                 .id = std::move(id)};
 }
 

@@ -99,18 +99,19 @@ outcome<release_reply> resource_release_reply(const redis::result& r);
 struct resource_remove_inputs {
   static constexpr std::string_view script = "resource_remove";
   std::string res_meta{}, res_free{}, res_holder{}, assigned{}, pending{}, pending_ids{},
-      admissions{};  // KEYS
-  std::string id{};  // ARGV
-  /// The seven keys resource_release.lua names first, in the same order.
+      admissions{}, leases{};  // KEYS
+  std::string id{};            // ARGV
+  /// The seven keys resource_release.lua names first, in the same order, then leases.
   static constexpr auto key_fields() {
     using in = resource_remove_inputs;
-    return std::array<script_input<in>, 7>{{{"res_meta", &in::res_meta},
+    return std::array<script_input<in>, 8>{{{"res_meta", &in::res_meta},
                                             {"res_free", &in::res_free},
                                             {"res_holder", &in::res_holder},
                                             {"assigned", &in::assigned},
                                             {"pending", &in::pending},
                                             {"pending_ids", &in::pending_ids},
-                                            {"admissions", &in::admissions}}};
+                                            {"admissions", &in::admissions},
+                                            {"leases", &in::leases}}};
   }
   static constexpr auto arg_fields() {
     return std::array<script_input<resource_remove_inputs>, 1>{

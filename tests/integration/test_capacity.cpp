@@ -358,6 +358,24 @@ TEST_CASE("capacity: a record outlives its lease's end, past --admission-ttl, wh
   });
 }
 
+TEST_CASE("capacity: removing a held resource ends its holder's lease") {
+  redis_fixture fx;
+  queue_api api(fx.conn, fx.k);
+  const std::string q = "default";
+  fx.run([&]() -> asio::awaitable<void> {
+    CO_LET(long long source, capacity_setup(api, q, {"a"}, {"r1"}, {{"session_s", "60"}}));
+    CO_LET(auto batch, api.assign_batch(q, source, 0, 0, 10));
+    REQUIRE(batch.value().size() == 1);
+    CO_LET(auto leased, fx.conn->exec(cmd({"ZCARD", fx.k.queue(q, "leases")})));
+    CHECK(leased.value.integer == 1);
+    CO_LET(auto rm, api.remove_resource(q, "r1"));
+    REQUIRE(rm.has_value());
+    // No lease is left to end a later admission of the same user early.
+    CO_LET(auto left, fx.conn->exec(cmd({"ZCARD", fx.k.queue(q, "leases")})));
+    CHECK(left.value.integer == 0);
+  });
+}
+
 TEST_CASE("capacity: release by admission id is idempotent and tells the user why") {
   redis_fixture fx;
   queue_api api(fx.conn, fx.k);
