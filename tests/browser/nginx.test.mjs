@@ -4,7 +4,8 @@
 // session is killed; the page resumes through nginx on the other one, and nothing arrives
 // twice or goes missing. And the gate (location /checkout/): a user who opens the checkout
 // without an admission lands in the waiting room, is admitted, and the page's Continue sets
-// the gate's cookie and takes them back to the checkout, which receives their headers.
+// the gate's cookie and takes them back to the checkout, which receives their headers; once
+// the admission is released the checkout sends them back to the waiting room.
 // Environment as in waiting_room.test.mjs.
 
 import { describe, test, before, after } from 'node:test';
@@ -212,6 +213,22 @@ describe('the demo page through nginx (TLS)', { skip: skipReason ?? false }, () 
         const gateCookie = cookies.find((c) => c.name === 'pushonce_admission');
         assert.ok(gateCookie?.httpOnly, 'an HttpOnly cookie');
         assert.equal(gateCookie.sameSite, 'Lax');
+
+        // The admission is released: within about a second the checkout refuses the cookie,
+        // a page is sent back to the waiting room and a fetch gets the JSON 403.
+        await leader(['admission', 'release', seen['X-Pushonce-Admission']]);
+        let refused = null;
+        await waitFor(async () => {
+          refused = await page.evaluate(async () => {
+            const r = await fetch('/checkout/pay', { headers: { Accept: 'application/json' } });
+            return { status: r.status, body: await r.text() };
+          });
+          return refused.status === 403;
+        }, { timeout: 5000, what: 'the checkout refusing the released admission' });
+        assert.equal(JSON.parse(refused.body).error, 'forbidden');
+        await page.goto(`${httpsBase}/checkout/pay`);
+        assert.equal(new URL(page.url()).pathname, '/');
+        assert.equal(new URL(page.url()).searchParams.get('return'), '/checkout/pay');
       } finally {
         await context.close().catch(() => {});
       }
