@@ -8,7 +8,9 @@ local settings = KEYS[1]
 local waiting = KEYS[2]
 local assigned = KEYS[3]
 local now = now_ms()
-if redis.call('HGET', settings, 'paused') == '1' then return -1 end
+-- One read answers the common case, a queue without a rate (called after every wake).
+local cfg = redis.call('HMGET', settings, 'paused', 'rate_per_min')
+if cfg[1] == '1' or (uint(cfg[2]) or 0) == 0 then return -1 end
 if redis.call('ZCARD', waiting) == 0 then return -1 end
 local limit, passes, clock = capacity_at(settings, assigned, now)
 if not clock then return -1 end
