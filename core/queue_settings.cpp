@@ -128,12 +128,12 @@ std::optional<std::string> settings_problem(const settings_values& v) {
   if (bad(v.accept_timeout_s)) return "--accept-timeout must be 0 (never) to 1000000000 seconds";
   if (v.join_pow_bits && (*v.join_pow_bits < 0 || *v.join_pow_bits > 32))
     return "--join-pow-bits must be 0 (off) to 32";
-  if (v.rate_per_min && (*v.rate_per_min < 0 || *v.rate_per_min > 6'000'000))
-    return "--rate must be 0 (no pacing) to 6000000 a minute";
+  if (v.rate_per_min && (*v.rate_per_min < 0 || *v.rate_per_min > 60'000))
+    return "--rate must be 0 (no pacing) to 60000 a minute";
   if (v.burst && (*v.burst < 0 || *v.burst > 1'000'000)) return "--burst must be 0 to 1000000";
   if (bad(v.max_active)) return "--max-active must be 0 (no cap) to 1000000000";
-  if (v.session_s && (*v.session_s < 0 || *v.session_s > 31'536'000))
-    return "--session must be 0 (no lease) to 31536000 seconds";
+  if (v.session_s && (*v.session_s < 0 || *v.session_s > 86'400))
+    return "--session must be 0 (no lease) to 86400 seconds (24 h)";
   return std::nullopt;
 }
 

@@ -90,9 +90,11 @@ TEST_CASE("queue settings: CLI values are checked and become fields") {
   CHECK(settings_problem(one(&settings_values::max_waiting, -1)));
   CHECK(settings_problem(one(&settings_values::abandon_after_s, 2'000'000'000)));
   CHECK(settings_problem(one(&settings_values::accept_timeout_s, -5)));
-  CHECK(settings_problem(one(&settings_values::rate_per_min, 6'000'001)));
+  CHECK(settings_problem(one(&settings_values::rate_per_min, 60'001)));
+  CHECK_FALSE(settings_problem(one(&settings_values::rate_per_min, 60'000)));
   CHECK(settings_problem(one(&settings_values::max_active, -1)));
-  CHECK(settings_problem(one(&settings_values::session_s, 31'536'001)));
+  CHECK(settings_problem(one(&settings_values::session_s, 86'401)));
+  CHECK_FALSE(settings_problem(one(&settings_values::session_s, 86'400)));
   CHECK(settings_problem(one(&settings_values::burst, -1)));
   CHECK_FALSE(settings_problem(one(&settings_values::rate_per_min, 600)));
   settings_values cap;
