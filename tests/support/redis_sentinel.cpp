@@ -96,10 +96,20 @@ redis_sentinel::redis_sentinel(std::string master_name, std::string password)
   for (std::size_t i = 0; i < 3; ++i) start_sentinel(i, master);
 
   auto deadline = clock_type::now() + 30s;
+  auto next_kick = clock_type::now() + 5s;
   std::string why;
   while (!ready(master, why)) {
     if (clock_type::now() > deadline)
       throw std::runtime_error("redis sentinel setup not ready in 30 s: " + why + "\n" + logs());
+    // A replica whose first handshake met the password half set (a loaded machine) may sit
+    // out of sync: REPLICAOF the same master again restarts its handshake (a no-op for one
+    // that is connected).
+    if (clock_type::now() > next_kick) {
+      next_kick = clock_type::now() + 5s;
+      for (std::size_t i = 1; i < servers_.size(); ++i)
+        if (!replica_in_sync(servers_[i]->port(), password_))
+          ask(servers_[i]->port(), {"REPLICAOF", "127.0.0.1", std::to_string(master)}, password_);
+    }
     std::this_thread::sleep_for(50ms);
   }
 }
