@@ -11,9 +11,9 @@
 #include <cstring>
 #include <stdexcept>
 #include <system_error>
-#include <thread>
 
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/wait.hpp"
 
 extern char** environ;
 
@@ -175,13 +175,7 @@ void process::kill(int sig) {
 }
 
 std::optional<int> process::wait(std::chrono::milliseconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  auto pause = std::chrono::milliseconds(1);
-  while (!reap(false)) {
-    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::milliseconds(20));
-  }
+  if (!wait_until([&] { return reap(false); }, timeout)) return std::nullopt;
   return status_;
 }
 

@@ -4,11 +4,11 @@
 #include <array>
 #include <stdexcept>
 #include <string_view>
-#include <thread>
 
 #include "tests/support/process.hpp"
 #include "tests/support/sync_redis.hpp"
 #include "tests/support/tls_certs.hpp"
+#include "tests/support/wait.hpp"
 
 namespace pushonce::test {
 namespace {
@@ -232,11 +232,12 @@ void redis_cluster::reshard_with_cli(std::uint16_t from, std::uint16_t to, unsig
   // may for a moment after a failover); wait until its own check passes.
   const std::string entry = "127.0.0.1:" + std::to_string(from);
   run_result check;
-  for (int i = 0; i < 60; ++i) {
-    check = run_capture("redis-cli", {"--cluster", "check", entry}, {}, 30s);
-    if (check.exit_code == 0) break;
-    std::this_thread::sleep_for(500ms);
-  }
+  wait_until(
+      [&] {
+        check = run_capture("redis-cli", {"--cluster", "check", entry}, {}, 30s);
+        return check.exit_code == 0;
+      },
+      30s, 500ms);
   if (check.exit_code != 0)
     throw std::runtime_error("redis-cli --cluster check failed: " + check.out + check.err);
   auto done = run_capture("redis-cli", args, {}, 120s);

@@ -6,11 +6,11 @@
 #include <fstream>
 #include <stdexcept>
 #include <string_view>
-#include <thread>
 
 #include "tests/support/redis_server.hpp"
 #include "tests/support/sync_redis.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/wait.hpp"
 
 #ifndef PUSHONCE_REDIS_SERVER
 #define PUSHONCE_REDIS_SERVER "redis-server"
@@ -95,12 +95,10 @@ redis_sentinel::redis_sentinel(std::string master_name, std::string password)
   }
   for (std::size_t i = 0; i < 3; ++i) start_sentinel(i, master);
 
-  auto deadline = clock_type::now() + 30s;
   auto next_kick = clock_type::now() + 5s;
   std::string why;
-  while (!ready(master, why)) {
-    if (clock_type::now() > deadline)
-      throw std::runtime_error("redis sentinel setup not ready in 30 s: " + why + "\n" + logs());
+  auto set_up = [&] {
+    if (ready(master, why)) return true;
     // A replica whose first handshake met the password half set (a loaded machine) may sit
     // out of sync: REPLICAOF the same master again restarts its handshake (a no-op for one
     // that is connected).
@@ -110,8 +108,10 @@ redis_sentinel::redis_sentinel(std::string master_name, std::string password)
         if (!replica_in_sync(servers_[i]->port(), password_))
           ask(servers_[i]->port(), {"REPLICAOF", "127.0.0.1", std::to_string(master)}, password_);
     }
-    std::this_thread::sleep_for(50ms);
-  }
+    return false;
+  };
+  if (!wait_until(set_up, 30s, 50ms))
+    throw std::runtime_error("redis sentinel setup not ready in 30 s: " + why + "\n" + logs());
 }
 
 redis_sentinel::~redis_sentinel() {
@@ -192,20 +192,21 @@ std::uint16_t redis_sentinel::master_port() const {
 
 std::uint16_t redis_sentinel::wait_new_master(std::uint16_t old_port,
                                               std::chrono::milliseconds timeout) {
-  auto deadline = clock_type::now() + timeout;
-  while (clock_type::now() < deadline) {
-    std::uint16_t agreed = 0;
-    bool all = true;
-    for (std::size_t i = 0; i < sentinels_.size() && all; ++i) {
-      if (!sentinels_[i]->running()) continue;
-      auto p = named_master(sentinel_ports_[i], master_name_);
-      all = p != 0 && p != old_port && (agreed == 0 || p == agreed);
-      agreed = p;
-    }
-    if (all && agreed != 0 && role_is_master(agreed, password_)) return agreed;
-    std::this_thread::sleep_for(20ms);
-  }
-  return 0;
+  std::uint16_t agreed = 0;
+  bool promoted = wait_until(
+      [&] {
+        agreed = 0;
+        bool all = true;
+        for (std::size_t i = 0; i < sentinels_.size() && all; ++i) {
+          if (!sentinels_[i]->running()) continue;
+          auto p = named_master(sentinel_ports_[i], master_name_);
+          all = p != 0 && p != old_port && (agreed == 0 || p == agreed);
+          agreed = p;
+        }
+        return all && agreed != 0 && role_is_master(agreed, password_);
+      },
+      timeout);
+  return promoted ? agreed : 0;
 }
 
 environment redis_sentinel::program_env(const std::string& ns, const environment& more) const {

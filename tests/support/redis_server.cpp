@@ -13,11 +13,11 @@
 #include <stdexcept>
 #include <string_view>
 #include <system_error>
-#include <thread>
 
 #include "tests/support/process.hpp"
 #include "tests/support/sync_redis.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/wait.hpp"
 
 #ifndef PUSHONCE_REDIS_SERVER
 #define PUSHONCE_REDIS_SERVER "redis-server"
@@ -140,22 +140,23 @@ void redis_server::start() {
     if (wait_ready(options_.ready_timeout)) return;
     process_->stop(5s);
     last_log = process_->stdout_text() + process_->stderr_text();
-    if (!new_port) std::this_thread::sleep_for(200ms);  // the port may still be held
+    if (!new_port) let_lapse(200ms, "the old server's hold on the port");
   }
   throw std::runtime_error("redis-server did not start on port " + std::to_string(port_) +
                            "; its last log:\n" + tail(last_log));
 }
 
 bool redis_server::wait_ready(std::chrono::milliseconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (!process_->running()) return false;  // e.g. the port was taken
-    long long pid = server_pid(port_);
-    if (pid == process_->pid()) return true;
-    if (pid > 0) return false;  // another server answers on this port
-    std::this_thread::sleep_for(10ms);
-  }
-  return false;
+  bool ours = false;
+  wait_until(
+      [&] {
+        if (!process_->running()) return true;  // e.g. the port was taken
+        long long pid = server_pid(port_);
+        ours = pid == process_->pid();
+        return pid > 0;  // ours, or another server answers on this port
+      },
+      timeout, 10ms);
+  return ours;
 }
 
 void redis_server::stop() {
