@@ -134,6 +134,9 @@ void redis_server::start() {
                                      "--loglevel",   "notice",
                                      "--appendonly", options_.appendonly ? "yes" : "no"};
     if (options_.appendonly) args.insert(args.end(), {"--appendfsync", "always"});
+    // A replica's full sync starts at once: the default waits 5 s for more replicas to
+    // share a diskless transfer, which every cluster, sentinel and replica set-up sat out.
+    args.insert(args.end(), {"--repl-diskless-sync-delay", "0"});
     args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
     process_ = std::make_unique<process>(PUSHONCE_REDIS_SERVER, std::move(args), environment{},
                                          dir_->path());
