@@ -6,6 +6,7 @@
 // coroutine, the connections' reader/writer loops, subscriber callbacks — runs on the
 // test's thread, so doctest assertions may be used inside the coroutines.
 // run_async(f): the same on a fresh io_context (for code that owns no long-lived I/O).
+// Waits inside the coroutines: tests/support/co_wait.hpp (included).
 //
 // CO_LET keeps every call expression out of the co_await
 // (GCC 12: docs/architecture.md "Coroutines and GCC 12"):
@@ -16,15 +17,15 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 #include <chrono>
 #include <future>
 #include <stdexcept>
-#include <string_view>
 #include <type_traits>
 #include <utility>
+
+#include "tests/support/co_wait.hpp"
 
 #define PUSHONCE_CAT2(a, b) a##b
 #define PUSHONCE_CAT(a, b) PUSHONCE_CAT2(a, b)
@@ -58,34 +59,6 @@ template <typename F>
 auto run_async(F f) {
   boost::asio::io_context io;
   return run_async(io, std::move(f));
-}
-
-/// Waits on the current coroutine's executor.
-inline boost::asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
-  boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, d);
-  co_await t.async_wait(boost::asio::use_awaitable);
-}
-
-/// The coroutine form of observe_quiet (tests/support/wait.hpp): lets `d` pass on this
-/// coroutine's executor, for a check that something does NOT happen within it; `why` names
-/// what would have happened.
-inline boost::asio::awaitable<void> co_observe_quiet(std::chrono::milliseconds d,
-                                                     std::string_view why) {
-  (void)why;  // the call site reads as the reason; nothing to poll
-  co_await sleep_for(d);
-}
-
-/// Polls pred every 5 ms until it holds or `limit` passes; returns its last value. The
-/// coroutine form of wait_until (tests/support/wait.hpp): it waits on the executor, so the
-/// connection under test keeps running meanwhile.
-template <typename Pred>
-boost::asio::awaitable<bool> wait_until(Pred pred, std::chrono::milliseconds limit) {
-  auto until = std::chrono::steady_clock::now() + limit;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > until) co_return false;
-    co_await sleep_for(std::chrono::milliseconds(5));
-  }
-  co_return true;
 }
 
 /// Counts down from n; wait() completes once it reaches zero. For one io_context driven

@@ -6,7 +6,6 @@
 
 #include <chrono>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "core/admission_plan.hpp"
@@ -113,7 +112,7 @@ TEST_CASE("admission records: kept for their time, then removed a bounded number
     CO_LET(long long source, admission_setup(api, q, {"a", "b", "c"}, {"r1", "r2", "r3"}));
     CO_LET(auto first, api.assign_batch(q, source, 0, 0, 2));
     REQUIRE(first.value().size() == 2);
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));  // past their 1 ms
+    CO_DO(pushonce::test::co_let_lapse(std::chrono::milliseconds(5), "their 1 ms record time"));
     CO_LET(auto second, api.assign_batch(q, source, 0, 0, 2));
     REQUIRE(second.value().size() == 1);
     CHECK(co_await state_of(api, q, first.value()[0].id) == "none");

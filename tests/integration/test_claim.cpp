@@ -35,13 +35,13 @@ using pushonce::test::bus_msg;
 using pushonce::test::claim_one;
 using pushonce::test::claim_opts;
 using pushonce::test::cmd;
+using pushonce::test::co_let_lapse;
+using pushonce::test::co_wait_until;
 using pushonce::test::outcome_of;
 using pushonce::test::outcomes_of;
 using pushonce::test::received;
 using pushonce::test::record_at;
 using pushonce::test::redis_fixture;
-using pushonce::test::sleep_for;
-using pushonce::test::wait_until;
 using kind = pushonce::lua::claim_record::kind;
 
 namespace {
@@ -233,7 +233,7 @@ TEST_CASE("claim: the frame in the inbox and on the user channel; meta; epoch of
     CO_LET(auto t, fx.conn->exec(std::move(ttl)));
     CHECK(t.value.integer > 0);
 
-    CO_LET(bool got, wait_until([&] { return frames.count(channel) >= 2; }, 2s));
+    CO_LET(bool got, co_wait_until([&] { return frames.count(channel) >= 2; }, 2s));
     CHECK(got);
   });
   auto p = frames.payloads(channel);
@@ -282,7 +282,7 @@ TEST_CASE("claim: a failed inbox write is 'failed', rolls the offset back, keeps
     auto fix = cmd({"DEL", fx.k.user(user, "inbox")});
     CO_LET(auto d, fx.conn->exec(std::move(fix)));
     REQUIRE(d.ok());
-    CO_DO(sleep_for(200ms));
+    CO_DO(co_let_lapse(200ms, "w1's 150 ms lease"));
     CO_LET(auto r, claim_one(*fx.conn, fx.k, claim_opts("w2", 150), m));
     CHECK(outcome_of(r) == "delivered 1");
     CO_LET(auto g2, fx.conn->exec(get));
@@ -329,10 +329,10 @@ TEST_CASE("claim: leases, max attempts -> won, then dead_letter.lua marks it dea
     auto exists = cmd({"EXISTS", fx.k.user(user, "inbox")});
     CO_LET(auto e, fx.conn->exec(exists));
     CHECK(e.value.integer == 0);
-    CO_DO(sleep_for(100ms));
+    CO_DO(co_let_lapse(100ms, "w1's 60 ms lease"));
     CO_LET(auto l2, claim_one(*fx.conn, fx.k, claim_opts("w2", 60, 2), m, true));
     CHECK(outcome_of(l2) == "won 2");
-    CO_DO(sleep_for(100ms));
+    CO_DO(co_let_lapse(100ms, "w2's 60 ms lease"));
     // Attempt 3 of at most 2: a lease, no delivery, even with a tail.
     CO_LET(auto l3, claim_one(*fx.conn, fx.k, claim_opts("w3", 60000, 2), m));
     CHECK(outcome_of(l3) == "won 3");
@@ -370,7 +370,7 @@ TEST_CASE("claim: an expired lease cannot be marked dead by its former holder") 
   fx.run([&]() -> asio::awaitable<void> {
     CO_LET(auto l1, claim_one(*fx.conn, fx.k, claim_opts("w1", 30), m, true));
     CHECK(outcome_of(l1) == "won 1");
-    CO_DO(sleep_for(80ms));
+    CO_DO(co_let_lapse(80ms, "w1's 30 ms lease"));
     CO_LET(auto late, pushonce::test::mark_dead(*fx.conn, fx.k, m, "w1", "poison"));
     CHECK(pushonce::test::marked_of(late) == 0);
     CO_LET(auto d, claim_one(*fx.conn, fx.k, claim_opts("w2"), m));

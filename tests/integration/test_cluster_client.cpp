@@ -139,14 +139,14 @@ TEST_CASE("cluster client: a master fails over to its replica" * doctest::test_s
   // within a few seconds they reach the promoted replica.
   fx.run(
       [&]() -> boost::asio::awaitable<void> {
-        auto until = std::chrono::steady_clock::now() + 20s;
         redis::result got;
-        while (std::chrono::steady_clock::now() < until) {
-          CO_LET(got, fx.conn->exec(get_cmd(key)));
-          if (got.ok()) break;
-          CO_DO(pushonce::test::sleep_for(100ms));
-        }
-        CHECK(got.ok());
+        CO_DO(pushonce::test::co_wait_for(
+            "a GET answered by the promoted replica",
+            [&]() -> boost::asio::awaitable<bool> {
+              CO_LET(got, fx.conn->exec(get_cmd(key)));
+              co_return got.ok();
+            },
+            20s, 100ms));
         CHECK(got.value.str == "kept");
         CO_LET(auto set, fx.conn->exec(set_cmd(key, "new master")));
         CHECK(set.ok());

@@ -47,13 +47,15 @@ std::string user_on(cluster_fixture& fx, std::uint16_t port) {
 // the client may need a moment to learn the new map). The number of receivers.
 // (Coroutine parameters by value: a reference to a temporary would dangle.)
 boost::asio::awaitable<long long> spublish(cluster_fixture& fx, std::string ch, std::string text) {
-  auto until = std::chrono::steady_clock::now() + 20s;
-  while (std::chrono::steady_clock::now() < until) {
-    CO_LET(auto r, fx.conn->exec(redis::command{"SPUBLISH", ch, text}));
-    if (r.ok()) co_return r.value.integer;
-    CO_DO(pushonce::test::sleep_for(100ms));
-  }
-  co_return -1;
+  long long receivers = -1;
+  CO_LET(bool sent, pushonce::test::co_wait_until(
+                        [&]() -> boost::asio::awaitable<bool> {
+                          CO_LET(auto r, fx.conn->exec(redis::command{"SPUBLISH", ch, text}));
+                          if (r.ok()) receivers = r.value.integer;
+                          co_return r.ok();
+                        },
+                        20s, 100ms));
+  co_return sent ? receivers : -1;
 }
 
 // Publishes `text` until the subscriber hears it (a receiver count of 0 means the channel
@@ -63,7 +65,7 @@ boost::asio::awaitable<bool> publish_until_heard(cluster_fixture& fx, heard& h, 
   auto until = std::chrono::steady_clock::now() + 20s;
   while (std::chrono::steady_clock::now() < until) {
     CO_LET(long long n, spublish(fx, ch, text));
-    CO_LET(bool got, pushonce::test::wait_until(
+    CO_LET(bool got, pushonce::test::co_wait_until(
                          [&] {
                            auto& v = h.messages[ch];
                            return std::find(v.begin(), v.end(), text) != v.end();
@@ -103,7 +105,7 @@ TEST_CASE("cluster sharded pubsub: SPUBLISH and claim.lua reach the slot owner's
       CO_LET(long long n, spublish(fx, ch, "hello " + ch));
       CHECK(n == 1);  // exactly one receiver: this subscriber, on the slot's master
     }
-    CO_LET(bool all, pushonce::test::wait_until(
+    CO_LET(bool all, pushonce::test::co_wait_until(
                          [&] {
                            for (auto& ch : chans)
                              if (h.messages[ch].size() != 1) return false;
@@ -123,12 +125,12 @@ TEST_CASE("cluster sharded pubsub: SPUBLISH and claim.lua reach the slot owner's
     CO_LET(auto r, pushonce::test::claim_one(*fx.conn, fx.k, s, m));
     REQUIRE(r.ok());
     CO_LET(bool framed,
-           pushonce::test::wait_until([&] { return h.messages[chans[1]].size() == 2; }, 3000ms));
+           pushonce::test::co_wait_until([&] { return h.messages[chans[1]].size() == 2; }, 3000ms));
     REQUIRE(framed);
     CHECK(h.messages[chans[1]][1].find(R"("id":"4096","offset":1)") != std::string::npos);
     // Unsubscribed: a later SPUBLISH has no receiver.
     sub->unsubscribe(chans[2]);
-    CO_LET(bool gone, pushonce::test::wait_until(
+    CO_LET(bool gone, pushonce::test::co_wait_until(
                           [&] {
                             pushonce::test::sync_redis r(masters[2]);
                             return r.integer({"PUBSUB", "SHARDNUMSUB", chans[2]}) == 0;
@@ -167,7 +169,7 @@ TEST_CASE("cluster --wait-replicas: a slot's call fails, the other slot's delive
     CO_LET(auto r, claims.claim(batch, "w1"));
     CHECK_FALSE(r);  // B's slot failed
     CO_LET(bool framed,
-           pushonce::test::wait_until([&] { return h.messages[ch_a].size() == 1; }, 3000ms));
+           pushonce::test::co_wait_until([&] { return h.messages[ch_a].size() == 1; }, 3000ms));
     CHECK(framed);
     if (framed) CHECK(h.messages[ch_a][0] == pushonce::render_frame(batch[0], 1));
     // The record is delivered now: a re-drive publishes nothing more.
@@ -211,14 +213,14 @@ TEST_CASE("cluster sharded pubsub: a moved slot, then a failover: resubscribed o
   const auto before_move = std::chrono::steady_clock::now();
   fx.cluster.move_slot(slot, masters[2]);
   fx.run([&]() -> boost::asio::awaitable<void> {
-    CO_LET(bool moved, pushonce::test::wait_until([&] { return h.resubscribed[ch] == 1; }, 10s));
+    CO_LET(bool moved, pushonce::test::co_wait_until([&] { return h.resubscribed[ch] == 1; }, 10s));
     REQUIRE(moved);
     // Not heard since the push, or since the map read before the move (read every 5 s).
     CHECK(h.deaf_since[ch].at(0) > before_move - 6s);
     CHECK(h.deaf_since[ch].at(0) <= std::chrono::steady_clock::now());
     CO_LET(long long n, spublish(fx, ch, "after the move"));
     CHECK(n == 1);  // the subscriber is on the new owner already
-    CO_LET(bool got, pushonce::test::wait_until(
+    CO_LET(bool got, pushonce::test::co_wait_until(
                          [&] { return h.messages[ch].back() == "after the move"; }, 3000ms));
     CHECK(got);
     CHECK(h.resubscribed.count(other) == 0);
@@ -230,7 +232,8 @@ TEST_CASE("cluster sharded pubsub: a moved slot, then a failover: resubscribed o
   CHECK(promoted != masters[2]);
   fx.run(
       [&]() -> boost::asio::awaitable<void> {
-        CO_LET(bool back, pushonce::test::wait_until([&] { return h.resubscribed[ch] >= 2; }, 20s));
+        CO_LET(bool back,
+               pushonce::test::co_wait_until([&] { return h.resubscribed[ch] >= 2; }, 20s));
         REQUIRE(back);
         // Not heard since the last read on the killed master's connection: before the kill,
         // although the channel moved only once the replica was promoted, seconds later.

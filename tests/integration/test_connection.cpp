@@ -27,10 +27,11 @@ using namespace std::chrono_literals;
 using pushonce::redis::reply;
 using pushonce::redis::result;
 using pushonce::test::cmd;
+using pushonce::test::co_observe_quiet;
+using pushonce::test::co_wait_for;
+using pushonce::test::co_wait_until;
 using pushonce::test::received;
 using pushonce::test::redis_fixture;
-using pushonce::test::sleep_for;
-using pushonce::test::wait_until;
 using clock_type = std::chrono::steady_clock;
 
 namespace {
@@ -80,7 +81,7 @@ TEST_CASE("connection: 10000 concurrent exec coroutines on one connection") {
           },
           asio::detached);
     }
-    CO_LET(bool all, wait_until([&] { return seen.size() + failed == 10000; }, 20s));
+    CO_LET(bool all, co_wait_until([&] { return seen.size() + failed == 10000; }, 20s));
     CHECK(all);
     auto get = cmd({"GET", "counter"});
     CO_LET(auto v, fx.conn->exec(std::move(get)));
@@ -160,13 +161,13 @@ TEST_CASE("connection: command timeout while the server is paused, then recovery
   fx.run([&]() -> asio::awaitable<void> {
     // The client dropped the silent connection; it reconnects with backoff.
     result r;
-    for (int attempt = 0; attempt < 20; ++attempt) {
-      auto get = cmd({"GET", "k"});
-      CO_LET(r, conn->exec(std::move(get)));
-      if (r.ok()) break;
-      CO_DO(sleep_for(50ms));
-    }
-    REQUIRE(r.ok());
+    CO_DO(co_wait_for(
+        "a GET answered after the reconnect",
+        [&]() -> asio::awaitable<bool> {
+          CO_LET(r, conn->exec(cmd({"GET", "k"})));
+          co_return r.ok();
+        },
+        5s, 50ms));
     CHECK(r.value.str == "before");
     auto set = cmd({"SET", "k", "after"});
     auto get = cmd({"GET", "k"});
@@ -194,7 +195,7 @@ TEST_CASE("connection: reconnects after a server restart and calls on_connect ag
   fx.server.restart();  // no AOF: the data is gone, the port is the same
 
   fx.run([&]() -> asio::awaitable<void> {
-    CO_LET(bool again, wait_until([&] { return connects == 2; }, 5s));
+    CO_LET(bool again, co_wait_until([&] { return connects == 2; }, 5s));
     CHECK(again);
     auto get = cmd({"GET", "k"});
     CO_LET(auto g, conn->exec(std::move(get)));
@@ -231,13 +232,13 @@ TEST_CASE("connection: a command issued right after a restart succeeds or fails 
     }
     long long expect = r.ok() ? 2 : 1;
     result next;
-    for (int attempt = 0; attempt < 20; ++attempt) {
-      auto again = cmd({"INCR", "x"});
-      CO_LET(next, fx.conn->exec(std::move(again)));
-      if (next.ok()) break;
-      CO_DO(sleep_for(50ms));
-    }
-    REQUIRE(next.ok());
+    CO_DO(co_wait_for(
+        "an INCR answered after the reconnect",
+        [&]() -> asio::awaitable<bool> {
+          CO_LET(next, fx.conn->exec(cmd({"INCR", "x"})));
+          co_return next.ok();
+        },
+        5s, 50ms));
     CHECK(next.value.integer == expect);
   });
 }
@@ -253,7 +254,7 @@ TEST_CASE("subscriber: confirmation, delivery in order, resubscription after a r
     CHECK_FALSE(ec);
     CHECK(sub->connected());
     // The waiter is completed inline, before on_connect runs for the same confirmation.
-    CO_LET(bool connected_once, wait_until([&] { return rec.connects == 1; }, 1s));
+    CO_LET(bool connected_once, co_wait_until([&] { return rec.connects == 1; }, 1s));
     CHECK(connected_once);
 
     // Confirmed means subscribed: a PUBLISH right now reaches exactly one subscriber.
@@ -263,7 +264,7 @@ TEST_CASE("subscriber: confirmation, delivery in order, resubscription after a r
     int reached = 0;
     for (auto& r : rs) reached += r.ok() && r.value.integer == 1;
     CHECK(reached == 100);
-    CO_LET(bool got, wait_until([&] { return rec.count(ch) == 100; }, 3s));
+    CO_LET(bool got, co_wait_until([&] { return rec.count(ch) == 100; }, 3s));
     CHECK(got);
     auto p = rec.payloads(ch);
     int in_order = 0;
@@ -279,19 +280,20 @@ TEST_CASE("subscriber: confirmation, delivery in order, resubscription after a r
   fx.server.restart();
 
   fx.run([&]() -> asio::awaitable<void> {
-    CO_LET(bool again, wait_until([&] { return rec.connects == 2; }, 5s));
+    CO_LET(bool again, co_wait_until([&] { return rec.connects == 2; }, 5s));
     REQUIRE(again);  // on_connect runs once every channel is subscribed again
     auto pub = cmd({"PUBLISH", ch, "after-restart"});
     result r;
-    for (int attempt = 0; attempt < 20; ++attempt) {  // the publisher reconnects too
-      auto p = pub;
-      CO_LET(r, fx.conn->exec(std::move(p)));
-      if (r.ok()) break;
-      CO_DO(sleep_for(50ms));
-    }
-    REQUIRE(r.ok());
+    CO_DO(co_wait_for(
+        "the publisher reconnected too",
+        [&]() -> asio::awaitable<bool> {
+          auto p = pub;
+          CO_LET(r, fx.conn->exec(std::move(p)));
+          co_return r.ok();
+        },
+        5s, 50ms));
     CHECK(r.value.integer == 1);
-    CO_LET(bool got, wait_until([&] { return rec.count(ch) == 101; }, 3s));
+    CO_LET(bool got, co_wait_until([&] { return rec.count(ch) == 101; }, 3s));
     CHECK(got);
     CHECK(rec.messages.back().first == ch);
     CHECK(rec.messages.back().second == "after-restart");
@@ -338,11 +340,13 @@ TEST_CASE("scripts: eval recovers from NOSCRIPT after SCRIPT FLUSH and after a r
     std::vector<std::string> keys{"t:sources"};
     std::vector<std::string> args{"q:c"};
     pushonce::redis::result r;
-    for (int attempt = 0; attempt < 20; ++attempt) {
-      CO_LET(r, pushonce::redis::eval(*fx.conn, s, keys, args));
-      if (!r.ec) break;
-      CO_DO(sleep_for(50ms));
-    }
+    CO_DO(co_wait_for(
+        "the script run after the restart",
+        [&]() -> asio::awaitable<bool> {
+          CO_LET(r, pushonce::redis::eval(*fx.conn, s, keys, args));
+          co_return !r.ec;
+        },
+        5s, 50ms));
     REQUIRE(r.ok());
     CHECK(r.value.integer == 16);
   });
@@ -361,7 +365,7 @@ TEST_CASE("connection: commands issued while the server is down wait for the rec
     auto ex = co_await asio::this_coro::executor;
     // Let the client notice the closed connection first, so the commands are queued
     // while it is disconnected rather than written to the dead socket.
-    CO_LET(bool down, wait_until([&] { return !fx.conn->connected(); }, 2s));
+    CO_LET(bool down, co_wait_until([&] { return !fx.conn->connected(); }, 2s));
     CHECK(down);
     for (int i = 0; i < 3; ++i) {
       asio::co_spawn(
@@ -373,12 +377,12 @@ TEST_CASE("connection: commands issued while the server is down wait for the rec
           },
           asio::detached);
     }
-    CO_DO(sleep_for(300ms));  // reconnect attempts fail meanwhile
+    CO_DO(co_observe_quiet(300ms, "a queued command answered while reconnects fail"));
     CHECK(results.empty());
   });
   fx.server.restart();
   fx.run([&]() -> asio::awaitable<void> {
-    CO_LET(bool all, wait_until([&] { return results.size() == 3; }, 4s));
+    CO_LET(bool all, co_wait_until([&] { return results.size() == 3; }, 4s));
     CHECK(all);
   });
   REQUIRE(results.size() == 3);
@@ -458,11 +462,12 @@ TEST_CASE("connection: stop() while reconnecting fails the queued commands at on
           done = true;
         },
         asio::detached);
-    CO_DO(sleep_for(100ms));  // the first connect was refused; now in its 1 s backoff
+    // The first connect was refused; now in its 1 s backoff.
+    CO_DO(co_observe_quiet(100ms, "the PING answered before the stop"));
     CHECK_FALSE(done);
     auto t0 = clock_type::now();
     conn->stop();
-    CO_LET(bool finished, wait_until([&] { return done; }, 3s));
+    CO_LET(bool finished, co_wait_until([&] { return done; }, 3s));
     CHECK(finished);
     waited = ms_since(t0);
   });
@@ -491,11 +496,11 @@ TEST_CASE("subscriber: stop() while reconnecting fails a pending subscribe at on
           done = true;
         },
         asio::detached);
-    CO_DO(sleep_for(100ms));
+    CO_DO(co_observe_quiet(100ms, "the subscribe confirmed before the stop"));
     CHECK_FALSE(done);
     auto t0 = clock_type::now();
     sub->stop();
-    CO_LET(bool finished, wait_until([&] { return done; }, 3s));
+    CO_LET(bool finished, co_wait_until([&] { return done; }, 3s));
     CHECK(finished);
     waited = ms_since(t0);
   });

@@ -30,13 +30,13 @@ using pushonce::test::bus_msg;
 using pushonce::test::claim_one;
 using pushonce::test::claim_opts;
 using pushonce::test::cmd;
+using pushonce::test::co_let_lapse;
+using pushonce::test::co_wait_until;
 using pushonce::test::outcome_of;
 using pushonce::test::received;
 using pushonce::test::record_at;
 using pushonce::test::redis_fixture;
 using pushonce::test::run_built;
-using pushonce::test::sleep_for;
-using pushonce::test::wait_until;
 
 namespace {
 
@@ -92,7 +92,7 @@ TEST_CASE("dead letters: a refused mark (lease lapsed) writes no entry; a mark w
   fx.run([&]() -> asio::awaitable<void> {
     CO_LET(auto l1, claim_one(*fx.conn, fx.k, claim_opts("w1", 30), m, true));
     CHECK(outcome_of(l1) == "won 1");
-    CO_DO(sleep_for(80ms));
+    CO_DO(co_let_lapse(80ms, "w1's 30 ms lease"));
     // w1's lease lapsed: the mark is refused, and nothing is listed.
     CO_LET(auto late, claims.dead_letter(m, "w1", "poison", 1));
     REQUIRE(late);
@@ -231,7 +231,7 @@ TEST_CASE("replay.lua: a message marked dead is re-driven once; every entry of i
     CO_LET(auto left, fx.conn->exec(range));
     REQUIRE(left.value.elements.size() == 1);
     CHECK(left.value.elements[0].at(0).str == e3);
-    CO_LET(bool heard, wait_until([&] { return bus.count(bus_ch) == 1; }, 2s));
+    CO_LET(bool heard, co_wait_until([&] { return bus.count(bus_ch) == 1; }, 2s));
     CHECK(heard);
 
     // Again (e.g. after a CLI timeout): refused, nothing published.
@@ -327,7 +327,7 @@ TEST_CASE("dead letters on a cluster: the mark first, the entry only after it; r
   fx.run([&]() -> asio::awaitable<void> {
     CO_LET(auto l1, lease("w1", 30));
     CHECK(outcome_of(l1) == "won 1");
-    CO_DO(sleep_for(80ms));
+    CO_DO(co_let_lapse(80ms, "w1's 30 ms lease"));
     CO_LET(auto late, claims.dead_letter(m, "w1", "poison", 1));
     REQUIRE(late);
     CHECK_FALSE(late.value().marked);

@@ -17,9 +17,10 @@ namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using pushonce::heartbeat;
 using pushonce::test::cmd;
+using pushonce::test::co_observe_quiet;
+using pushonce::test::co_wait_for;
+using pushonce::test::co_wait_until;
 using pushonce::test::redis_fixture;
-using pushonce::test::sleep_for;
-using pushonce::test::wait_until;
 
 TEST_CASE("heartbeat: stop() ends run() at once even with a long period; remove() unlists") {
   redis_fixture fx;
@@ -31,18 +32,19 @@ TEST_CASE("heartbeat: stop() ends run() at once even with a long period; remove(
     auto ex = co_await asio::this_coro::executor;
     asio::co_spawn(ex, hb.run(), [&](std::exception_ptr) { done = true; });
     // The first beat lists the process at once.
-    bool listed = false;
-    for (int i = 0; i < 200 && !listed; ++i) {
-      CO_LET(auto r, fx.conn->exec(cmd({"HGET", fx.k.plain("gateway:gw-1"), "sessions"})));
-      listed = r.ok() && r.value.str == "3";
-      if (!listed) CO_DO(sleep_for(10ms));
-    }
-    REQUIRE(listed);
-    CO_DO(sleep_for(50ms));  // now waiting out its 10 s period
+    CO_DO(co_wait_for(
+        "the first beat",
+        [&]() -> asio::awaitable<bool> {
+          CO_LET(auto r, fx.conn->exec(cmd({"HGET", fx.k.plain("gateway:gw-1"), "sessions"})));
+          co_return r.ok() && r.value.str == "3";
+        },
+        2s));
+    // Now waiting out its 10 s period.
+    CO_DO(co_observe_quiet(50ms, "run() ending without a stop()"));
     CHECK_FALSE(done);
     auto t0 = std::chrono::steady_clock::now();
     hb.stop();
-    CO_LET(bool ended, wait_until([&] { return done; }, 1s));
+    CO_LET(bool ended, co_wait_until([&] { return done; }, 1s));
     CHECK(ended);
     CHECK(std::chrono::steady_clock::now() - t0 < 500ms);
     CO_DO(hb.remove());

@@ -191,7 +191,7 @@ TEST_CASE("abandonment: the sweep removes ghosts (waiting and assigned) and keep
     CHECK(pend.value.str == "inf");
 
     // The sweep as the leader runs it, with abandon_after 0.2 s, after 0.3 s.
-    CO_DO(pushonce::test::sleep_for(300ms));
+    CO_DO(pushonce::test::co_let_lapse(300ms, "the 0.2 s abandon_after"));
     pushonce::leader::abandon_plan plan(2);  // small batches: several rounds
     CO_LET(auto t, fx.conn->exec(cmd({"TIME"})));
     long long now = t.value.at(0).as_int().value() * 1000 + t.value.at(1).as_int().value() / 1000;

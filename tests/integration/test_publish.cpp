@@ -24,11 +24,11 @@ using namespace std::chrono_literals;
 using pushonce::publish_request;
 using pushonce::publisher;
 using pushonce::test::cmd;
+using pushonce::test::co_let_lapse;
 using pushonce::test::co_observe_quiet;
+using pushonce::test::co_wait_until;
 using pushonce::test::received;
 using pushonce::test::redis_fixture;
-using pushonce::test::sleep_for;
-using pushonce::test::wait_until;
 
 namespace {
 
@@ -97,7 +97,7 @@ TEST_CASE("publish: ids, duplicates by idempotency key, per-user keys, the count
     CHECK(nodata.error().code == pushonce::errc::bad_request);
 
     // Wait long enough that a duplicate would have been published if it were.
-    CO_LET(bool three, wait_until([&] { return bus.count(bus_ch) >= 3; }, 2s));
+    CO_LET(bool three, co_wait_until([&] { return bus.count(bus_ch) >= 3; }, 2s));
     CHECK(three);
     CO_DO(co_observe_quiet(200ms, "a duplicate publish on the bus"));
 
@@ -172,7 +172,7 @@ TEST_CASE("publish: a batch where a key repeats; the counter counts only new mes
     CHECK(rs2[2].value().id == "12288");
 
     // The first batch is ONE bus payload (4 lines); the second, all duplicates, none.
-    CO_LET(bool one, wait_until([&] { return bus.count(bus_ch) >= 1; }, 2s));
+    CO_LET(bool one, co_wait_until([&] { return bus.count(bus_ch) >= 1; }, 2s));
     CHECK(one);
     CO_DO(co_observe_quiet(200ms, "a bus payload for the duplicates"));
     auto stat = cmd({"HGET", fx.k.plain("stats"), "published"});
@@ -208,7 +208,7 @@ TEST_CASE("publish: data JSON is spliced verbatim into the bus message and the o
     REQUIRE_FALSE(sec);
     CO_LET(auto p, pub.publish(req("erin", data)));
     REQUIRE(p.has_value());
-    CO_LET(bool got, wait_until([&] { return bus.count(fx.k.bus_channel()) == 1; }, 2s));
+    CO_LET(bool got, co_wait_until([&] { return bus.count(fx.k.bus_channel()) == 1; }, 2s));
     CHECK(got);
     auto range = cmd({"XRANGE", fx.k.bus(0, "outbox"), "-", "+"});
     CO_LET(auto x, fx.conn->exec(std::move(range)));
@@ -373,7 +373,8 @@ TEST_CASE(
     CHECK(s.results.empty());
     CO_LET(auto c3, counter());
     CHECK(c3 == 6);
-    CO_DO(sleep_for(1100ms));  // a token again
+    REQUIRE(s.limited);
+    CO_DO(co_let_lapse(*s.limited + 20ms, "the bucket's next token, as the refusal said"));
     std::vector<publish_request> later;
     for (const char* u : {"alice", "bob", "carol", "dave", "erin", "frank"})
       later.push_back(req(u, "6"));

@@ -23,11 +23,11 @@ namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using pushonce::lua::publish_item;
 using pushonce::test::cmd;
+using pushonce::test::co_let_lapse;
 using pushonce::test::co_observe_quiet;
+using pushonce::test::co_wait_until;
 using pushonce::test::received;
 using pushonce::test::redis_fixture;
-using pushonce::test::sleep_for;
-using pushonce::test::wait_until;
 
 namespace {
 
@@ -113,7 +113,7 @@ TEST_CASE("publish.lua: a batch is one outbox entry and one PUBLISH; keys inside
     REQUIRE(x3.value.elements.size() == 2);
     CHECK(pushonce::split_bus_payload(x3.value.elements[1].at(1).at(1).str).size() == 1);
 
-    CO_LET(bool two, wait_until([&] { return bus.count(bus_ch) >= 2; }, 2s));
+    CO_LET(bool two, co_wait_until([&] { return bus.count(bus_ch) >= 2; }, 2s));
     CHECK(two);
     CO_DO(co_observe_quiet(200ms, "a third bus payload"));
   });
@@ -145,7 +145,7 @@ TEST_CASE("publish.lua: a key is forgotten after the window; bad requests") {
     CHECK(words(r1, 1) == std::vector<std::string>{"4096"});
     CO_LET(auto r2, publish(*fx.conn, fx.k, b1, 50));
     CHECK(words(r2, 1) == std::vector<std::string>{"4096 dup"});
-    CO_DO(sleep_for(120ms));
+    CO_DO(co_let_lapse(120ms, "the key's 50 ms window"));
     CO_LET(auto r3, publish(*fx.conn, fx.k, b1, 50));
     CHECK(words(r3, 1) == std::vector<std::string>{"8192"});
 

@@ -19,9 +19,9 @@ namespace asio = boost::asio;
 using namespace std::chrono_literals;
 using pushonce::queue_api;
 using pushonce::test::cmd;
+using pushonce::test::co_wait_until;
 using pushonce::test::received;
 using pushonce::test::redis_fixture;
-using pushonce::test::wait_until;
 
 namespace {
 
@@ -87,7 +87,8 @@ TEST_CASE("queue batches: one call assigns in order, one bus message, one queue 
     auto xlen = cmd({"XLEN", fx.k.queue(q, "outbox")});
     CO_LET(auto xl, fx.conn->exec(std::move(xlen)));
     CHECK(xl.value.integer == 1);
-    CO_LET(bool heard_all, wait_until([&] { return heard.count(fx.k.wake_channel()) >= 7; }, 2s));
+    CO_LET(bool heard_all,
+           co_wait_until([&] { return heard.count(fx.k.wake_channel()) >= 7; }, 2s));
     CHECK(heard_all);
   });
   auto payloads = heard.payloads(fx.k.bus_channel());

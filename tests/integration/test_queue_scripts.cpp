@@ -8,7 +8,6 @@
 #include <boost/json.hpp>
 #include <chrono>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "core/message.hpp"
@@ -23,9 +22,9 @@ namespace json = boost::json;
 using namespace std::chrono_literals;
 using pushonce::queue_api;
 using pushonce::test::cmd;
+using pushonce::test::co_wait_until;
 using pushonce::test::received;
 using pushonce::test::redis_fixture;
-using pushonce::test::wait_until;
 
 namespace {
 
@@ -126,7 +125,7 @@ TEST_CASE(
 
     // Queue events: 4 joins + 1 leave on "default" + 1 join on "other", numbered per queue,
     // with the ticket each concerns; refusals publish nothing.
-    CO_LET(bool got, wait_until([&] { return wakes.count(wake) >= 6; }, 2s));
+    CO_LET(bool got, co_wait_until([&] { return wakes.count(wake) >= 6; }, 2s));
     CHECK(got);
     CO_DO(pushonce::test::co_observe_quiet(100ms, "a wake for a refusal"));
     CHECK(wakes.payloads(wake) == std::vector<std::string>{"default 1 j 1", "default 2 j 2",
@@ -339,7 +338,7 @@ TEST_CASE("queue: assign_one is FIFO, one resource per user, publishes the bus m
     CO_LET(auto xl, fx.conn->exec(std::move(xlen)));
     CHECK(xl.value.integer == 4);
 
-    CO_LET(bool all, wait_until([&] { return bus.count(fx.k.bus_channel()) >= 4; }, 2s));
+    CO_LET(bool all, co_wait_until([&] { return bus.count(fx.k.bus_channel()) >= 4; }, 2s));
     CHECK(all);
   });
 
@@ -412,7 +411,7 @@ TEST_CASE("queue: ids grow as numbers, never below the clock, never again after 
     CO_LET(auto s1, fx.conn->exec(std::move(rollback)));
     CHECK(s1.ok());
     // A failover takes seconds; within the same millisecond the clock would not have moved.
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    CO_DO(pushonce::test::co_let_lapse(std::chrono::milliseconds(10), "the clock's millisecond"));
     CO_DO(assign_n(1));
     // A sequence ahead of the clock goes on from where it stands.
     auto set_big = cmd({"SET", fx.k.queue(q, "seq"), "1099511627775"});  // 2^40 - 1

@@ -19,8 +19,8 @@ using namespace std::chrono_literals;
 using pushonce::lua::rate_limit_key;
 using pushonce::lua::take_tokens;
 using pushonce::test::cmd;
+using pushonce::test::co_let_lapse;
 using pushonce::test::redis_fixture;
-using pushonce::test::sleep_for;
 
 TEST_CASE("rate_limit.lua: a token bucket in Redis") {
   redis_fixture fx;
@@ -43,7 +43,7 @@ TEST_CASE("rate_limit.lua: a token bucket in Redis") {
     auto other = fx.connect();
     CO_LET(auto also, take_tokens(*other, key, 10, 3));
     CHECK_FALSE(also.value().allowed);
-    CO_DO(sleep_for(250ms));  // 2.5 tokens back
+    CO_DO(co_let_lapse(250ms, "2.5 tokens back at 10 a second"));
     CO_LET(auto again, take_tokens(*fx.conn, key, 10, 3, 2));
     CHECK(again.value().allowed);
     CO_LET(auto too_much, take_tokens(*fx.conn, key, 10, 3, 3));

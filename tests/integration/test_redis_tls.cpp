@@ -23,11 +23,11 @@ using pushonce::redis::connection_options;
 using pushonce::redis::reply;
 using pushonce::redis::resp_stream;
 using pushonce::test::cmd;
+using pushonce::test::co_wait_until;
 using pushonce::test::received;
 using pushonce::test::redis_fixture;
 using pushonce::test::redis_server_options;
 using pushonce::test::tls_certs;
-using pushonce::test::wait_until;
 
 namespace {
 
@@ -93,7 +93,7 @@ TEST_CASE("redis tls: commands and a subscription over rediss:// verified with t
     auto pub = cmd({"PUBLISH", "tls:chan", "over tls"});
     CO_LET(auto p, conn->exec(std::move(pub)));
     CHECK(p.value.integer == 1);
-    CO_LET(bool got, wait_until([&] { return rec.count("tls:chan") == 1; }, 3s));
+    CO_LET(bool got, co_wait_until([&] { return rec.count("tls:chan") == 1; }, 3s));
     CHECK(got);
   });
   CHECK(rec.payloads("tls:chan") == std::vector<std::string>{"over tls"});
@@ -134,7 +134,7 @@ TEST_CASE("redis tls: a server the CA did not sign, or for another name, is refu
   // A connection with the wrong CA never comes up: its commands fail, they are not sent.
   auto conn = t.fx.connect(wrong);
   t.fx.run([&]() -> asio::awaitable<void> {
-    CO_LET(bool up, wait_until([&] { return conn->connected(); }, 1s));
+    CO_LET(bool up, co_wait_until([&] { return conn->connected(); }, 1s));
     CHECK_FALSE(up);
   });
 }

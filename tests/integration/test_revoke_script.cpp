@@ -107,7 +107,7 @@ TEST_CASE("revoke.lua: the broadcast reaches a subscriber of the control channel
     CHECK(d.value().receivers == 1);
     // Both broadcasts arrive, in order: a revocation, then a disconnect only.
     const auto control = lua::control_channel(fx.k);
-    CO_LET(bool heard, pushonce::test::wait_until([&] { return got.count(control) >= 2; }, 5s));
+    CO_LET(bool heard, pushonce::test::co_wait_until([&] { return got.count(control) >= 2; }, 5s));
     REQUIRE(heard);
     auto said = got.payloads(control);
     CHECK(said.at(0).rfind("r ", 0) == 0);

@@ -28,6 +28,8 @@ using namespace std::chrono_literals;
 using pushonce::redis::connection_options;
 using pushonce::redis::sentinel_config;
 using pushonce::test::cmd;
+using pushonce::test::co_wait_for;
+using pushonce::test::co_wait_until;
 using pushonce::test::received;
 using pushonce::test::redis_sentinel;
 using pushonce::test::run_async;
@@ -101,7 +103,8 @@ TEST_CASE("sentinel: a connection and a subscriber follow the master through kil
     auto pub = cmd({"PUBLISH", "ch", "before"});
     CO_LET(auto n, conn->exec(std::move(pub)));
     CHECK(n.value.integer == 1);
-    for (int i = 0; i < 200 && got.count("ch") < 1; ++i) CO_DO(pushonce::test::sleep_for(5ms));
+    CO_LET(bool heard, co_wait_until([&] { return got.count("ch") >= 1; }, 1s));
+    CHECK(heard);
     CHECK(got.count("ch") == 1);
   });
 
@@ -111,12 +114,13 @@ TEST_CASE("sentinel: a connection and a subscriber follow the master through kil
   run_async(
       io,
       [&]() -> asio::awaitable<void> {
-        for (;;) {
-          auto set = cmd({"SET", "k", "after"});
-          CO_LET(auto r, conn->exec(std::move(set)));
-          if (r.ok()) break;
-          CO_DO(pushonce::test::sleep_for(50ms));
-        }
+        CO_DO(co_wait_for(
+            "a SET answered after the failover",
+            [&]() -> asio::awaitable<bool> {
+              CO_LET(auto r, conn->exec(cmd({"SET", "k", "after"})));
+              co_return r.ok();
+            },
+            35s, 50ms));
         recovered_ms =
             std::chrono::duration_cast<std::chrono::milliseconds>(clock_type::now() - killed)
                 .count();
@@ -137,16 +141,15 @@ TEST_CASE("sentinel: a connection and a subscriber follow the master through kil
         CO_LET(auto port, served_by(*conn));
         CHECK(port == new_master);
         // The subscriber is back on the new master: a message published there arrives.
-        for (int i = 0; i < 200 && got.count("ch") < 2; ++i) {
-          auto pub = cmd({"PUBLISH", "ch", "after"});
-          CO_LET(auto n, conn->exec(std::move(pub)));
-          if (n.ok() && n.value.integer == 1) {
-            for (int j = 0; j < 40 && got.count("ch") < 2; ++j)
-              CO_DO(pushonce::test::sleep_for(25ms));
-            break;
-          }
-          CO_DO(pushonce::test::sleep_for(50ms));
-        }
+        CO_LET(bool listening, co_wait_until(
+                                   [&]() -> asio::awaitable<bool> {
+                                     CO_LET(auto n, conn->exec(cmd({"PUBLISH", "ch", "after"})));
+                                     co_return n.ok() && n.value.integer == 1;
+                                   },
+                                   10s, 50ms));
+        CHECK(listening);
+        CO_LET(bool heard, co_wait_until([&] { return got.count("ch") >= 2; }, 1s));
+        CHECK(heard);
       },
       30s);
   CHECK(got.payloads("ch") == std::vector<std::string>{"before", "after"});

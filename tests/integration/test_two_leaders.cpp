@@ -29,8 +29,8 @@ using pushonce::assignment;
 using pushonce::queue_api;
 using pushonce::test::async_latch;
 using pushonce::test::cmd;
+using pushonce::test::co_wait_until;
 using pushonce::test::redis_fixture;
-using pushonce::test::wait_until;
 
 namespace {
 
@@ -230,8 +230,9 @@ TEST_CASE("two leaders with fencing tokens racing: A stops at B's first assignme
       asio::co_spawn(
           ex,
           [&, token, start_after]() -> asio::awaitable<void> {
-            CO_LET(bool started,
-                   wait_until([&] { return static_cast<int>(a.got.size()) >= start_after; }, 5s));
+            CO_LET(
+                bool started,
+                co_wait_until([&] { return static_cast<int>(a.got.size()) >= start_after; }, 5s));
             CHECK(started);
             for (;;) {
               CO_LET(auto r, api.assign_one(q, source, token, 0));

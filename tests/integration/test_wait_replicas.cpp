@@ -75,8 +75,8 @@ TEST_CASE("wait replicas: a delivery is published whatever fails after its claim
     auto range = cmd({"XRANGE", fx.k.user("ava", "inbox"), "-", "+"});
     CO_LET(auto inbox, fx.conn->exec(std::move(range)));
     CHECK(inbox.value.elements.size() == 1);
-    CO_LET(bool seen, pushonce::test::wait_until([&] { return frames.count(ch_a) > 0; },
-                                                 std::chrono::milliseconds(2000)));
+    CO_LET(bool seen, pushonce::test::co_wait_until([&] { return frames.count(ch_a) > 0; },
+                                                    std::chrono::milliseconds(2000)));
     CHECK(seen);
     CHECK(frames.payloads(ch_a) == std::vector<std::string>{pushonce::render_frame(a, 1)});
 
@@ -90,8 +90,8 @@ TEST_CASE("wait replicas: a delivery is published whatever fails after its claim
     CHECK(outcomes_of(died, 1) == std::vector<std::string>{"delivered 1"});
     CO_LET(auto redriven, claims.claim(one, "w3"));
     REQUIRE(redriven);
-    CO_LET(bool heard, pushonce::test::wait_until([&] { return frames.count(ch_c) > 0; },
-                                                  std::chrono::milliseconds(2000)));
+    CO_LET(bool heard, pushonce::test::co_wait_until([&] { return frames.count(ch_c) > 0; },
+                                                     std::chrono::milliseconds(2000)));
     CHECK(heard);
     CHECK(frames.payloads(ch_c) == std::vector<std::string>{pushonce::render_frame(c, 1)});
     // Published: a later re-drive finds it done and publishes nothing more.
@@ -261,13 +261,13 @@ TEST_CASE("wait replicas: a queue's batch is heard only once a replica of its ma
       sync_redis r(fx.server.port());
       return r.integer({"WAIT", "1", "100"}) == 1;
     };
-    CO_LET(bool ready, pushonce::test::wait_until(synced, std::chrono::milliseconds(10000)));
+    CO_LET(bool ready, pushonce::test::co_wait_until(synced, std::chrono::milliseconds(10000)));
     REQUIRE(ready);
     // A WAIT long enough for a loaded box (the replica acks at once on an idle one).
     api.set_wait_replicas(1, std::chrono::milliseconds(5000));
     CO_LET(auto second, one("ben", "r2"));
-    CO_LET(bool heard, pushonce::test::wait_until([&] { return bus.count(ch) > 0; },
-                                                  std::chrono::milliseconds(2000)));
+    CO_LET(bool heard, pushonce::test::co_wait_until([&] { return bus.count(ch) > 0; },
+                                                     std::chrono::milliseconds(2000)));
     CHECK(heard);
     auto payloads = bus.payloads(ch);
     REQUIRE(payloads.size() == 1);

@@ -34,7 +34,6 @@ using pushonce::lua::settings_op;
 using pushonce::test::cmd;
 using pushonce::test::received;
 using pushonce::test::redis_fixture;
-using pushonce::test::sleep_for;
 
 namespace {
 
@@ -157,7 +156,7 @@ TEST_CASE("settings: not_found for an unknown queue, defaults, set, pause/resume
     CO_LET(auto resumed, api.settings(change(settings_op::resume)));
     CHECK_FALSE(resumed.value().settings.paused);
     // Every change told the leader (a bare queue name on the wake channel).
-    co_await pushonce::test::wait_until(
+    co_await pushonce::test::co_wait_until(
         [&] {
           auto p = wakes.payloads(fx.k.wake_channel());
           return std::count(p.begin(), p.end(), "q") >= 6;
@@ -300,7 +299,8 @@ TEST_CASE("opening: shuffled batches under the fencing token; resumed, every use
                                             fx.k, "q", 5, 0, random_keys(rng, 1000))));
         REQUIRE(early.ok());
         CHECK_FALSE(pushonce::lua::parse_opening_draw_reply(early.value)->due);
-        while (wall_ms() < at + 20) co_await sleep_for(20ms);
+        CO_DO(pushonce::test::co_wait_for(
+            "the opening due", [&] { return wall_ms() >= at + 20; }, 10s, 20ms));
 
         // Leader 5 draws one page, moves one batch (wrong: not everyone is drawn: refused),
         // then is "killed".
@@ -399,7 +399,7 @@ TEST_CASE("opening: shuffled batches under the fencing token; resumed, every use
         CHECK(tail.value().position == n + 3);
 
         // The moves were told as queue events "q SEQ m POSITION TICKET USER...".
-        co_await pushonce::test::wait_until(
+        co_await pushonce::test::co_wait_until(
             [&] {
               int m = 0;
               for (auto& p : wakes.payloads(fx.k.wake_channel()))
