@@ -4,9 +4,9 @@
 
 #include <boost/json.hpp>
 #include <exception>
-#include <thread>
 
 #include "tests/support/deployment.hpp"
+#include "tests/support/wait.hpp"
 #include "tests/support/ws_client.hpp"
 
 namespace pushonce::test::chaos {
@@ -28,7 +28,7 @@ void run_session(session_state& s, const std::vector<std::uint16_t>& ports,
       }
     }
     auto retry_later = [&] {
-      std::this_thread::sleep_for(backoff);
+      pace(backoff, "a reconnect's backoff");
       backoff = std::min<std::chrono::milliseconds>(backoff * 2, 500ms);
     };
     if (!connected) {

@@ -60,6 +60,7 @@
 #include "tests/support/deployment.hpp"
 #include "tests/support/redis_server.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/wait.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
 namespace test_chaos {
@@ -67,6 +68,7 @@ namespace test_chaos {
 using namespace pushonce::test::chaos;
 using pushonce::test::int_field;
 using pushonce::test::observe_quiet;
+using pushonce::test::pace;
 using pushonce::test::parse_or_null;
 using pushonce::test::redis_server;
 using pushonce::test::str_field;
@@ -149,7 +151,7 @@ TEST_CASE(
 
   fault_injector faults(f, redis, db, k, load_start, seconds);
   while (!load.done) {
-    std::this_thread::sleep_for(20ms);
+    pace(20ms, "the fault schedule looked at every 20 ms");
     faults.step(steady::now());
   }
   driver.join();

@@ -25,6 +25,7 @@
 #include "tests/chaos/chaos_common.hpp"
 #include "tests/support/deployment.hpp"
 #include "tests/support/sync_redis.hpp"
+#include "tests/support/wait.hpp"
 #include "tests/support/ws_client.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
@@ -58,14 +59,14 @@ void run_gap_session(gap_session& s, std::uint16_t port, const std::atomic<bool>
     try {
       ws.connect("127.0.0.1", port, "/ws", {}, 2s);
     } catch (const std::exception&) {
-      std::this_thread::sleep_for(50ms);
+      pace(50ms, "a reconnect after a refused connect");
       continue;
     }
     auto hello = s.epoch.empty() ? hello_frame(s.user) : hello_frame(s.user, s.epoch, s.last);
     if (!ws.send(hello, 2s)) continue;
     auto w = ws.receive(8s);
     if (!w) {
-      std::this_thread::sleep_for(50ms);
+      pace(50ms, "a reconnect after a hello without an answer");
       continue;
     }
     auto wo = json::parse(*w).as_object();
@@ -204,7 +205,7 @@ TEST_CASE(
       d.redis().cmd({"ACL", "SETUSER", "chaos-gw", "+subscribe"});
       denied = false;
     }
-    std::this_thread::sleep_for(25ms);
+    pace(25ms, "a batch and a look at the cut schedule every 25 ms");
   }
 
   d.redis().cmd({"ACL", "SETUSER", "chaos-gw", "+subscribe"});

@@ -109,7 +109,7 @@ struct user_session {
         }
       }
       if (!connected) {
-        std::this_thread::sleep_for(100ms);
+        pace(100ms, "a reconnect after a refused connect");
         continue;
       }
       std::string hello = epoch.empty() ? hello_frame(user) : hello_frame(user, epoch, last);
@@ -118,7 +118,7 @@ struct user_session {
       auto v = w ? parse_or_null(*w) : boost::json::value();
       if (!v.is_object() || str_field(v.as_object(), "type") != "welcome") {
         closes.push_back(steady::now());
-        std::this_thread::sleep_for(100ms);
+        pace(100ms, "a reconnect after a hello without a welcome");
         continue;
       }
       const auto& wo = v.as_object();
@@ -168,7 +168,7 @@ std::optional<std::string> publish_one(const std::vector<std::uint16_t>& ports, 
       if (v.is_object()) return str_field(v.as_object(), "id");
     }
     if (stop && attempt > 200) break;
-    std::this_thread::sleep_for(100ms);
+    pace(100ms, "a refused publish retried");
   }
   return std::nullopt;
 }
@@ -445,11 +445,11 @@ TEST_CASE(
   load.start(programs.ports, users.sessions, rate);
 
   // The load runs 8 s, then through the failover, 3 s more, the slot move and 12 s more.
-  std::this_thread::sleep_for(8s);
+  pace(8s, "the load before the failover");
   const auto fo = kill_a_master(cluster, k, users.sessions);
-  std::this_thread::sleep_for(3s);
+  pace(3s, "the load between the failover and the slot move");
   move_slots_of_active_users(cluster, k, users.sessions);
-  std::this_thread::sleep_for(12s);
+  pace(12s, "the load after the slot move");
   load.join();
   // The sweeper re-drives what the failover lost and sessions catch up; what never arrives
   // by then counts as lost (explained by a recovered:false welcome or not).

@@ -41,6 +41,7 @@
 #include "tests/support/deployment.hpp"
 #include "tests/support/redis_server.hpp"
 #include "tests/support/sync_redis.hpp"
+#include "tests/support/wait.hpp"
 #include "tests/support/ws_client.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
@@ -55,6 +56,7 @@ using pushonce::test::hello_frame;
 using pushonce::test::http_reply;
 using pushonce::test::http_request;
 using pushonce::test::observe_quiet;
+using pushonce::test::pace;
 using pushonce::test::process;
 using pushonce::test::program_path;
 using pushonce::test::redis_server;
@@ -137,7 +139,7 @@ class session {
         }
       } catch (const std::exception&) {
         ++reconnects;
-        std::this_thread::sleep_for(100ms);
+        pace(100ms, "a reconnect after a refused connect");
       }
     }
   }
@@ -262,7 +264,7 @@ TEST_CASE("redis faults: Redis refusing writes (OOM) turns /readyz 503 and publi
   CHECK(publish_ms < 6000);  // within the command deadline (5 s)
   // A few more while it lasts: always 503, never a 500.
   for (int i = 0; i < 5; ++i) CHECK(api_publish(port, msg).status == 503);
-  std::this_thread::sleep_for(2s);  // heartbeats, claims and leases fail for a while
+  observe_quiet(2s, "a program exiting while heartbeats, claims and leases fail");
   check_all_running(d);
 
   admin.cmd({"CONFIG", "SET", "maxmemory", "0"});
@@ -350,9 +352,9 @@ TEST_CASE("redis faults: a slow Redis (DEBUG SLEEP 0.3 for 5 s) under traffic") 
           }
           if (a.status >= 500 && a.status != 503) ++server_errors;
           if (a.status == 503) ++unavailable;
-          std::this_thread::sleep_for(100ms);
+          pace(100ms, "a refused publish retried");
         }
-        std::this_thread::sleep_for(40ms);  // ~25/s per publisher
+        pace(40ms, "~25 publishes a second per publisher");
       }
     });
   }
@@ -361,16 +363,16 @@ TEST_CASE("redis faults: a slow Redis (DEBUG SLEEP 0.3 for 5 s) under traffic") 
   int sleeps = 0;
   {
     sync_redis slow(r.port());
-    std::this_thread::sleep_for(slow_from);
+    pace(slow_from, "the load before the slow phase");
     auto until = steady::now() + slow_for;
     while (steady::now() < until) {
       slow.cmd({"DEBUG", "SLEEP", "0.3"});
       ++sleeps;
-      std::this_thread::sleep_for(100ms);
+      pace(100ms, "Redis answering 100 ms between its 300 ms sleeps");
     }
   }
   auto slow_end_ms = ms_since(start);
-  std::this_thread::sleep_for(run_for - slow_from - slow_for);
+  pace(run_for - slow_from - slow_for, "the load after the slow phase");
   stop_publishing = true;
   for (auto& t : pubs) t.join();
 
@@ -529,14 +531,14 @@ TEST_CASE("redis faults: a worker cut off from Redis (packets dropped) longer th
             break;
           }
           if (a.status >= 500 && a.status != 503) ++server_errors;
-          std::this_thread::sleep_for(100ms);
+          pace(100ms, "a refused publish retried");
         }
-        std::this_thread::sleep_for(40ms);
+        pace(40ms, "~25 publishes a second per publisher");
       }
     });
   }
 
-  std::this_thread::sleep_for(3s);
+  pace(3s, "the load before the cut");
   REQUIRE(link.cut());
   auto cut_at = steady::now();
   // Longer than the lease and the command deadline; the heartbeat key (3 s TTL) expires.
@@ -545,13 +547,15 @@ TEST_CASE("redis faults: a worker cut off from Redis (packets dropped) longer th
         return look.integer({"EXISTS", heartbeat}) == 0;
       },
       6s, 100ms);
-  std::this_thread::sleep_for(8s - (steady::now() - cut_at));
+  observe_quiet(
+      std::chrono::duration_cast<std::chrono::milliseconds>(8s - (steady::now() - cut_at)),
+      "the cut-off worker exiting within 8 s of the cut");
   bool alive_while_cut = cut_worker.running();
   REQUIRE(link.heal());
   auto healed_at = steady::now();
   bool back = wait_until([&] { return look.integer({"EXISTS", heartbeat}) == 1; }, 20s, 100ms);
   auto back_ms = ms_since(healed_at);
-  std::this_thread::sleep_for(3s);
+  pace(3s, "the load after the heal");
   stop_publishing = true;
   for (auto& t : pubs) t.join();
 

@@ -33,6 +33,7 @@
 #include "tests/support/redis_sentinel.hpp"
 #include "tests/support/redis_server.hpp"
 #include "tests/support/sync_redis.hpp"
+#include "tests/support/wait.hpp"
 #include "tests/support/ws_client.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
@@ -74,7 +75,7 @@ struct user_session {
       try {
         ws.connect("127.0.0.1", port, "/ws", {}, 2s);
       } catch (const std::exception&) {
-        std::this_thread::sleep_for(100ms);
+        pace(100ms, "a reconnect after a refused connect");
         continue;
       }
       std::string hello = epoch.empty() ? hello_frame(user) : hello_frame(user, epoch, last);
@@ -82,7 +83,7 @@ struct user_session {
       if (ws.send(hello, 2s)) w = ws.receive(8s);
       auto v = w ? parse_or_null(*w) : boost::json::value();
       if (!v.is_object() || str_field(v.as_object(), "type") != "welcome") {
-        std::this_thread::sleep_for(100ms);
+        pace(100ms, "a reconnect after a hello without a welcome");
         continue;
       }
       const auto& wo = v.as_object();
@@ -170,16 +171,16 @@ TEST_CASE("sentinel chaos: kill -9 of the master; the programs follow the promot
   // Redis within 5 s; it is retried with the same idempotency key).
   std::optional<steady::time_point> first_ok;
   std::vector<std::pair<int, std::string>> after;  // user index, id
-  for (int attempt = 0; attempt < 60 && !first_ok; ++attempt) {
-    auto r = d.admin(
-        {"publish", users[0]->user, R"({"phase":"after","n":0})", "--id", "after-0", "--json"});
-    if (r.code() == 0 && r.out.is_object()) {
-      first_ok = steady::now();
-      after.emplace_back(0, str_field(r.out.as_object(), "id"));
-    } else {
-      std::this_thread::sleep_for(100ms);
-    }
-  }
+  wait_until(
+      [&] {
+        auto r = d.admin(
+            {"publish", users[0]->user, R"({"phase":"after","n":0})", "--id", "after-0", "--json"});
+        if (r.code() != 0 || !r.out.is_object()) return false;
+        first_ok = steady::now();
+        after.emplace_back(0, str_field(r.out.as_object(), "id"));
+        return true;
+      },
+      30s, 100ms);
   REQUIRE_MESSAGE(first_ok, d.digest());
   for (int n = 1; n < 40; ++n) {
     int u = n % user_count;
