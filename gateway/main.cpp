@@ -76,6 +76,9 @@ po::options_description own_options() {
       ("http-header-timeout-ms", po::value<long long>()->value_name("MS"),
        "a request's header must arrive within this long: from accept for the first one, from "
        "its first byte for a later one (default 5000)")
+      ("hello-timeout-ms", po::value<long long>()->value_name("MS"),
+       "a WebSocket that has sent no hello this long after its upgrade is closed 1008 "
+       "(default 10000)")
       ("http-max-requests", po::value<long long>()->value_name("N"),
        "requests on one keep-alive connection, then it is closed (default 1000)")
       ("close-timeout-ms", po::value<long long>()->value_name("MS"),
@@ -137,6 +140,8 @@ void read_limits(const po::variables_map& vm, gateway::server_options& o) {
   if (auto v = count(vm, "http-header-timeout-ms", 600'000, 100))
     s.http_header_timeout = std::chrono::milliseconds(*v);
   if (auto v = count(vm, "http-max-requests", big)) s.http_max_requests = *v;
+  if (auto v = count(vm, "hello-timeout-ms", 600'000, 1000))
+    s.hello_timeout = std::chrono::milliseconds(*v);
   if (auto v = count(vm, "close-timeout-ms", 600'000, 100))
     s.close_timeout = std::chrono::milliseconds(*v);
   if (auto v = count(vm, "frame-rate", big)) s.frame_rates.frames_per_s = *v;

@@ -378,12 +378,15 @@ TEST_CASE("gateway: protocol violations close the connection") {
   CHECK(big.wait_closed(5s));
   CHECK(big.close_code() == 1009);
 
+  // A session that never says hello: closed after --hello-timeout-ms (10 s by default).
+  gateway_proc quick(redis, {"--dev-auth", "--hello-timeout-ms", "1000"}, with_key());
   ws_client silent;
-  silent.connect("127.0.0.1", gw.port);
+  silent.connect("127.0.0.1", quick.port);
   auto t0 = std::chrono::steady_clock::now();
-  CHECK(silent.wait_closed(15s));
+  CHECK(silent.wait_closed(10s));
   CHECK(silent.close_code() == 1008);
-  CHECK(std::chrono::steady_clock::now() - t0 >= 9s);
+  CHECK(silent.close_reason() == "hello expected within 1 s");
+  CHECK(std::chrono::steady_clock::now() - t0 >= 900ms);
 
   // Origin allow-list
   gateway_proc strict(redis, {"--dev-auth", "--allowed-origin", "https://ok.example"}, with_key());
@@ -481,12 +484,12 @@ TEST_CASE("gateway: replay and live overlap under load, across a Redis restart")
     for (int i = 1; i <= 300; ++i) {
       deliver(rp, "carol", std::to_string(4096 * i + 2), "{}");
       delivered = i;
-      if (i % 20 == 0) std::this_thread::sleep_for(5ms);
+      if (i % 20 == 0) pace(5ms, "deliveries in bursts of 20");
     }
   });
   std::vector<std::unique_ptr<ws_client>> clients;
   for (int k = 0; k < 5; ++k) {
-    while (delivered < k * 50) std::this_thread::sleep_for(1ms);
+    REQUIRE(wait_until([&] { return delivered >= k * 50; }, 20s, 1ms));
     clients.push_back(std::make_unique<ws_client>());
     hello(*clients.back(), gw.port, "carol");
   }
@@ -494,7 +497,7 @@ TEST_CASE("gateway: replay and live overlap under load, across a Redis restart")
   std::vector<long long> expected;
   for (int i = 1; i <= 300; ++i) expected.push_back(i);
   for (auto& c : clients) {
-    auto got = offsets_of(c->drain(500ms));
+    auto got = offsets_of(c->take(expected.size(), 10s));
     CHECK(got == expected);
   }
 
@@ -505,7 +508,7 @@ TEST_CASE("gateway: replay and live overlap under load, across a Redis restart")
   std::vector<long long> tail;
   for (int i = 301; i <= 310; ++i) tail.push_back(i);
   for (auto& c : clients) {
-    auto got = offsets_of(c->drain(3000ms));
+    auto got = offsets_of(c->take(tail.size(), 10s));
     CHECK(got == tail);
   }
   (void)go;

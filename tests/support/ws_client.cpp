@@ -132,6 +132,22 @@ std::vector<std::string> ws_client::drain(std::chrono::milliseconds quiet) {
   return out;
 }
 
+std::vector<std::string> ws_client::take(std::size_t n, std::chrono::milliseconds limit,
+                                         std::chrono::milliseconds quiet) {
+  std::vector<std::string> out;
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (out.size() < n) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        until - std::chrono::steady_clock::now());
+    if (left <= std::chrono::milliseconds(0)) break;
+    auto f = receive(left);
+    if (!f) break;
+    out.push_back(std::move(*f));
+  }
+  for (auto& f : drain(quiet)) out.push_back(std::move(f));
+  return out;
+}
+
 bool ws_client::closed() const {
   return impl_->is_closed;
 }

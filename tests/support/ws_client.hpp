@@ -36,6 +36,11 @@ class ws_client {
   std::optional<std::string> receive(std::chrono::milliseconds timeout = std::chrono::seconds(5));
   /// Frames until `timeout` passes without one (or the connection closes).
   std::vector<std::string> drain(std::chrono::milliseconds quiet = std::chrono::milliseconds(300));
+  /// Frames until `n` have come (fewer when `limit` passes first or the connection closes),
+  /// then those that follow within `quiet` (a duplicate, one too many): the expected frames
+  /// are awaited as long as `limit` allows, the quiet is paid once.
+  std::vector<std::string> take(std::size_t n, std::chrono::milliseconds limit,
+                                std::chrono::milliseconds quiet = std::chrono::milliseconds(300));
   /// True once the server closed the connection (or it failed).
   bool closed() const;
   /// The close code the server sent (1000, 1008, ...), when it sent one.
