@@ -56,6 +56,10 @@ po::options_description own_options() {
       ("position-interval-ms", po::value<long long>()->value_name("MS"),
        "a waiting session gets at most one position frame per this long, always the "
        "latest position (default 1000)")
+      ("presence-check-ms", po::value<long long>()->value_name("MS"),
+       "how often the gateway checks that its sessions are still counted present; after a "
+       "pause longer than its heartbeat they were counted closed, and are counted again "
+       "within this long of resuming (default 5000)")
       ("threads", po::value<unsigned>()->value_name("N"),
        "threads running the event loop (default 1; see docs/benchmarks.md \"Idle connections\")")
       ("id", po::value<std::string>()->value_name("NAME"),
@@ -140,6 +144,8 @@ void read_limits(const po::variables_map& vm, gateway::server_options& o) {
   if (auto v = count(vm, "http-header-timeout-ms", 600'000, 100))
     s.http_header_timeout = std::chrono::milliseconds(*v);
   if (auto v = count(vm, "http-max-requests", big)) s.http_max_requests = *v;
+  if (auto v = count(vm, "presence-check-ms", 600'000, 1000))
+    s.presence_check = std::chrono::milliseconds(*v);
   if (auto v = count(vm, "hello-timeout-ms", 600'000, 1000))
     s.hello_timeout = std::chrono::milliseconds(*v);
   if (auto v = count(vm, "close-timeout-ms", 600'000, 100))

@@ -21,7 +21,8 @@ struct daemon_options {
   long long batch = 200;           // assignments (expiries) per script call: one bus message each
   long long opening_batch = 1000;  // pre-queued users drawn or moved per script call
   std::chrono::milliseconds presence_tick{1000};  // the abandonment sweep and gateway folding
-  std::chrono::milliseconds gateway_grace{5000};  // a new instance's time to beat first
+  std::chrono::milliseconds gateway_grace{5000};  // --gateway-grace-ms: a new instance's
+                                                  // time to beat first
   pushonce::retention retention;
   int wait_replicas = 0;  // --wait-replicas: the queue slot's writes replicated before the bus
   std::chrono::milliseconds wait_timeout{100};

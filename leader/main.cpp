@@ -75,6 +75,9 @@ int main(int argc, char** argv) {
       "run: the most assignments (or expiries) one script call makes, 1..1000")(
       "opening-batch", po::value<long long>()->default_value(1000),
       "run: pre-queued users drawn or moved per script call at an opening, 1..1000")(
+      "gateway-grace-ms", po::value<long long>()->default_value(5000),
+      "run: how long a gateway instance that has not beaten yet counts as alive after it "
+      "registered, 1000..600000 (then its sessions are counted closed)")(
       "max-waiting", po::value<long long>(), "settings: the most users waiting (0: no cap)")(
       "join-pow-bits", po::value<long long>(),
       "settings: leading zero bits of the proof of work a join needs (0: off, up to 32)")(

@@ -62,6 +62,9 @@ int run_daemon(command_line& cl) {
   opts.opening_batch = cl.vm["opening-batch"].as<long long>();
   if (opts.opening_batch < 1 || opts.opening_batch > 1000)
     throw usage_error("--opening-batch must be 1..1000");
+  auto grace = cl.vm["gateway-grace-ms"].as<long long>();
+  if (grace < 1000 || grace > 600000) throw usage_error("--gateway-grace-ms must be 1000..600000");
+  opts.gateway_grace = std::chrono::milliseconds(grace);
   if (cl.positional.size() > 1) throw usage_error("unexpected argument '" + cl.positional[1] + "'");
   opts.accept_timeout = std::chrono::milliseconds(static_cast<long long>(accept * 1000));
   opts.lease = std::chrono::milliseconds(lease);

@@ -15,7 +15,6 @@ namespace pushonce::gateway {
 
 namespace asio = boost::asio;
 
-using namespace std::chrono_literals;
 
 // Whatever came between the fold and this check, a new session that put the instance back in
 // NS:{presence}:gws or a fold cut off half-way, the field tells.
@@ -25,7 +24,7 @@ asio::awaitable<void> check_presence(gateway_state& st, keys k, asio::steady_tim
   bool wait = false;
   while (!st.stopping) {
     if (wait) {
-      timer.expires_after(5s);
+      timer.expires_after(st.settings.presence_check);
       auto [ec] = co_await timer.async_wait(use_tuple);
       if (ec || st.stopping) co_return;
     }

@@ -10,12 +10,12 @@
 #include <csignal>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "core/lua/presence.hpp"
 #include "core/redis/scripts.hpp"
 #include "tests/support/deployment.hpp"
+#include "tests/support/wait.hpp"
 #include "tests/support/ws_client.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
@@ -28,13 +28,17 @@ namespace json = boost::json;
 
 namespace {
 
-// A leader, a worker and two --dev-auth gateways in a fresh namespace.
+// A leader, a worker and two --dev-auth gateways in a fresh namespace, with more arguments
+// for the leader and the gateways.
 struct presence_system : deployment {
-  presence_system() : deployment("presence", "sys") {
-    start_leader();
+  explicit presence_system(std::vector<std::string> leader_args = {},
+                           std::vector<std::string> gateway_args = {})
+      : deployment("presence", "sys") {
+    start_leader(std::move(leader_args));
     start_worker();
-    ports.push_back(port_of(start_gateway({"--dev-auth"})));
-    ports.push_back(port_of(start_gateway({"--dev-auth"})));
+    gateway_args.push_back("--dev-auth");
+    ports.push_back(port_of(start_gateway(gateway_args)));
+    ports.push_back(port_of(start_gateway(gateway_args)));
     REQUIRE_MESSAGE(wait_ready(), ready_failure());
   }
   // A session of `user` on gateway `g` that has joined `queue` (when given).
@@ -66,6 +70,15 @@ struct presence_system : deployment {
     return redis().cmd({"ZSCORE", k().queue("default", "waiting"), user})->type != REDIS_REPLY_NIL;
   }
   long long absent_count() { return redis().integer({"ZCARD", lua::presence_key(k(), "absent")}); }
+  // How long ago (ms, by Redis's clock) gateway `g`'s instance registered in gws.
+  long long instance_age_ms(process& g) {
+    auto instance = redis().text({"HGET", k().plain("gateway:" + id_of(g)), "presence"});
+    auto registered = redis().text({"ZSCORE", lua::presence_key(k(), "gws"), instance});
+    auto t = redis().cmd({"TIME"});
+    if (instance.empty() || registered.empty() || !t || t->elements != 2) return -1;
+    long long now = std::stoll(t->element[0]->str) * 1000 + std::stoll(t->element[1]->str) / 1000;
+    return now - std::stoll(registered);
+  }
   std::vector<std::uint16_t> ports;
 };
 
@@ -130,12 +143,16 @@ TEST_CASE("abandonment e2e: a gateway killed -9 releases its users after its hea
 TEST_CASE(
     "abandonment e2e: a gateway paused past its heartbeat counts its sessions again and "
     "keeps its users") {
-  presence_system sys;
-  sys.redis().cmd({"HSET", sys.k().queue("default", "settings"), "abandon_after_s", "12"});
+  // The leader's grace for a new instance 1 s (5 s by default), the gateways' presence
+  // check every second (5 s by default).
+  presence_system sys({"--gateway-grace-ms", "1000"}, {"--presence-check-ms", "1000"});
+  sys.redis().cmd({"HSET", sys.k().queue("default", "settings"), "abandon_after_s", "7"});
   auto held = sys.session("paused", 1, true);
   auto gws = lua::presence_key(sys.k(), "gws");
-  std::this_thread::sleep_for(5s);  // past the leader's grace for a new instance
   auto& g = sys.get(deployment::kind::gateway, 1);
+  wait_for(
+      "the gateway's instance past the leader's 1 s grace for a new one",
+      [&] { return sys.instance_age_ms(g) > 1100; }, 10s, 50ms);
   g.kill(SIGSTOP);
   // The heartbeat lapses and the leader counts the paused gateway's sessions closed.
   // (Every gateway registers its instance in gws at start; the other one stays.)
@@ -143,17 +160,17 @@ TEST_CASE(
   CHECK(sys.absent_count() == 1);
   g.kill(SIGCONT);
   REQUIRE(folded);
-  // Within its 5 s check the gateway counts them again: present, and kept past the 12 s.
+  // Within its next check the gateway counts them again: present, and kept past the 7 s.
   CHECK(wait_until([&] { return sys.absent_count() == 0; }, 10s));
-  observe_quiet(13s, "the user abandoned after the 12 s");
+  observe_quiet(8s, "the user abandoned after the 7 s");
   CHECK(sys.waiting("paused"));
 }
 
 TEST_CASE(
     "abandonment e2e: a folded gateway that opens a new session at once still counts its "
     "older sessions again") {
-  presence_system sys;
-  sys.redis().cmd({"HSET", sys.k().queue("default", "settings"), "abandon_after_s", "8"});
+  presence_system sys({}, {"--presence-check-ms", "1000"});  // (5 s by default)
+  sys.redis().cmd({"HSET", sys.k().queue("default", "settings"), "abandon_after_s", "5"});
   auto kept = sys.session("kept", 1, true);
   // The instance of gateway 1: the one whose sessions hash holds "kept".
   const auto gws = lua::presence_key(sys.k(), "gws");
@@ -175,10 +192,10 @@ TEST_CASE(
   CHECK(sys.absent_count() == 1);
   auto fresh = sys.session("fresh", 1, false);
   CHECK(wait_until([&] { return sys.redis().text({"ZSCORE", gws, instance}) != ""; }, 2s));
-  // Within its 5 s check the gateway counts "kept" again: present past the 8 s.
+  // Within its next check the gateway counts "kept" again: present past the 5 s.
   const auto count = lua::presence_key(sys.k(), "count");
   CHECK(wait_until([&] { return sys.redis().text({"HGET", count, "kept"}) == "1"; }, 10s));
-  observe_quiet(10s, "the connected user abandoned");
+  observe_quiet(6s, "the connected user abandoned");
   CHECK(sys.waiting("kept"));
 }
 
@@ -197,7 +214,12 @@ TEST_CASE(
   sys.redis().cmd({"DEL", mine});
   sys.redis().cmd({"SET", mine, "broken"});
   auto kept = sys.session("kept", 1, true);
-  std::this_thread::sleep_for(1s);  // the open has failed at least once meanwhile
+  wait_for(
+      "the open failed once (the gateway's warning)",
+      [&] {
+        return sys.logs().find("presence: presence_open for kept failed") != std::string::npos;
+      },
+      5s, 20ms);
   // The hash is usable again (with the instance's "~live" field: no fold happened).
   sys.redis().cmd(
       {"EVAL", "redis.call('DEL', KEYS[1]) redis.call('HSET', KEYS[1], '~live', '0')", "1", mine});
