@@ -10,7 +10,6 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "core/lua/publish.hpp"
@@ -20,6 +19,7 @@
 #include "tests/support/redis_server.hpp"
 #include "tests/support/sync_redis.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/wait.hpp"
 #include "tests/support/ws_client.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
@@ -257,15 +257,24 @@ TEST_CASE("operations: retention_exceeded on the leader's /metrics: 0 from the s
   // the same name): the next publish trims them unchecked, the first sweep counts them.
   auto load = d.redis().cmd({"SCRIPT", "LOAD", pushonce::redis::get_script("publish").text});
   REQUIRE(load->type == REDIS_REPLY_STRING);
-  pushonce::lua::publish_settings settings{0, 120s, 1000ms};
-  auto publish_one = [&](int n) {
-    std::vector<pushonce::lua::publish_item> one{{"tim", "{\"n\":" + std::to_string(n) + "}", {}}};
+  // (Entries kept 100 ms here: the script takes the retention from its caller.)
+  pushonce::lua::publish_settings settings{0, 120s, 100ms};
+  int published = 0;
+  auto publish_one = [&] {
+    std::vector<pushonce::lua::publish_item> one{
+        {"tim", "{\"n\":" + std::to_string(published++) + "}", {}}};
     auto r = d.redis().cmd(pushonce::lua::publish_command(d.k(), settings, one));
     REQUIRE(r->type == REDIS_REPLY_ARRAY);
   };
-  for (int n = 0; n < 200; ++n) publish_one(n);
-  std::this_thread::sleep_for(1200ms);
-  publish_one(200);
+  while (published < 200) publish_one();
+  const auto outbox = d.k().bus(0, "outbox");
+  wait_for(
+      "a publish trimming the entries past the retention",
+      [&] {
+        publish_one();
+        return d.redis().integer({"XLEN", outbox}) < published;
+      },
+      10s, 50ms);
   d.start_worker({"--lease-ms", "1000"});
   CHECK_MESSAGE(wait_until(
                     [&] {

@@ -10,7 +10,6 @@
 #include <memory>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "core/jwt.hpp"
@@ -28,9 +27,11 @@ namespace test_recovery_e2e {
 
 using namespace pushonce;
 using pushonce::test::environment;
+using pushonce::test::let_lapse;
 using pushonce::test::observe_quiet;
 using pushonce::test::process;
 using pushonce::test::run_result;
+using pushonce::test::wait_for;
 using pushonce::test::wait_until;
 using namespace std::chrono_literals;
 namespace json = boost::json;
@@ -207,20 +208,28 @@ TEST_CASE("recovery: outbox entries trimmed before any sweep are counted as rete
   deployment d("trimmed", {{"PUSHONCE_OUTBOX_RETENTION_MS", "1000"}});
   auto load = d.redis().cmd({"SCRIPT", "LOAD", redis::get_script("publish").text});
   REQUIRE(load->type == REDIS_REPLY_STRING);
-  lua::publish_settings s{0, 120s, 1000ms};
-  auto publish_one = [&](int n) {
-    std::vector<lua::publish_item> one{{"tom", "{\"n\":" + std::to_string(n) + "}", {}}};
+  // The publishes here keep entries 100 ms (the script takes the retention from its caller);
+  // the sweeper tells a trim from the stream's counts, whatever the retention was.
+  lua::publish_settings s{0, 120s, 100ms};
+  int published = 0;
+  auto publish_one = [&] {
+    std::vector<lua::publish_item> one{{"tom", "{\"n\":" + std::to_string(published++) + "}", {}}};
     auto r = d.redis().cmd(lua::publish_command(d.k(), s, one));
     REQUIRE(r->type == REDIS_REPLY_ARRAY);
   };
   // No worker runs: nothing is delivered, and after the retention the next publish trims
   // the old entries (whole stream nodes: enough entries to fill several).
-  for (int n = 0; n < 200; ++n) publish_one(n);
-  std::this_thread::sleep_for(1200ms);
-  publish_one(200);
+  while (published < 200) publish_one();
   auto outbox = d.k().bus(0, "outbox");
-  auto kept = d.redis().integer({"XLEN", outbox});
-  REQUIRE(kept < 201);
+  long long kept = 0;
+  wait_for(
+      "a publish trimming the entries past the retention",
+      [&] {
+        publish_one();
+        kept = d.redis().integer({"XLEN", outbox});
+        return kept < published;
+      },
+      10s, 50ms);
   CHECK(d.counter("retention_exceeded") <= 0);
 
   d.start_worker({"--lease-ms", "1000"});
@@ -231,7 +240,7 @@ TEST_CASE("recovery: outbox entries trimmed before any sweep are counted as rete
   observe_quiet(1500ms, "a trimmed message delivered, or one counted again");
   CHECK(d.redis().integer({"XLEN", inbox}) == kept);
   // Every trimmed entry (one message each here) counted once, not again on every sweep.
-  CHECK(d.counter("retention_exceeded") == 201 - kept);
+  CHECK(d.counter("retention_exceeded") == published - kept);
 }
 
 TEST_CASE("recovery: a worker paused past the dedup window does not deliver a message again") {
@@ -340,7 +349,7 @@ TEST_CASE("recovery: dead letters the stream's trim drops are counted in dead_le
   s.epoch = "E-crashed";
   auto r = d.redis().cmd(lua::claim_command(d.k(), s, batch, {true}));
   REQUIRE(r->type == REDIS_REPLY_ARRAY);
-  std::this_thread::sleep_for(5ms);
+  let_lapse(5ms, "the crashed worker's 1 ms lease");
   d.start_worker({"--lease-ms", "1000", "--max-attempts", "1", "--sweep-interval-ms", "200"});
   REQUIRE(wait_until([&] { return d.counter("dead_lettered") == 1; }, 15s));
   REQUIRE(wait_until([&] { return d.counter("dead_letters_trimmed") > 0; }, 5s));
@@ -402,7 +411,7 @@ TEST_CASE("recovery: a message past --max-attempts is dead-lettered; list, trace
     REQUIRE(r->elements == 2);
     CHECK(std::string(r->element[0]->str) == "won");
     CHECK(r->element[1]->integer == i + 1);
-    std::this_thread::sleep_for(5ms);
+    let_lapse(5ms, "the crashed worker's 1 ms lease");
   }
   auto record = d.redis().text(lua::record_read(lua::claim_record_ref(d.k(), "carol", id)));
   CHECK(record.rfind("l:crashed-2:", 0) == 0);
@@ -476,7 +485,7 @@ TEST_CASE("leader: SIGTERM hands the lease to the standby at once, with a newer 
       },
       10s));
   auto& second = d.start_leader({"--lease-ms", "9000"});
-  std::this_thread::sleep_for(500ms);  // the standby is up and listening
+  REQUIRE_MESSAGE(d.wait_ready(), d.ready_failure());  // the standby is up and listening
   auto token1 = std::stoll(d.redis().text({"HGET", leader_key, "fencing_token"}));
 
   auto t0 = std::chrono::steady_clock::now();
