@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 
 #include "tests/support/deployment.hpp"
+#include "tests/support/wait.hpp"
 #include "tests/support/ws_client.hpp"
 
 namespace pushonce::test::promotion {
@@ -39,7 +40,7 @@ void user_session::run(std::uint16_t port) {
     try {
       ws.connect("127.0.0.1", port, "/ws", {}, 2s);
     } catch (const std::exception&) {
-      std::this_thread::sleep_for(100ms);
+      pace(100ms, "a reconnect after a refused connect");
       continue;
     }
     auto hello = epoch.empty() ? hello_frame(user_) : hello_frame(user_, epoch, last);
@@ -47,7 +48,7 @@ void user_session::run(std::uint16_t port) {
     if (ws.send(hello, 2s)) w = ws.receive(8s);
     auto v = w ? parse_or_null(*w) : boost::json::value();
     if (!v.is_object() || str_field(v.as_object(), "type") != "welcome") {
-      std::this_thread::sleep_for(100ms);
+      pace(100ms, "a reconnect after a hello without a welcome");
       continue;
     }
     const auto& wo = v.as_object();
@@ -164,7 +165,7 @@ std::optional<std::string> publish_load::publish(std::size_t seq, const std::str
       if (v.is_object()) return str_field(v.as_object(), "id");
     }
     ++refused_;
-    std::this_thread::sleep_for(100ms);
+    pace(100ms, "a refused publish retried");
   }
   return std::nullopt;
 }

@@ -16,10 +16,10 @@
 #include <memory>
 #include <set>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "tests/support/deployment.hpp"
+#include "tests/support/wait.hpp"
 #include "tests/support/ws_client.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
@@ -488,8 +488,7 @@ TEST_CASE("bad input: a slow reader's session is dropped after the close deadlin
         "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"));
     CHECK(slow.response().rfind("HTTP/1.1 101", 0) == 0);
     REQUIRE(slow.send(ws_frame(R"({"op":"hello","user":"slowpoke"})")));
-    std::this_thread::sleep_for(300ms);
-    CHECK(metric(s.gw, "pushonce_gateway_sessions") == before + 1);
+    CHECK(wait_until([&] { return metric(s.gw, "pushonce_gateway_sessions") == before + 1; }, 5s));
     // ~10 MB for it: more than the socket buffers and the 4 MiB send queue hold
     std::string data = "\"" + std::string(60 * 1024, 's') + "\"";
     for (int b = 0; b < 12; ++b) {
@@ -500,12 +499,13 @@ TEST_CASE("bad input: a slow reader's session is dropped after the close deadlin
                             {{"Authorization", bearer(api_key)}});
       REQUIRE(r.status == 200);
     }
-    auto deadline = std::chrono::steady_clock::now() + 20s;
-    while (metric(s.gw, "pushonce_gateway_sessions") > before &&
-           std::chrono::steady_clock::now() < deadline) {
-      slow.send(ws_frame(R"({"op":"ping"})"));  // it keeps sending
-      std::this_thread::sleep_for(200ms);
-    }
+    CHECK(wait_until(
+        [&] {
+          if (metric(s.gw, "pushonce_gateway_sessions") <= before) return true;
+          slow.send(ws_frame(R"({"op":"ping"})"));  // it keeps sending
+          return false;
+        },
+        20s, 200ms, 200ms));
     CHECK(metric(s.gw, "pushonce_gateway_sessions") == before);
     CHECK(metric(s.gw, "pushonce_gateway_close_deadline_drops_total") >= 1);
   }

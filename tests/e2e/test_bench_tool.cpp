@@ -7,11 +7,11 @@
 #include <boost/json.hpp>
 #include <chrono>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "tests/support/deployment.hpp"
 #include "tests/support/process.hpp"
+#include "tests/support/wait.hpp"
 #include "tests/support/ws_client.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
@@ -82,16 +82,25 @@ TEST_CASE("pushonce-bench: sessions resume through a gateway killed and restarte
                  "--no-progress", "--grace", "15"});
   // Kill the second gateway (sessions only; publishes go to the first) once frames flow.
   auto& victim = sys.get(deployment::kind::gateway, 1);
-  std::this_thread::sleep_for(2s);
+  auto frames_sent = [&] {
+    auto r = http_request("127.0.0.1", sys.ports[1], "GET", "/metrics", {}, {}, 1s);
+    auto at = r.body.find("\npushonce_gateway_frames_sent_total{");
+    auto sp = at == std::string::npos ? at : r.body.find("} ", at);
+    return sp == std::string::npos ? 0LL : std::stoll(r.body.substr(sp + 2));
+  };
+  REQUIRE_MESSAGE(wait_until([&] { return frames_sent() >= 200; }, 15s, 50ms), sys.digest());
   victim.kill(SIGKILL);
   victim.wait(5s);
   sys.start_gateway({"--dev-auth", "--id", "g2b"}, sys.ports[1]);
   // (wait_ready counts the killed gateway as exited: ask the new one directly)
-  bool ready = false;
-  for (auto until = std::chrono::steady_clock::now() + 15s;
-       !ready && std::chrono::steady_clock::now() < until; std::this_thread::sleep_for(50ms))
-    ready = http_request("127.0.0.1", sys.ports[1], "GET", "/readyz", {}, {}, 1s).status == 200;
-  REQUIRE_MESSAGE(ready, sys.digest());
+  REQUIRE_MESSAGE(
+      wait_until(
+          [&] {
+            return http_request("127.0.0.1", sys.ports[1], "GET", "/readyz", {}, {}, 1s).status ==
+                   200;
+          },
+          15s, 50ms),
+      sys.digest());
   auto status = bench.wait(60s);
   REQUIRE(status.has_value());
   INFO(bench.stdout_text() << bench.stderr_text());

@@ -100,7 +100,7 @@ class queue_session {
       try {
         ws.connect("127.0.0.1", port, "/ws", {}, 2s);
       } catch (const std::exception&) {
-        std::this_thread::sleep_for(100ms);
+        pace(100ms, "a reconnect after a refused connect");
         continue;
       }
       auto hello = epoch.empty() ? hello_frame(user_) : hello_frame(user_, epoch, last);
@@ -108,7 +108,7 @@ class queue_session {
       if (ws.send(hello, 2s)) w = ws.receive(8s);
       auto v = w ? parse_or_null(*w) : boost::json::value();
       if (!v.is_object() || str_field(v.as_object(), "type") != "welcome") {
-        std::this_thread::sleep_for(100ms);
+        pace(100ms, "a reconnect after a hello without a welcome");
         continue;
       }
       const auto& wo = v.as_object();

@@ -24,6 +24,7 @@
 #include "tests/support/process.hpp"
 #include "tests/support/redis_server.hpp"
 #include "tests/support/sync_redis.hpp"
+#include "tests/support/wait.hpp"
 #include "tests/support/ws_client.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
@@ -221,7 +222,7 @@ TEST_CASE(
       if (r.status == 503 && r.body.find(R"("sharded":false)") != std::string::npos &&
           !saw_down.exchange(true))
         down_body = r.body;
-      std::this_thread::sleep_for(25ms);
+      pace(25ms, "/readyz every 25 ms through the failover");
     }
   });
   cluster.fail_master_of(cluster.slot_of(ch));

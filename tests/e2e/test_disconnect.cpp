@@ -10,11 +10,11 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "core/jwt.hpp"
 #include "tests/support/deployment.hpp"
+#include "tests/support/wait.hpp"
 #include "tests/support/ws_client.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
@@ -84,7 +84,10 @@ void check_refused(two_gateways& sys, std::uint16_t port, const std::string& tok
 // A token minted now has iat = this second: wait for the next second so that it is issued
 // after a revocation made before this call.
 void next_second() {
-  std::this_thread::sleep_for(1100ms);
+  const auto next = std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now()) + 1s;
+  wait_for(
+      "the next second of the wall clock",
+      [&] { return std::chrono::system_clock::now() >= next + 10ms; }, 2s, 10ms);
 }
 
 }  // namespace

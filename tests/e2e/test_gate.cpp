@@ -9,11 +9,11 @@
 #include <fstream>
 #include <optional>
 #include <string>
-#include <thread>
 
 #include "tests/support/admission_keys.hpp"
 #include "tests/support/deployment.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/wait.hpp"
 #include "tests/support/ws_client.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
@@ -103,16 +103,12 @@ TEST_CASE("gate: a live admission passes with its headers and is renewed; the re
   CHECK(ok.field("x-pushonce-resource") == "seat-1");
   CHECK(ok.field("x-pushonce-admission") == id);
   CHECK(ok.field("cache-control") == "no-store");
-  std::this_thread::sleep_for(1100ms);  // the next renewal batch
+  // A check flushes the renewals when the last batch went out a second ago or more.
+  let_lapse(1100ms, "the renewals' one batch a second");
   auto again = gate(port, "default", {{"Authorization", bearer(token)}});
   CHECK(again.status == 204);
   // The renewals went out (one batch a second): the lease now ends 30 s after a check.
-  bool renewed = false;
-  for (int i = 0; i < 40 && !renewed; ++i) {
-    renewed = lease_of(d, "gwen") > lease_before;
-    if (!renewed) std::this_thread::sleep_for(50ms);
-  }
-  CHECK(renewed);
+  CHECK(wait_until([&] { return lease_of(d, "gwen") > lease_before; }, 5s, 50ms));
 
   // Refusals, each JSON and no-store.
   auto none = gate(port, "default", {});
@@ -142,10 +138,12 @@ TEST_CASE("gate: a live admission passes with its headers and is renewed; the re
   REQUIRE_MESSAGE(rel.code() == 0, rel.describe());
   const auto released_at = std::chrono::steady_clock::now();
   int status = 204;
-  while (status == 204 && std::chrono::steady_clock::now() - released_at < 3s) {
-    status = gate(port, "default", {{"Authorization", bearer(token)}}).status;
-    if (status == 204) std::this_thread::sleep_for(50ms);
-  }
+  wait_until(
+      [&] {
+        status = gate(port, "default", {{"Authorization", bearer(token)}}).status;
+        return status != 204;
+      },
+      3s, 50ms, 50ms);
   const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - released_at);
   MESSAGE("the gate refused the released admission after " << took.count() << " ms");

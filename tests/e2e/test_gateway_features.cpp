@@ -8,11 +8,11 @@
 #include <chrono>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "core/jwt.hpp"
 #include "tests/support/deployment.hpp"
+#include "tests/support/wait.hpp"
 #include "tests/support/ws_client.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
@@ -185,7 +185,7 @@ TEST_CASE("gateway features: position frames and answers carry the estimated wai
   // Assignments at a steady pace: the pushed frames carry a number.
   for (int i = 1; i <= 3; ++i) {
     CHECK(sys.cli({"resource", "add", "e" + std::to_string(i)}).exit_code == 0);
-    std::this_thread::sleep_for(300ms);
+    pace(300ms, "assignments at a steady pace");
   }
   json::object pushed;
   for (int tries = 0; tries < 20 && (pushed.empty() || !pushed.at("eta_s").is_int64()); ++tries)
@@ -211,14 +211,14 @@ TEST_CASE("gateway features: position frames and answers carry the estimated wai
   auto paused = json::parse(sys.cli({"position", "w8"}).out).as_object();
   CHECK(paused.at("eta_s").is_null());
   json::object answer_paused;
-  for (int tries = 0; tries < 30; ++tries) {  // polled: the gateway reads once a second
-    REQUIRE(users[7]->send(R"({"op":"position"})"));
-    answer_paused = next_of_type(*users[7], "position");
-    REQUIRE_FALSE(answer_paused.empty());
-    if (answer_paused.at("eta_s").is_null()) break;
-    std::this_thread::sleep_for(200ms);
-  }
-  CHECK(answer_paused.at("eta_s").is_null());
+  CHECK(wait_until(  // polled: the gateway reads once a second
+      [&] {
+        REQUIRE(users[7]->send(R"({"op":"position"})"));
+        answer_paused = next_of_type(*users[7], "position");
+        REQUIRE_FALSE(answer_paused.empty());
+        return answer_paused.at("eta_s").is_null();
+      },
+      6s, 200ms, 200ms));
 }
 
 TEST_CASE("gateway features: admin status API, metrics, web files") {

@@ -24,6 +24,7 @@
 #include "tests/support/signing_keys.hpp"
 #include "tests/support/sync_redis.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/wait.hpp"
 #include "tests/support/ws_client.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
@@ -83,7 +84,9 @@ TEST_CASE("hardening: silent connections count from accept and close at the head
     return;
   }
   deployment d("harden", "silent", secrets());
-  open_gateway gw(d, {"--dev-auth", "--max-connections-per-ip", "5"});
+  // A 2.5 s header deadline (5 s by default): the steps below take milliseconds.
+  open_gateway gw(
+      d, {"--dev-auth", "--max-connections-per-ip", "5", "--http-header-timeout-ms", "2500"});
   REQUIRE_MESSAGE(gw.ready, gw.proc->stderr_text());
 
   // Five connections from one client host that never send a byte hold its five slots.
@@ -110,8 +113,8 @@ TEST_CASE("hardening: silent connections count from accept and close at the head
   REQUIRE(welcome);
   CHECK(welcome->find("welcome") != std::string::npos);
 
-  // The header deadline (5 s by default, well before the 15 s keep-alive idle timeout)
-  // closes the silent ones; the client host is served again.
+  // The header deadline (well before the 15 s keep-alive idle timeout) closes the silent
+  // ones; the client host is served again.
   for (auto& c : silent) CHECK(c->ended(9s));
   raw_http again(hosts.connect_from(0, gw.port));
   REQUIRE(again.send(get("/healthz")));
@@ -318,7 +321,7 @@ TEST_CASE(
     REQUIRE(f);
     rtt.push_back(
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    std::this_thread::sleep_for(20ms);
+    pace(20ms, "a ping every 20 ms");
   }
   done = true;
   flood.join();

@@ -15,7 +15,6 @@
 #include <sstream>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "tests/support/deployment.hpp"
@@ -105,7 +104,9 @@ TEST_CASE("gateway: out of descriptors the listener backs off, warns once, and r
   for (int i = 0; i < 100; ++i)
     if (int fd = connect_raw(port); fd >= 0) fds.push_back(fd);
   CHECK(fds.size() == 100);
-  std::this_thread::sleep_for(500ms);  // the gateway meets the limit
+  wait_for(
+      "the gateway meeting the limit (its accept warning)",
+      [&] { return gw.stderr_text().find("listener: accept:") != std::string::npos; }, 5s);
   auto t0 = cpu_ticks(gw.pid());
   observe_quiet(2s, "the accept loop spinning on EMFILE");
   auto used = cpu_ticks(gw.pid()) - t0;

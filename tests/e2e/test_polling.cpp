@@ -8,11 +8,11 @@
 #include <chrono>
 #include <fstream>
 #include <string>
-#include <thread>
 
 #include "tests/support/admission_keys.hpp"
 #include "tests/support/deployment.hpp"
 #include "tests/support/temp_dir.hpp"
+#include "tests/support/wait.hpp"
 #include "tests/support/ws_client.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
@@ -71,7 +71,7 @@ TEST_CASE("polling: join, wait with Retry-After, the admission with its token, a
   CHECK(cached.body == waiting.body);
 
   // After it: the admission, with the token the leader signed.
-  std::this_thread::sleep_for(std::chrono::seconds(retry) + 100ms);
+  pace(std::chrono::seconds(retry) + 100ms, "a poller keeps to its Retry-After");
   http_reply admitted;
   REQUIRE(wait_until(
       [&] {
@@ -131,7 +131,8 @@ TEST_CASE("polling: a poller is present while it polls, and abandoned once it st
   while (std::chrono::steady_clock::now() < until) {
     auto t = poll(port, "GET", "ticket", "remy");
     REQUIRE_MESSAGE(t.status == 202, t.body);
-    std::this_thread::sleep_for(std::chrono::seconds(std::stoll(t.field("retry-after"))));
+    pace(std::chrono::seconds(std::stoll(t.field("retry-after"))),
+         "a poller keeps to its Retry-After");
   }
   INFO(d.digest());
   auto still = d.admin_json({"position", "remy"});

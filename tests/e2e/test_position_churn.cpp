@@ -10,11 +10,11 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "tests/support/deployment.hpp"
 #include "tests/support/sync_redis.hpp"
+#include "tests/support/wait.hpp"
 #include "tests/support/ws_client.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
@@ -108,7 +108,7 @@ churn_result churn(deployment& d, std::vector<std::unique_ptr<ws_client>>& sessi
       REQUIRE(next_of(*s, "left"));
       r.ops += 2;
       pump(ws);
-      std::this_thread::sleep_for(100ms);
+      pace(100ms, "within the limit of 5 joins+leaves a second per session");
     }
   }
   r.took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() -
@@ -131,11 +131,11 @@ TEST_CASE("position churn: Redis calls per queue change do not grow with the que
   for (int i = 0; i < 4; ++i) churner.push_back(session(gw, "churner"));
 
   add_waiters(ws, gw, 20);
-  std::this_thread::sleep_for(300ms);
+  let_lapse(300ms, "a position interval (200 ms): the joins' frames sent");
   pump(ws);
   auto small = churn(d, churner, ws);
   add_waiters(ws, gw, 280);
-  std::this_thread::sleep_for(300ms);
+  let_lapse(300ms, "a position interval (200 ms): the joins' frames sent");
   pump(ws);
   for (auto& w : ws) w.position_frames = 0;
   auto large = churn(d, churner, ws);

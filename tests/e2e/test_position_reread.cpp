@@ -10,7 +10,6 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <chrono>
-#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -24,6 +23,7 @@
 #include "gateway/queue/position_notifier.hpp"
 #include "tests/support/redis_server.hpp"
 #include "tests/support/sync_redis.hpp"
+#include "tests/support/wait.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
 namespace test_position_reread_e2e {
@@ -74,15 +74,6 @@ struct io_thread {
   }
 };
 
-bool wait_for(const std::function<bool()>& f, std::chrono::milliseconds limit) {
-  auto end = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < end) {
-    if (f()) return true;
-    std::this_thread::sleep_for(50ms);
-  }
-  return f();
-}
-
 }  // namespace
 
 TEST_CASE("positions: a re-read of more watched users than one script call takes succeeds") {
@@ -120,7 +111,7 @@ TEST_CASE("positions: a re-read of more watched users than one script call takes
     sessions.push_back(std::move(s));
   }
   notifier->resync_all();
-  const bool all = wait_for(
+  const bool all = wait_until(
       [&] {
         for (long long i = users - 1; i >= 0; i -= 997)
           if (sessions[i]->last() != i + 1) return false;
@@ -181,17 +172,17 @@ TEST_CASE(
     r.cmd({"ZREM", waiting, "u" + std::to_string(t - 1)});
     r.cmd({"SET", k.queue("default", "events"), std::to_string(7 + t)});
     notifier->on_wake("default " + std::to_string(7 + t) + " r " + std::to_string(t));
-    std::this_thread::sleep_for(100ms);
+    pace(100ms, "the head leaves one by one, an event every 100 ms");
   }
   auto& near = sessions[50];        // position 51 -> 31: the interval
   auto& far = sessions[users - 1];  // position 1500 -> 1480: eta_s 148 s, 1 frame / 14.8 s
-  CHECK(wait_for([&] { return near->last() == 51 - removed; }, 10s));
+  CHECK(wait_until([&] { return near->last() == 51 - removed; }, 10s));
   const long long far_frames = far->frames();
   MESSAGE("frames while the head left: near " << near->frames() << ", far " << far_frames);
   CHECK(far_frames <= 1);  // at most its first, then not for 14.8 s
   CHECK(near->frames() > far_frames);
   // Once the line stops, the far session is still told its final place.
-  CHECK(wait_for([&] { return far->last() == users - removed; }, 30s));
+  CHECK(wait_until([&] { return far->last() == users - removed; }, 30s));
   long long right = 0;
   for (long long i = removed; i < users; ++i) right += sessions[i]->last() == i + 1 - removed;
   CHECK(right == users - removed);

@@ -27,6 +27,7 @@
 #include "tests/support/redis_server.hpp"
 #include "tests/support/sse_client.hpp"
 #include "tests/support/sync_redis.hpp"
+#include "tests/support/wait.hpp"
 #include "tests/support/ws_client.hpp"
 
 namespace test_sse_e2e {
@@ -83,12 +84,9 @@ struct sse_gateway {
       return;
     }
     // A restart: the killed gateway is still in the deployment; wait on this one's /readyz.
-    bool ready = false;
-    for (int i = 0; i < 200 && !ready; ++i) {
-      ready = http_request(host, port, "GET", "/readyz", {}, {}, 1s).status == 200;
-      if (!ready) std::this_thread::sleep_for(50ms);
-    }
-    REQUIRE(ready);
+    REQUIRE(wait_until(
+        [&] { return http_request(host, port, "GET", "/readyz", {}, {}, 1s).status == 200; }, 15s,
+        50ms));
   }
   deployment d;
   process* proc = nullptr;
@@ -169,14 +167,12 @@ TEST_CASE("sse: a session gets its messages as events and answers ops over POST 
 
   // The session ends: its ops are answered 404.
   c.close();
-  bool gone = false;
-  for (int i = 0; i < 100 && !gone; ++i) {
-    gone =
-        sse_op(gw.port, R"({"session":")" + session + R"(","user":"alice","op":"ping"})").status ==
-        404;
-    if (!gone) std::this_thread::sleep_for(50ms);
-  }
-  CHECK(gone);
+  CHECK(wait_until(
+      [&] {
+        return sse_op(gw.port, R"({"session":")" + session + R"(","user":"alice","op":"ping"})")
+                   .status == 404;
+      },
+      5s, 50ms, 50ms));
 }
 
 TEST_CASE("sse: resume by Last-Event-ID after a gateway kill -9: nothing lost, no duplicate") {
@@ -352,13 +348,12 @@ TEST_CASE("sse: a draining gateway refuses new streams with 503 and ends its str
   sse_client s;
   sse_open(s, gw.port, "gina");
   gw.proc->kill(SIGTERM);
-  bool refused = false;
-  for (int i = 0; i < 100 && !refused; ++i) {
-    sse_client late;
-    refused = late.open(host, gw.port, "/sse?user=gina2") == 503;
-    if (!refused) std::this_thread::sleep_for(20ms);
-  }
-  CHECK(refused);
+  CHECK(wait_until(
+      [&] {
+        sse_client late;
+        return late.open(host, gw.port, "/sse?user=gina2") == 503;
+      },
+      2s, 20ms, 20ms));
   auto e = s.next(10s);
   REQUIRE(e);
   CHECK(e->event == "error");
@@ -405,9 +400,9 @@ TEST_CASE("sse: ops queued behind one that waits on a stalled Redis wait without
                               std::to_string(i + 1) + "}")
               .status;
     });
-    std::this_thread::sleep_for(100ms);
+    pace(100ms, "the ops arrive one after another");
   }
-  std::this_thread::sleep_for(1500ms);  // the quiet period measured: nothing should run
+  observe_quiet(1500ms, "the gateway spinning while its ops wait on Redis (CPU measured)");
   const double cpu_waiting = cpu_seconds(pid) - cpu_before;
   redis.resume();
   for (auto& t : ops) t.join();

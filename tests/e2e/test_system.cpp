@@ -38,6 +38,7 @@
 #include "tests/support/deployment.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/sync_redis.hpp"
+#include "tests/support/wait.hpp"
 #include "tests/support/ws_client.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
@@ -50,6 +51,7 @@ using pushonce::test::counter;
 using pushonce::test::hello_frame;
 using pushonce::test::http_request;
 using pushonce::test::int_field;
+using pushonce::test::pace;
 using pushonce::test::process;
 using pushonce::test::str_field;
 using pushonce::test::sync_redis;
@@ -580,7 +582,7 @@ TEST_CASE("system: messages published while a user resumes a backlog arrive once
       for (int n = backlog + 1; n <= backlog + live; ++n) {
         p.publish("erin", "{\"n\":" + std::to_string(n) + "}");
         ++sent;
-        std::this_thread::sleep_for(2ms);
+        pace(2ms, "a live message every 2 ms");
       }
     } catch (const std::exception& e) {
       publisher_error = e.what();
@@ -593,7 +595,7 @@ TEST_CASE("system: messages published while a user resumes a backlog arrive once
       if (t.joinable()) t.join();
     }
   } join_publisher{publisher};
-  while (sent < 10) std::this_thread::sleep_for(1ms);
+  REQUIRE(wait_until([&] { return sent >= 10; }, 20s, 1ms));
   auto s = connect(d, 1, "erin", since(epoch, 0));
   bool all = s->wait_messages(backlog + live, 20s);
   publisher.join();
