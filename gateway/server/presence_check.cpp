@@ -15,7 +15,6 @@ namespace pushonce::gateway {
 
 namespace asio = boost::asio;
 
-
 // Whatever came between the fold and this check, a new session that put the instance back in
 // NS:{presence}:gws or a fold cut off half-way, the field tells.
 asio::awaitable<void> check_presence(gateway_state& st, keys k, asio::steady_timer& timer) {

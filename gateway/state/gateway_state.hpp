@@ -53,7 +53,7 @@ struct gateway_settings {
   std::size_t max_queue_frames = 1024;  // send queue per session; over: 1013
   std::size_t max_queue_bytes = 4u << 20;
   std::size_t inbox_page = 100;                       // XRANGE COUNT of a replay
-  std::chrono::milliseconds presence_check{5000};  // are this gateway's sessions still counted?
+  std::chrono::milliseconds presence_check{5000};     // --presence-check-ms
   std::chrono::milliseconds position_interval{1000};  // position frames: one per session per
   pushonce::retention retention;                      // of what /api/publish writes
 
