@@ -119,3 +119,10 @@ set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
     ${pushonce_debian}/conffiles)
 set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 include(CPack)
+
+# In a build that has the tests too (the test command's), `make install` and cpack do not
+# build everything first: deploy/package.sh --build-dir builds the programs it packages, and
+# the tests' and benchmarks' targets stay out of it (the benchmarks may be building then).
+if(PUSHONCE_TESTS)
+  set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
+endif()

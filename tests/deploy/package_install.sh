@@ -14,6 +14,9 @@
 # deleted. Skipped (exit 77) when not root or when pushonce is already installed here.
 #   tests/deploy/package_install.sh [DEB]   (default: build-release/'s, made or brought up to
 #                                            date by deploy/package.sh first)
+#   tests/deploy/package_install.sh --build-dir DIR   the package of a Release build
+#                                            configured with -DPUSHONCE_PACKAGE=ON (the test
+#                                            command's build/: deploy/package.sh --build-dir)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/../.." && pwd)
 t_start=$SECONDS
@@ -29,15 +32,21 @@ if [ -e /etc/pushonce ]; then
 fi
 
 deb=${1:-}
+pkg_args=() pkg_dir=$here/build-release
+if [ "$deb" = --build-dir ]; then
+  pkg_dir=$(readlink -f "${2:?--build-dir needs a directory}")
+  pkg_args=(--build-dir "$pkg_dir")
+  deb=""
+fi
 if [ -z "$deb" ]; then
-  # this tree's package: deploy/package.sh is incremental (seconds when build-release/ is
-  # up to date), so a package of an older commit is never what is tested
+  # this tree's package: deploy/package.sh is incremental (seconds when the build is up to
+  # date), so a package of an older commit is never what is tested
   t_pkg=$SECONDS
-  mkdir -p "$here/build-release"
-  bash "$here/deploy/package.sh" >"$here/build-release/package-test.log" 2>&1 ||
-    { tail -n 40 "$here/build-release/package-test.log"; echo "FAIL: deploy/package.sh"; exit 1; }
+  mkdir -p "$pkg_dir"
+  bash "$here/deploy/package.sh" "${pkg_args[@]}" >"$pkg_dir/package-test.log" 2>&1 ||
+    { tail -n 40 "$pkg_dir/package-test.log"; echo "FAIL: deploy/package.sh"; exit 1; }
   echo "deploy/package.sh: $((SECONDS - t_pkg)) s"
-  deb=$(ls -t "$here"/build-release/pushonce_*_amd64.deb | head -1)
+  deb=$(ls -t "$pkg_dir"/pushonce_*_amd64.deb | head -1)
 fi
 deb=$(readlink -f "$deb")
 echo "package: $deb"
