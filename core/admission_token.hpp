@@ -99,6 +99,9 @@ struct verify_error {
 /// SHA-256 of `data` (32 raw bytes), through OpenSSL's EVP.
 std::string sha256(std::string_view data);
 
+/// The string member `name` of a JSON object; "" when it is absent or not a string.
+std::string string_member(const boost::json::object& o, std::string_view name);
+
 /// Verifies tokens with the public keys (ES256, by kid) and the HS256 secret, if any.
 class verifier {
  public:

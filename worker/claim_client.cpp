@@ -1,12 +1,12 @@
 #include "worker/claim_client.hpp"
 
 #include <algorithm>
-#include <random>
 
 #include "core/dead_letter_entry.hpp"
 #include "core/errc_format.hpp"
 #include "core/log.hpp"
 #include "core/lua/claim_record.hpp"
+#include "core/random_hex.hpp"
 #include "core/redis/connection.hpp"
 #include "core/redis/failure_of.hpp"
 #include "core/redis/hash_slot.hpp"
@@ -15,20 +15,6 @@
 namespace pushonce::worker {
 
 namespace asio = boost::asio;
-
-namespace {
-std::string random_epoch() {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string out(16, '0');
-  auto v = rng();
-  for (auto& c : out) {
-    c = hex[v & 15];
-    v >>= 4;
-  }
-  return out;
-}
-}  // namespace
 
 claim_client::claim_client(std::shared_ptr<redis::connection> conn, keys k, claim_options opts)
     : conn_(std::move(conn)), keys_(std::move(k)), opts_(opts) {}
@@ -47,7 +33,7 @@ asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim_client::claim(
     std::span<const bus_message> batch, std::string owner) {
   lua::claim_settings s{std::move(owner),   opts_.lease,        opts_.dedup_window,
                         opts_.max_attempts, opts_.inbox_maxlen, opts_.inbox_idle,
-                        random_epoch()};
+                        random_hex(16)};
   // Redis Cluster: SPUBLISH, so a frame goes only to the master of the user's slot (where
   // the gateways SSUBSCRIBE), not over the cluster bus to every node.
   s.publish = conn_->is_cluster() ? lua::publish_mode::sharded : lua::publish_mode::classic;

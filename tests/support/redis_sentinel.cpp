@@ -77,15 +77,11 @@ bool replica_in_sync(std::uint16_t port, const std::string& password) {
 
 redis_sentinel::redis_sentinel(std::string master_name, std::string password)
     : master_name_(std::move(master_name)), password_(std::move(password)) {
-  servers_.push_back(std::make_unique<redis_server>());
+  for (int i = 0; i < 3; ++i) servers_.push_back(std::make_unique<redis_server>());
   auto master = servers_[0]->port();
-  for (int i = 0; i < 2; ++i) {
-    redis_server_options o;
-    o.extra_args = {"--replicaof", "127.0.0.1", std::to_string(master)};
-    servers_.push_back(std::make_unique<redis_server>(o));
-  }
-  // The password is set once the servers run (redis_server's readiness check does not log
-  // in): masterauth first, so that replication keeps working.
+  // The password is set while every server is still a master of its own (redis_server's
+  // readiness check does not log in), masterauth first; only then do the replicas follow the
+  // master: no handshake can meet a password half set.
   for (std::size_t i = servers_.size(); !password_.empty() && i-- > 0;) {
     auto port = servers_[i]->port();
     auto a = ask(port, {"CONFIG", "SET", "masterauth", password_});
@@ -93,20 +89,28 @@ redis_sentinel::redis_sentinel(std::string master_name, std::string password)
     if (!a || !b || a->type == REDIS_REPLY_ERROR || b->type == REDIS_REPLY_ERROR)
       throw std::runtime_error("cannot set the password of 127.0.0.1:" + std::to_string(port));
   }
+  for (std::size_t i = 1; i < servers_.size(); ++i) {
+    auto r =
+        ask(servers_[i]->port(), {"REPLICAOF", "127.0.0.1", std::to_string(master)}, password_);
+    if (!r || r->type == REDIS_REPLY_ERROR)
+      throw std::runtime_error("cannot make 127.0.0.1:" + std::to_string(servers_[i]->port()) +
+                               " a replica");
+  }
   for (std::size_t i = 0; i < 3; ++i) start_sentinel(i, master);
 
-  auto next_kick = clock_type::now() + 5s;
+  auto next_kick = clock_type::now() + 10s;
   std::string why;
   auto set_up = [&] {
     if (ready(master, why)) return true;
-    // A replica whose first handshake met the password half set (a loaded machine) may sit
-    // out of sync: REPLICAOF the same master again restarts its handshake (a no-op for one
-    // that is connected).
+    // A replica still out of sync after 10 s (a loaded machine) is made to start over:
+    // REPLICAOF of the master it already follows would be a no-op, so it first stops.
     if (clock_type::now() > next_kick) {
-      next_kick = clock_type::now() + 5s;
+      next_kick = clock_type::now() + 10s;
       for (std::size_t i = 1; i < servers_.size(); ++i)
-        if (!replica_in_sync(servers_[i]->port(), password_))
+        if (!replica_in_sync(servers_[i]->port(), password_)) {
+          ask(servers_[i]->port(), {"REPLICAOF", "NO", "ONE"}, password_);
           ask(servers_[i]->port(), {"REPLICAOF", "127.0.0.1", std::to_string(master)}, password_);
+        }
     }
     return false;
   };
@@ -220,6 +224,11 @@ environment redis_sentinel::program_env(const std::string& ns, const environment
 
 std::string redis_sentinel::logs() const {
   std::string out;
+  for (const auto& s : servers_) {
+    auto text = s->log();
+    if (text.size() > 2000) text = text.substr(text.size() - 2000);
+    out += "--- redis " + std::to_string(s->port()) + "\n" + text;
+  }
   for (std::size_t i = 0; i < sentinels_.size(); ++i) {
     auto text = sentinels_[i]->stdout_text();
     if (text.size() > 3000) text = text.substr(text.size() - 3000);
