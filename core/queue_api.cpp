@@ -14,7 +14,6 @@
 #include "core/names.hpp"
 #include "core/queue_settings.hpp"
 #include "core/redis/failure_of.hpp"
-#include "core/redis/scripts.hpp"
 
 namespace pushonce {
 
@@ -51,10 +50,9 @@ asio::awaitable<outcome<join_result>> queue_api::join(std::string queue, std::st
 
 asio::awaitable<outcome<none>> queue_api::joined_without_session(std::string user) {
   if (!valid_name(user)) co_return bad_name("user", user);
-  std::vector<redis::command> cmds;
-  cmds.push_back(lua::presence_joined_command(keys_, user));
-  auto rs = co_await redis::eval_all(*conn_, redis::get_script("presence_joined"), std::move(cmds));
-  if (!rs.at(0).ok()) co_return failure_of(rs[0]);
+  auto in = lua::presence_joined_for(keys_, user);
+  auto r = co_await lua::run_script(*conn_, std::move(in));
+  if (!r.ok()) co_return failure_of(r);
   co_return none{};
 }
 
@@ -78,9 +76,8 @@ asio::awaitable<outcome<none>> queue_api::register_queues(std::vector<std::strin
 
 asio::awaitable<outcome<lua::settings_reply>> queue_api::settings(lua::settings_call c) {
   if (!valid_name(c.queue)) co_return bad_name("queue", c.queue);
-  std::vector<redis::command> cmds{lua::settings_command(keys_, c)};
-  auto rs = co_await redis::eval_all(*conn_, redis::get_script("settings"), std::move(cmds));
-  auto& r = rs.at(0);
+  auto in = lua::settings_for(keys_, c);
+  auto r = co_await lua::run_script(*conn_, std::move(in));
   if (!r.ok()) co_return failure_of(r);
   auto parsed = lua::parse_settings_reply(r.value);
   if (!parsed) co_return failure{errc::internal, "settings: unexpected reply"};
