@@ -8,6 +8,7 @@
 #include <string>
 
 #include "core/keys.hpp"
+#include "core/lua/dead_letter_add.hpp"
 #include "core/redis/reply.hpp"
 
 namespace pushonce {
@@ -18,9 +19,10 @@ inline constexpr long long dead_letters_maxlen = 10000;
 
 /// dead_letter_add.lua: XADD NS:dead-letters MAXLEN ~ dead_letters_maxlen * id user src
 /// reason attempts m; the reply is the number of entries the trim dropped.
-redis::command dead_letter_entry(const keys& k, const std::string& id, const std::string& user,
-                                 const std::string& src, const std::string& reason,
-                                 long long attempts, const std::string& raw);
+lua::dead_letter_add_inputs dead_letter_entry(const keys& k, const std::string& id,
+                                              const std::string& user, const std::string& src,
+                                              const std::string& reason, long long attempts,
+                                              const std::string& raw);
 
 /// The entries dead_letter_add.lua's reply says were trimmed; std::nullopt when it is not its.
 std::optional<long long> parse_dead_letter_entry_reply(const redis::reply& r);

@@ -4,7 +4,6 @@
 #include "core/queue_api.hpp"
 #include "core/redis/connection.hpp"
 #include "core/redis/failure_of.hpp"
-#include "core/redis/scripts.hpp"
 
 namespace pushonce {
 
@@ -15,9 +14,8 @@ boost::asio::awaitable<outcome<lua::revoke_reply>> disconnect_user(
     co_return failure{errc::bad_request, "user must be 1-128 characters of [A-Za-z0-9._@-]"};
   if (revoke && (lifetime.count() < 1 || lifetime > max_revocation_lifetime))
     co_return failure{errc::bad_request, "the revocation's lifetime must be 1 s..365 days"};
-  std::vector<redis::command> cmds{lua::revoke_command(k, user, revoke, lifetime)};
-  auto rs = co_await redis::eval_all(*conn, redis::get_script("revoke"), std::move(cmds));
-  auto r = rs.at(0);
+  auto in = lua::revoke_for(k, user, revoke, lifetime);
+  auto r = co_await lua::run_script(*conn, std::move(in));
   if (!r.ok()) co_return failure_of(r);
   auto parsed = lua::parse_revoke_reply(r.value);
   if (!parsed) co_return failure{errc::internal, "revoke.lua: unexpected reply"};

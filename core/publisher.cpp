@@ -5,7 +5,6 @@
 #include "core/lua/rate_limit.hpp"
 #include "core/publish_plan.hpp"
 #include "core/redis/failure_of.hpp"
-#include "core/redis/scripts.hpp"
 
 namespace pushonce {
 
@@ -54,8 +53,8 @@ asio::awaitable<publish_answer> publisher::publish_checked(std::vector<publish_r
         co_return answer;
     }
   }
-  std::vector<redis::command> cmds;
-  cmds.reserve(plan.shards.size());
+  std::vector<lua::publish_inputs> calls;
+  calls.reserve(plan.shards.size());
   for (const auto& shard : plan.shards) {
     lua::publish_settings s;
     s.shard = shard.shard;
@@ -64,12 +63,11 @@ asio::awaitable<publish_answer> publisher::publish_checked(std::vector<publish_r
     s.sharded = plan.cluster;
     s.count_in_stats = !plan.cluster;
     if (plan.token == token_step::inside) s.rate = *rate;
-    cmds.push_back(lua::publish_command(keys_, s, shard.items));
+    calls.push_back(lua::publish_for(keys_, s, shard.items));
   }
 
   // A NOSCRIPT retry is safe: the script either ran whole or not at all.
-  const auto& script = lua::script_of<lua::publish_inputs>();
-  auto results = co_await redis::eval_all(*conn_, script, std::move(cmds));
+  auto results = co_await lua::run_scripts(*conn_, std::move(calls));
 
   long long fresh = 0;
   for (std::size_t j = 0; j < results.size(); ++j) {

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <map>
 
-#include "core/log.hpp"
-#include "core/lua/accept.hpp"
 #include "core/lua/capacity.hpp"
 #include "core/lua/join.hpp"
 #include "core/lua/positions.hpp"
@@ -14,21 +12,15 @@
 #include "core/names.hpp"
 #include "core/queue_settings.hpp"
 #include "core/redis/failure_of.hpp"
-#include "core/redis/scripts.hpp"
 
 namespace pushonce {
 
 namespace asio = boost::asio;
-using strings = std::vector<std::string>;
 
-namespace {
-
-failure bad_name(const char* what, const std::string& name) {
+failure queue_api::bad_name(const char* what, const std::string& name) {
   return {errc::bad_request, std::string("invalid ") + what + " '" + name +
                                  "': use 1-128 characters of A-Z a-z 0-9 . _ @ -"};
 }
-
-}  // namespace
 
 queue_api::queue_api(std::shared_ptr<redis::connection> conn, keys k, retention r)
     : conn_(std::move(conn)), keys_(std::move(k)), retention_(r) {}
@@ -51,10 +43,9 @@ asio::awaitable<outcome<join_result>> queue_api::join(std::string queue, std::st
 
 asio::awaitable<outcome<none>> queue_api::joined_without_session(std::string user) {
   if (!valid_name(user)) co_return bad_name("user", user);
-  std::vector<redis::command> cmds;
-  cmds.push_back(lua::presence_joined_command(keys_, user));
-  auto rs = co_await redis::eval_all(*conn_, redis::get_script("presence_joined"), std::move(cmds));
-  if (!rs.at(0).ok()) co_return failure_of(rs[0]);
+  auto in = lua::presence_joined_for(keys_, user);
+  auto r = co_await lua::run_script(*conn_, std::move(in));
+  if (!r.ok()) co_return failure_of(r);
   co_return none{};
 }
 
@@ -78,9 +69,8 @@ asio::awaitable<outcome<none>> queue_api::register_queues(std::vector<std::strin
 
 asio::awaitable<outcome<lua::settings_reply>> queue_api::settings(lua::settings_call c) {
   if (!valid_name(c.queue)) co_return bad_name("queue", c.queue);
-  std::vector<redis::command> cmds{lua::settings_command(keys_, c)};
-  auto rs = co_await redis::eval_all(*conn_, redis::get_script("settings"), std::move(cmds));
-  auto& r = rs.at(0);
+  auto in = lua::settings_for(keys_, c);
+  auto r = co_await lua::run_script(*conn_, std::move(in));
   if (!r.ok()) co_return failure_of(r);
   auto parsed = lua::parse_settings_reply(r.value);
   if (!parsed) co_return failure{errc::internal, "settings: unexpected reply"};
@@ -211,8 +201,8 @@ asio::awaitable<outcome<admission::record>> queue_api::renew_admission(
     std::string queue, std::string id, std::optional<long long> at_ms) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (admission::source_of_id(id) < 0) co_return failure{errc::not_found, "no admission " + id};
-  auto r = co_await lua::run_script(*conn_,
-                                    lua::admission_for(keys_, queue, std::move(id), true, at_ms));
+  auto in = lua::admission_for(keys_, queue, std::move(id), true, at_ms);
+  auto r = co_await lua::run_script(*conn_, std::move(in));
   auto a = lua::admission_reply_of(r);
   if (!a) co_return a.error();
   co_return admission::record{a.value().state, a.value().user, a.value().resource,
@@ -223,15 +213,16 @@ asio::awaitable<outcome<std::vector<lua::live_admission>>> queue_api::live_admis
     std::string queue, std::string user) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!user.empty() && !valid_name(user)) co_return bad_name("user", user);
-  auto r =
-      co_await lua::run_script(*conn_, lua::admissions_list_for(keys_, queue, std::move(user)));
+  auto in = lua::admissions_list_for(keys_, queue, std::move(user));
+  auto r = co_await lua::run_script(*conn_, std::move(in));
   if (!r.ok()) co_return failure_of(r);
   co_return lua::admissions_list_of(r.value);
 }
 
 asio::awaitable<outcome<long long>> queue_api::next_due_ms(std::string queue) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
-  auto r = co_await lua::run_script(*conn_, lua::next_due_for(keys_, queue));
+  auto in = lua::next_due_for(keys_, queue);
+  auto r = co_await lua::run_script(*conn_, std::move(in));
   if (!r.ok()) co_return failure_of(r);
   co_return r.value.integer;
 }
@@ -289,85 +280,12 @@ asio::awaitable<outcome<long long>> queue_api::source_index(std::string queue) {
   co_return lua::source_reply_of(r);
 }
 
-lua::assign_settings queue_api::assign_settings_for(long long source, long long fencing_token,
-                                                    long long accept_timeout_ms,
-                                                    long long max) const {
-  return {.source = source,
-          .fencing_token = fencing_token,
-          .accept_timeout_ms = accept_timeout_ms,
-          .outbox_retention = retention_.outbox,
-          .max = max,
-          .admission_record = admission_record_,
-          .publish = wait_replicas_ == 0};
-}
-
-asio::awaitable<void> queue_api::publish_replicated(const std::string& queue,
-                                                    const redis::reply& reply, std::size_t width) {
-  auto payload = lua::bus_message_of(reply, width);
-  if (payload.empty()) co_return;
-  // WAIT on the node of the queue's slot (it covers every write sent on that connection
-  // before it), then PUBLISH on the same node.
-  // Named vectors, not braced lists in the co_await operand (GCC 12).
-  std::vector<std::string> route{keys_.queue(queue, "outbox")};
-  std::vector<redis::command> wait;
-  wait.push_back({"WAIT", std::to_string(wait_replicas_), std::to_string(wait_timeout_.count())});
-  auto acks = co_await conn_->exec_all_at(route, std::move(wait));
-  if (acks.empty() || !acks[0].ok() || acks[0].value.as_int().value_or(0) < wait_replicas_) {
-    ++wait_short_;
-    log::warn(
-        "queue {}: WAIT {} confirmed fewer replicas: its bus message is held back (the "
-        "sweeper re-drives the outbox entry after a lease)",
-        queue, wait_replicas_);
-    co_return;
-  }
-  std::vector<redis::command> publish;
-  publish.push_back({"PUBLISH", keys_.bus_channel(), std::move(payload)});
-  co_await conn_->exec_all_at(std::move(route), std::move(publish));
-}
-
-asio::awaitable<outcome<std::vector<assignment>>> queue_api::assign_batch(
-    std::string queue, long long source, long long fencing_token, long long accept_timeout_ms,
-    long long max) {
-  if (!valid_name(queue)) co_return bad_name("queue", queue);
-  auto in = lua::assign_for(keys_, queue,
-                            assign_settings_for(source, fencing_token, accept_timeout_ms, max));
-  auto r = co_await lua::run_script(*conn_, std::move(in));
-  if (!r.ok()) co_return failure_of(r);
-  if (wait_replicas_ > 0) co_await publish_replicated(queue, r.value, 3);
-  co_return lua::assignments_of(r.value, 3);
-}
-
-asio::awaitable<outcome<admission::assign_plan>> queue_api::plan_assign(std::string queue,
-                                                                        long long max) {
-  if (!valid_name(queue)) co_return bad_name("queue", queue);
-  auto in = lua::assign_plan_for(keys_, queue, max);
-  auto r = co_await lua::run_script(*conn_, std::move(in));
-  if (!r.ok()) co_return failure_of(r);
-  auto plan = lua::assign_plan_of(r.value);
-  if (!plan) co_return failure{errc::internal, "assign_plan.lua: unexpected reply"};
-  co_return std::move(*plan);
-}
-
-asio::awaitable<outcome<std::optional<std::vector<assignment>>>> queue_api::assign_planned(
-    std::string queue, long long source, long long fencing_token, long long accept_timeout_ms,
-    long long max, admission::assign_plan plan, std::vector<std::string> tokens) {
-  using result_type = std::optional<std::vector<assignment>>;
-  if (!valid_name(queue)) co_return bad_name("queue", queue);
-  auto in = lua::planned_assign_for(
-      keys_, queue, assign_settings_for(source, fencing_token, accept_timeout_ms, max), plan,
-      tokens);
-  auto r = co_await lua::run_script(*conn_, std::move(in));
-  if (!r.ok()) co_return failure_of(r);
-  if (lua::assign_was_stale(r.value)) co_return result_type{};
-  if (wait_replicas_ > 0) co_await publish_replicated(queue, r.value, 3);
-  co_return result_type{lua::assignments_of(r.value, 3)};
-}
-
 asio::awaitable<outcome<std::optional<admission::record>>> queue_api::admission_record(
     std::string queue, std::string id) {
   using result_type = std::optional<admission::record>;
   if (!valid_name(queue)) co_return bad_name("queue", queue);
-  auto r = co_await lua::run_script(*conn_, lua::admission_for(keys_, queue, std::move(id), false));
+  auto in = lua::admission_for(keys_, queue, std::move(id), false);
+  auto r = co_await lua::run_script(*conn_, std::move(in));
   auto a = lua::admission_reply_of(r);
   if (!a) {
     if (a.error().code == errc::not_found) co_return result_type{};
@@ -394,37 +312,6 @@ asio::awaitable<outcome<std::map<long long, std::string>>> queue_api::source_que
     out[idx] = e[i].str.substr(2);
   }
   co_return out;
-}
-
-asio::awaitable<outcome<std::optional<assignment>>> queue_api::assign_one(
-    std::string queue, long long source, long long fencing_token, long long accept_timeout_ms) {
-  auto r = co_await assign_batch(std::move(queue), source, fencing_token, accept_timeout_ms, 1);
-  if (!r) co_return r.error();
-  if (r.value().empty()) co_return std::optional<assignment>{};
-  co_return std::optional<assignment>{std::move(r.value().front())};
-}
-
-asio::awaitable<outcome<std::pair<std::string, std::string>>> queue_api::accept(std::string queue,
-                                                                                std::string user,
-                                                                                std::string id) {
-  if (!valid_name(queue)) co_return bad_name("queue", queue);
-  if (!valid_name(user)) co_return bad_name("user", user);
-  auto in = lua::accept_for(keys_, queue, user, std::move(id));
-  auto r = co_await lua::run_script(*conn_, std::move(in));
-  auto taken = lua::accept_reply_of(r);
-  if (!taken) co_return taken.error();
-  co_return std::pair{std::move(taken.value().id), std::move(taken.value().resource)};
-}
-
-asio::awaitable<outcome<std::vector<assignment>>> queue_api::expire_batch(std::string queue,
-                                                                          long long source,
-                                                                          long long fencing_token,
-                                                                          long long max) {
-  auto in = lua::expire_for(keys_, queue, assign_settings_for(source, fencing_token, 0, max));
-  auto r = co_await lua::run_script(*conn_, std::move(in));
-  if (!r.ok()) co_return failure_of(r);
-  if (wait_replicas_ > 0) co_await publish_replicated(queue, r.value, 4);
-  co_return lua::assignments_of(r.value, 4);
 }
 
 }  // namespace pushonce

@@ -163,6 +163,8 @@ class queue_api {
   boost::asio::awaitable<outcome<std::map<long long, std::string>>> source_queues();
 
  private:
+  /// The refusal of a name that is not valid_name (core/names.hpp).
+  static failure bad_name(const char* what, const std::string& name);
   lua::assign_settings assign_settings_for(long long source, long long fencing_token,
                                            long long accept_timeout_ms, long long max) const;
   /// With --wait-replicas: the bus message of a call on `queue`'s slot, once replicated.

@@ -11,7 +11,6 @@
 #include "core/log.hpp"
 #include "core/lua/opening.hpp"
 #include "core/queue_settings.hpp"
-#include "core/redis/scripts.hpp"
 #include "core/use_tuple.hpp"
 #include "leader/opening_plan.hpp"
 
@@ -62,12 +61,10 @@ asio::awaitable<void> opener::open_queue(const std::string& queue, bool shuffle)
   opening_plan plan(ctx_.opts.opening_batch);
   plan.begin(shuffle);
   log::info("queue {}: opening the pre-queue{}", queue, shuffle ? " (shuffled)" : "");
-  const auto& draw_script = redis::get_script("opening_draw");
-  const auto& move_script = redis::get_script("opening_move");
   std::vector<unsigned char> random;
   while (!plan.finished() && ctx_.leading() && !ctx_.stopping()) {
     auto step = plan.next();
-    std::vector<redis::command> cmd;
+    redis::result r;
     if (step.what == opening_plan::step::kind::draw) {
       random.resize(static_cast<std::size_t>(step.count) * 7);
       if (RAND_bytes(random.data(), static_cast<int>(random.size())) != 1) {
@@ -78,13 +75,12 @@ asio::awaitable<void> opener::open_queue(const std::string& queue, bool shuffle)
       for (long long j = 0; j < step.count; ++j)
         draw_keys.push_back(
             draw_key_of(std::span<const unsigned char, 7>(random.data() + 7 * j, 7)));
-      cmd.push_back(lua::opening_draw_command(ctx_.k, queue, ctx_.token(), step.after, draw_keys));
+      auto in = lua::opening_draw_for(ctx_.k, queue, ctx_.token(), step.after, draw_keys);
+      r = co_await lua::run_script(*ctx_.conn, std::move(in));
     } else {
-      cmd.push_back(lua::opening_move_command(ctx_.k, queue, ctx_.token(), step.count));
+      auto in = lua::opening_move_for(ctx_.k, queue, ctx_.token(), step.count);
+      r = co_await lua::run_script(*ctx_.conn, std::move(in));
     }
-    const auto& script = step.what == opening_plan::step::kind::draw ? draw_script : move_script;
-    auto rs = co_await redis::eval_all(*ctx_.conn, script, std::move(cmd));
-    auto& r = rs.at(0);
     if (!r.ok()) {
       if (r.value.is_error() && errc_of_code(r.value.error_code()) == errc::fenced)
         co_await ctx_.fenced(queue, "a newer leader has acted on this queue");

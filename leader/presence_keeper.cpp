@@ -7,7 +7,6 @@
 #include "core/exit_on_exception.hpp"
 #include "core/log.hpp"
 #include "core/lua/presence.hpp"
-#include "core/redis/scripts.hpp"
 #include "core/use_tuple.hpp"
 
 namespace pushonce::leader {
@@ -63,11 +62,9 @@ asio::awaitable<void> presence_keeper::abandon_sweep() {
   }
   if (auto horizon = abandon_.drop_horizon(afters, now)) {
     for (int i = 0; i < 10; ++i) {
-      std::vector<redis::command> drop;
-      drop.push_back(lua::presence_drop_command(ctx_.k, *horizon, 10000));
-      auto d =
-          co_await redis::eval_all(*ctx_.conn, redis::get_script("presence_drop"), std::move(drop));
-      if (!d.at(0).ok() || d[0].value.integer < 10000) break;
+      auto in = lua::presence_drop_for(ctx_.k, *horizon, 10000);
+      auto d = co_await lua::run_script(*ctx_.conn, std::move(in));
+      if (!d.ok() || d.value.integer < 10000) break;
     }
   }
   co_await fold_dead_gateways(now);
@@ -90,19 +87,17 @@ asio::awaitable<void> presence_keeper::abandon_queue(const std::string& queue,
       auto to = std::min(users.size(), from + 1000);
       std::vector<std::string> part(users.begin() + static_cast<std::ptrdiff_t>(from),
                                     users.begin() + static_cast<std::ptrdiff_t>(to));
-      std::vector<redis::command> call;
-      call.push_back(lua::abandon_command(ctx_.k, queue, ctx_.token(), part));
-      auto r = co_await redis::eval_all(*ctx_.conn, redis::get_script("abandon"), std::move(call));
-      if (!r.at(0).ok()) {
-        if (r[0].value.error_code() == "fenced")
+      auto in = lua::abandon_for(ctx_.k, queue, ctx_.token(), part);
+      auto r = co_await lua::run_script(*ctx_.conn, std::move(in));
+      if (!r.ok()) {
+        if (r.value.error_code() == "fenced")
           co_await ctx_.fenced(queue, "a newer leader has acted on this queue");
         else
-          log::warn("queue {}: abandon failed: {}", queue,
-                    r[0].ec ? r[0].ec.message() : r[0].value.str);
+          log::warn("queue {}: abandon failed: {}", queue, r.ec ? r.ec.message() : r.value.str);
         abandon_.reset();  // read these again next time
         co_return;
       }
-      auto done = lua::parse_abandon_reply(r[0].value);
+      auto done = lua::parse_abandon_reply(r.value);
       if (done && (done->removed > 0 || done->ended > 0))
         log::info("queue {}: abandoned by users without a session: {} waiting, {} assignments",
                   queue, done->removed, done->ended);
@@ -133,11 +128,9 @@ asio::awaitable<void> presence_keeper::fold_dead_gateways(long long now) {
     for (int round = 0; round < 20 && ctx_.leading(); ++round) {
       auto& cursor = fold_cursors_[instance];
       if (cursor.empty()) cursor = "0";
-      std::vector<redis::command> call;
-      call.push_back(lua::presence_fold_command(ctx_.k, instance, cursor, 1000));
-      auto r =
-          co_await redis::eval_all(*ctx_.conn, redis::get_script("presence_fold"), std::move(call));
-      auto reply = r.at(0).ok() ? lua::parse_fold_reply(r[0].value) : std::nullopt;
+      auto in = lua::presence_fold_for(ctx_.k, instance, cursor, 1000);
+      auto r = co_await lua::run_script(*ctx_.conn, std::move(in));
+      auto reply = r.ok() ? lua::parse_fold_reply(r.value) : std::nullopt;
       if (!reply) break;
       folded += reply->folded;
       if (reply->done) {

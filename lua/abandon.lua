@@ -21,16 +21,16 @@ local draw = KEYS[7]
 local queue = ARGV[1]
 local wake = ARGV[2]
 local token_arg = ARGV[3]
+local users = rest(ARGV, 4)
 local token = uint(token_arg)
 if not token then return redis.error_reply('bad_request fencing token must be an integer') end
-if #ARGV - 3 > 1000 then return redis.error_reply('bad_request at most 1000 users') end
+if #users > 1000 then return redis.error_reply('bad_request at most 1000 users') end
 if token ~= 0 then
-  local stored = tonumber(redis.call('GET', fence) or '0') or 0
-  if stored > token then return redis.error_reply('fenced a newer leader acts on this queue') end
+  local refused = fence_refusal(fence, token, token_arg)
+  if refused then return refused end
 end
 local removed, tickets, ended, prequeued = {}, {}, 0, 0
-for i = 4, #ARGV do
-  local user = ARGV[i]
+for _, user in ipairs(users) do
   local ticket = redis.call('ZSCORE', waiting, user)
   if ticket then
     removed[#removed + 1] = user

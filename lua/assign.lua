@@ -74,14 +74,8 @@ if not max or max < 1 or max > 1000 then
 end
 
 if token ~= 0 then
-  local stored = tonumber(redis.call('GET', fence) or '0') or 0
-  if stored > token then
-    return redis.error_reply('fenced fencing token ' .. token_arg .. ' is older than ' ..
-                             string.format('%d', stored))
-  end
-  if token > stored then
-    redis.call('SET', fence, token_arg)
-  end
+  local refused = fence_refusal(fence, token, token_arg)
+  if refused then return refused end
 end
 
 local now = now_ms()

@@ -40,8 +40,8 @@ if not max or max < 1 or max > 1000 then
   return redis.error_reply('bad_request batch size must be an integer 1..1000')
 end
 if token ~= 0 then
-  local stored = tonumber(redis.call('GET', fence) or '0') or 0
-  if stored > token then return redis.error_reply('fenced a newer leader acts on this queue') end
+  local refused = fence_refusal(fence, token, token_arg)
+  if refused then return refused end
 end
 
 local now = now_ms()

@@ -16,9 +16,10 @@ local draw = KEYS[3]
 local fence = KEYS[4]
 local token_arg = ARGV[1]
 local after_arg = ARGV[2]
+local draw_keys = rest(ARGV, 3)
 local token = uint(token_arg)
 local after = uint(after_arg)
-local count = #ARGV - 2
+local count = #draw_keys
 if not token or not after or count < 1 or count > 1000 then
   return redis.error_reply('bad_request fencing token, cursor and 1..1000 draw keys expected')
 end
@@ -37,7 +38,7 @@ for i = 1, #page, 2 do
   local user = page[i]
   last = tonumber(page[i + 1])
   if not redis.call('ZSCORE', draw, user) then
-    local key = uint(ARGV[2 + (i + 1) / 2])
+    local key = uint(draw_keys[(i + 1) / 2])
     if not key then return redis.error_reply('bad_request a draw key is not an integer') end
     redis.call('ZADD', draw, key, user)
     drawn = drawn + 1

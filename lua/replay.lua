@@ -28,16 +28,17 @@ local field_arg = ARGV[1]
 local window_arg = ARGV[2]
 local channel = ARGV[3]
 local m = ARGV[4]
+local listed = rest(ARGV, 5)
 local field = field_arg or ''
 local window = uint(window_arg)
 if not window or window == 0 or not channel or not m then
   return redis.error_reply('bad_request field, window, channel, message expected')
 end
 local entries = {}
-for i = 5, #ARGV do
+for _, entry in ipairs(listed) do
   -- On a single Redis only the entries still there count (a concurrent replay removed them).
-  if not stream or #redis.call('XRANGE', stream, ARGV[i], ARGV[i]) > 0 then
-    entries[#entries + 1] = ARGV[i]
+  if not stream or #redis.call('XRANGE', stream, entry, entry) > 0 then
+    entries[#entries + 1] = entry
   end
 end
 if #entries > 0 and stream and not outbox then

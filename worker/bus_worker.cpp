@@ -10,7 +10,6 @@
 #include "core/dead_letter_entry.hpp"
 #include "core/exit_on_exception.hpp"
 #include "core/log.hpp"
-#include "core/redis/scripts.hpp"
 
 namespace pushonce::worker {
 
@@ -145,11 +144,11 @@ void bus_worker::on_malformed(const std::string& entry_id, const std::string& ra
 }
 
 asio::awaitable<void> bus_worker::add_malformed(std::string raw) {
-  std::vector<redis::command> add{dead_letter_entry(keys_, "", "", "", "malformed", 0, raw)};
-  auto rs = co_await redis::eval_all(*conn_, redis::get_script("dead_letter_add"), std::move(add));
-  if (rs.front().ok())
+  auto add = dead_letter_entry(keys_, "", "", "", "malformed", 0, raw);
+  auto r = co_await lua::run_script(*conn_, std::move(add));
+  if (r.ok())
     counters_.dead_letters_trimmed +=
-        static_cast<std::uint64_t>(parse_dead_letter_entry_reply(rs.front().value).value_or(0));
+        static_cast<std::uint64_t>(parse_dead_letter_entry_reply(r.value).value_or(0));
 }
 
 void bus_worker::pump() {

@@ -10,7 +10,6 @@
 #include "core/redis/connection.hpp"
 #include "core/redis/failure_of.hpp"
 #include "core/redis/hash_slot.hpp"
-#include "core/redis/scripts.hpp"
 
 namespace pushonce::worker {
 
@@ -21,10 +20,10 @@ claim_client::claim_client(std::shared_ptr<redis::connection> conn, keys k, clai
 
 asio::awaitable<outcome<bool>> claim_client::claim_batch(const std::string& first_id,
                                                          const std::string& owner) {
-  std::vector<redis::command> cmds{lua::claim_batch_command(keys_, first_id, owner, opts_.lease)};
-  auto rs = co_await redis::eval_all(*conn_, redis::get_script("claim_batch"), std::move(cmds));
-  if (!rs.front().ok()) co_return failure_of(rs.front());
-  auto won = lua::parse_claim_batch_reply(rs.front().value);
+  auto in = lua::claim_batch_for(keys_, first_id, owner, opts_.lease);
+  auto r = co_await lua::run_script(*conn_, std::move(in));
+  if (!r.ok()) co_return failure_of(r);
+  auto won = lua::parse_claim_batch_reply(r.value);
   if (!won) co_return failure{errc::internal, "unexpected reply from claim_batch.lua"};
   co_return *won;
 }
@@ -38,18 +37,16 @@ asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim_client::claim(
   // the gateways SSUBSCRIBE), not over the cluster bus to every node.
   s.publish = conn_->is_cluster() ? lua::publish_mode::sharded : lua::publish_mode::classic;
   if (opts_.wait_replicas > 0) s.publish = lua::publish_mode::none;
-  const auto& script = redis::get_script("claim");
   outcome<std::vector<lua::claim_outcome>> r = failure{errc::internal, "no claim"};
   if (conn_->is_cluster()) {
     auto op = claim_per_slot(batch, s);
     r = co_await std::move(op);
   } else {
-    std::vector<redis::command> cmds;
-    cmds.push_back(lua::claim_command(keys_, s, batch));
-    auto rs = co_await redis::eval_all(*conn_, script, std::move(cmds));
-    if (!rs.front().ok()) {
-      r = failure_of(rs.front());
-    } else if (auto parsed = lua::parse_claim_reply(rs.front().value, batch.size())) {
+    auto in = lua::claim_for(keys_, s, batch);
+    auto one = co_await lua::run_script(*conn_, std::move(in));
+    if (!one.ok()) {
+      r = failure_of(one);
+    } else if (auto parsed = lua::parse_claim_reply(one.value, batch.size())) {
       r = std::move(*parsed);
     } else {
       r = failure{errc::internal, "unexpected reply from claim.lua"};
@@ -121,7 +118,8 @@ asio::awaitable<std::vector<bool>> claim_client::publish_frames(
     groups.emplace_back();
     for (std::size_t j = 0; j < which.size(); ++j) groups.back().push_back(j);
   }
-  std::vector<redis::command> cmds;
+  std::vector<lua::published_inputs> calls;
+  calls.reserve(groups.size());
   for (const auto& g : groups) {
     std::vector<std::size_t> idx;
     std::vector<long long> offs;
@@ -129,9 +127,9 @@ asio::awaitable<std::vector<bool>> claim_client::publish_frames(
       idx.push_back(which[j]);
       offs.push_back(offsets[j]);
     }
-    cmds.push_back(lua::published_command(keys_, conn_->is_cluster(), batch, idx, offs));
+    calls.push_back(lua::published_for(keys_, conn_->is_cluster(), batch, idx, offs));
   }
-  auto rs = co_await redis::eval_all(*conn_, redis::get_script("published"), std::move(cmds));
+  auto rs = co_await lua::run_scripts(*conn_, std::move(calls));
   for (std::size_t g = 0; g < groups.size(); ++g) {
     if (!rs[g].ok()) {
       auto f = failure_of(rs[g]);
@@ -176,16 +174,15 @@ asio::awaitable<void> claim_client::publish_recorded(std::span<const bus_message
 asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim_client::claim_per_slot(
     std::span<const bus_message> batch, const lua::claim_settings& s) {
   auto groups = lua::claim_groups(keys_, batch);
-  std::vector<redis::command> cmds;
+  std::vector<lua::claim_inputs> calls;
   std::vector<std::vector<bus_message>> parts;
   for (const auto& g : groups) {
     std::vector<bus_message> part;
     for (auto i : g) part.push_back(batch[i]);
-    cmds.push_back(lua::claim_command(keys_, s, part));
+    calls.push_back(lua::claim_for(keys_, s, part));
     parts.push_back(std::move(part));
   }
-  const auto& script = redis::get_script("claim");
-  auto rs = co_await redis::eval_all(*conn_, script, std::move(cmds));
+  auto rs = co_await lua::run_scripts(*conn_, std::move(calls));
   std::vector<lua::claim_outcome> out(batch.size());
   for (std::size_t g = 0; g < groups.size(); ++g) {
     if (!rs[g].ok()) co_return failure_of(rs[g]);
@@ -197,10 +194,10 @@ asio::awaitable<outcome<std::vector<lua::claim_outcome>>> claim_client::claim_pe
 }
 
 asio::awaitable<outcome<bool>> claim_client::release(const bus_message& m, std::string owner) {
-  std::vector<redis::command> cmds{lua::release_command(keys_, m, owner)};
-  auto rs = co_await redis::eval_all(*conn_, redis::get_script("release"), std::move(cmds));
-  if (!rs.front().ok()) co_return failure_of(rs.front());
-  co_return rs.front().value.integer == 1;
+  auto in = lua::release_for(keys_, m, owner);
+  auto r = co_await lua::run_script(*conn_, std::move(in));
+  if (!r.ok()) co_return failure_of(r);
+  co_return r.value.integer == 1;
 }
 
 // A single Redis: one dead_letter.lua call marks the message and adds its entry. A cluster:
@@ -211,19 +208,17 @@ asio::awaitable<outcome<lua::dead_letter_result>> claim_client::dead_letter(cons
                                                                             std::string owner,
                                                                             std::string reason,
                                                                             long long attempts) {
-  std::vector<redis::command> cmds{lua::dead_letter_command(keys_, conn_->is_cluster(), m, owner,
-                                                            reason, opts_.dedup_window, attempts)};
-  auto rs = co_await redis::eval_all(*conn_, redis::get_script("dead_letter"), std::move(cmds));
-  if (!rs.front().ok()) co_return failure_of(rs.front());
-  auto marked = lua::parse_dead_letter_reply(rs.front().value);
+  auto mark = lua::dead_letter_for(keys_, conn_->is_cluster(), m, owner, reason, opts_.dedup_window,
+                                   attempts);
+  auto r = co_await lua::run_script(*conn_, std::move(mark));
+  if (!r.ok()) co_return failure_of(r);
+  auto marked = lua::parse_dead_letter_reply(r.value);
   if (!marked) co_return failure{errc::internal, "unexpected reply from dead_letter.lua"};
   if (!marked->marked || !conn_->is_cluster()) co_return *marked;
-  std::vector<redis::command> add{
-      dead_letter_entry(keys_, m.id, m.user, m.src, reason, attempts, m.raw)};
-  auto added =
-      co_await redis::eval_all(*conn_, redis::get_script("dead_letter_add"), std::move(add));
-  if (!added.front().ok()) co_return failure_of(added.front());
-  marked->trimmed = parse_dead_letter_entry_reply(added.front().value).value_or(0);
+  auto add = dead_letter_entry(keys_, m.id, m.user, m.src, reason, attempts, m.raw);
+  auto added = co_await lua::run_script(*conn_, std::move(add));
+  if (!added.ok()) co_return failure_of(added);
+  marked->trimmed = parse_dead_letter_entry_reply(added.value).value_or(0);
   co_return *marked;
 }
 

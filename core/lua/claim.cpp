@@ -6,7 +6,6 @@
 
 #include "core/dead_letter_entry.hpp"
 #include "core/redis/hash_slot.hpp"
-#include "core/redis/scripts.hpp"
 
 namespace pushonce::lua {
 
@@ -31,9 +30,8 @@ redis::command record_read(const record_ref& r) {
   return {"HGET", r.key, r.field};
 }
 
-redis::command claim_command(const keys& k, const claim_settings& s,
-                             std::span<const bus_message> batch,
-                             const std::vector<bool>& lease_only) {
+claim_inputs claim_for(const keys& k, const claim_settings& s, std::span<const bus_message> batch,
+                       const std::vector<bool>& lease_only) {
   long long oldest = 0;
   for (const auto& m : batch)
     if (m.ts > 0 && (oldest == 0 || m.ts < oldest)) oldest = m.ts;
@@ -55,13 +53,13 @@ redis::command claim_command(const keys& k, const claim_settings& s,
     in.more_args.push_back(batch[i].id);
     in.more_args.push_back(i < lease_only.size() && lease_only[i] ? std::string() : batch[i].tail);
   }
-  return script_command(std::move(in));
+  return in;
 }
 
-redis::command claim_batch_command(const keys& k, const std::string& first_id,
+claim_batch_inputs claim_batch_for(const keys& k, const std::string& first_id,
                                    const std::string& owner, std::chrono::milliseconds lease) {
-  return script_command(claim_batch_inputs{
-      .batch = k.batch(first_id), .owner = owner, .lease_arg = std::to_string(lease.count())});
+  return claim_batch_inputs{
+      .batch = k.batch(first_id), .owner = owner, .lease_arg = std::to_string(lease.count())};
 }
 
 std::optional<bus_message> race_before_parse(std::span<const std::string_view> lines,
@@ -93,9 +91,9 @@ std::vector<std::vector<std::size_t>> claim_groups(const keys& k,
   return groups;
 }
 
-redis::command published_command(const keys& k, bool cluster, std::span<const bus_message> batch,
-                                 std::span<const std::size_t> which,
-                                 std::span<const long long> offsets) {
+published_inputs published_for(const keys& k, bool cluster, std::span<const bus_message> batch,
+                               std::span<const std::size_t> which,
+                               std::span<const long long> offsets) {
   published_inputs in{.more_keys = {}, .mode = cluster ? "s" : "p", .more_args = {}};
   in.more_keys.reserve(which.size());
   in.more_args.reserve(2 * which.size());
@@ -105,16 +103,16 @@ redis::command published_command(const keys& k, bool cluster, std::span<const bu
     in.more_args.push_back(m.id);
     in.more_args.push_back(render_frame(m, offsets[j]));
   }
-  return script_command(std::move(in));
+  return in;
 }
 
-redis::command release_command(const keys& k, const bus_message& m, const std::string& owner) {
+release_inputs release_for(const keys& k, const bus_message& m, const std::string& owner) {
   auto ref = claim_record_ref(k, m.user, m.id);
-  return script_command(release_inputs{
-      .bucket = std::move(ref.key), .caller = owner, .field_arg = std::move(ref.field)});
+  return release_inputs{
+      .bucket = std::move(ref.key), .caller = owner, .field_arg = std::move(ref.field)};
 }
 
-redis::command dead_letter_command(const keys& k, bool cluster, const bus_message& m,
+dead_letter_inputs dead_letter_for(const keys& k, bool cluster, const bus_message& m,
                                    const std::string& owner, const std::string& reason,
                                    std::chrono::milliseconds window, long long attempts) {
   auto ref = claim_record_ref(k, m.user, m.id);
@@ -134,7 +132,7 @@ redis::command dead_letter_command(const keys& k, bool cluster, const bus_messag
     in.record_attempts = std::to_string(attempts);
     in.line = m.raw;
   }
-  return script_command(std::move(in));
+  return in;
 }
 
 std::optional<dead_letter_result> parse_dead_letter_reply(const redis::reply& r) {

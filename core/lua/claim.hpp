@@ -156,7 +156,7 @@ struct claim_outcome {
   std::string error;
   /// delivered or done, but its frame may not be on the user's channel yet: claim.lua in
   /// mode 'n' (its "unpublished" answer for a delivery that a failed or dead caller did not
-  /// publish is `done` with this set). The caller publishes it (published_command); until
+  /// publish is `done` with this set). The caller publishes it (published_for); until
   /// then the message is not finished (its record says so to the sweeper).
   bool frame_pending = false;
 };
@@ -172,7 +172,7 @@ inline constexpr std::size_t mark_min_messages = 16;
 
 /// A heard bus payload that one claim.lua call takes whole (race_min_messages to
 /// `max_batch` lines) races before its lines are parsed, so that a worker that loses only
-/// counts them: the message on its first line names the race (claim_batch_command).
+/// counts them: the message on its first line names the race (claim_batch_for).
 /// std::nullopt otherwise (one line, more than max_batch, a first line that is not a bus
 /// message): the worker parses every line and races per max-batch part, if at all.
 std::optional<bus_message> race_before_parse(std::span<const std::string_view> lines,
@@ -180,16 +180,15 @@ std::optional<bus_message> race_before_parse(std::span<const std::string_view> l
 
 /// claim_batch.lua: `owner` races for a batch (a bus payload, or one max-batch part of it)
 /// named by the id of its first message; the key lives `lease`.
-redis::command claim_batch_command(const keys& k, const std::string& first_id,
+claim_batch_inputs claim_batch_for(const keys& k, const std::string& first_id,
                                    const std::string& owner, std::chrono::milliseconds lease);
 /// true: the caller won the batch (it goes on to claim.lua); false: another worker did;
 /// std::nullopt when the reply is not claim_batch.lua's.
 std::optional<bool> parse_claim_batch_reply(const redis::reply& r);
 
 /// `lease_only[i]` (optional) takes the lease on message i without delivering it.
-redis::command claim_command(const keys& k, const claim_settings& s,
-                             std::span<const bus_message> batch,
-                             const std::vector<bool>& lease_only = {});
+claim_inputs claim_for(const keys& k, const claim_settings& s, std::span<const bus_message> batch,
+                       const std::vector<bool>& lease_only = {});
 
 /// A batch split for Redis Cluster, where one claim.lua call may only touch one slot: the
 /// indices of `batch` grouped by the slot of their claim key (one group per slot, in the
@@ -204,17 +203,17 @@ std::vector<std::vector<std::size_t>> claim_groups(const keys& k,
 /// `offsets[j]`) go out on their users' channels, and their claim records, written by
 /// claim.lua in mode 'n', become delivered. One call's messages must share a slot (on a
 /// cluster: one call per claim_groups group); `cluster` picks SPUBLISH.
-redis::command published_command(const keys& k, bool cluster, std::span<const bus_message> batch,
-                                 std::span<const std::size_t> which,
-                                 std::span<const long long> offsets);
+published_inputs published_for(const keys& k, bool cluster, std::span<const bus_message> batch,
+                               std::span<const std::size_t> which,
+                               std::span<const long long> offsets);
 
 /// release.lua: `owner` hands back its lease on message `m` (reply 1 when it held it).
-redis::command release_command(const keys& k, const bus_message& m, const std::string& owner);
+release_inputs release_for(const keys& k, const bus_message& m, const std::string& owner);
 /// dead_letter.lua: `owner`, holding the lease on `m`, marks it dead. On a single Redis the
 /// same call adds its dead-letter entry (`attempts` is the entry's field); on a cluster,
 /// where the stream is in another slot, the caller adds the entry (dead_letter_entry) only
 /// once this call marked the message.
-redis::command dead_letter_command(const keys& k, bool cluster, const bus_message& m,
+dead_letter_inputs dead_letter_for(const keys& k, bool cluster, const bus_message& m,
                                    const std::string& owner, const std::string& reason,
                                    std::chrono::milliseconds window, long long attempts = 0);
 struct dead_letter_result {

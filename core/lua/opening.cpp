@@ -1,11 +1,9 @@
 #include "core/lua/opening.hpp"
 
-#include "core/redis/scripts.hpp"
-
 namespace pushonce::lua {
 
-redis::command opening_draw_command(const keys& k, const std::string& queue, long long token,
-                                    long long after, const std::vector<long long>& draw_keys) {
+opening_draw_inputs opening_draw_for(const keys& k, const std::string& queue, long long token,
+                                     long long after, const std::vector<long long>& draw_keys) {
   opening_draw_inputs in{.settings = k.queue(queue, "settings"),
                          .prequeue = k.queue(queue, "prequeue"),
                          .draw = k.queue(queue, "prequeue:draw"),
@@ -14,7 +12,7 @@ redis::command opening_draw_command(const keys& k, const std::string& queue, lon
                          .after_arg = std::to_string(after),
                          .more_args = {}};
   for (auto key : draw_keys) in.more_args.push_back(std::to_string(key));
-  return script_command(in);
+  return in;
 }
 
 std::optional<opening_draw_reply> parse_opening_draw_reply(const redis::reply& r) {
@@ -23,20 +21,20 @@ std::optional<opening_draw_reply> parse_opening_draw_reply(const redis::reply& r
   return opening_draw_reply{e[0].integer, e[1].integer, e[2].integer != 0, e[3].integer != 0};
 }
 
-redis::command opening_move_command(const keys& k, const std::string& queue, long long token,
-                                    long long max) {
-  return script_command(opening_move_inputs{.settings = k.queue(queue, "settings"),
-                                            .prequeue = k.queue(queue, "prequeue"),
-                                            .draw = k.queue(queue, "prequeue:draw"),
-                                            .fence = k.queue(queue, "fence"),
-                                            .waiting = k.queue(queue, "waiting"),
-                                            .ticket_counter = k.queue(queue, "ticket"),
-                                            .events = k.queue(queue, "events"),
-                                            .prequeue_seq = k.queue(queue, "prequeue:seq"),
-                                            .token_arg = std::to_string(token),
-                                            .max_arg = std::to_string(max),
-                                            .wake = k.wake_channel(),
-                                            .queue = queue});
+opening_move_inputs opening_move_for(const keys& k, const std::string& queue, long long token,
+                                     long long max) {
+  return opening_move_inputs{.settings = k.queue(queue, "settings"),
+                             .prequeue = k.queue(queue, "prequeue"),
+                             .draw = k.queue(queue, "prequeue:draw"),
+                             .fence = k.queue(queue, "fence"),
+                             .waiting = k.queue(queue, "waiting"),
+                             .ticket_counter = k.queue(queue, "ticket"),
+                             .events = k.queue(queue, "events"),
+                             .prequeue_seq = k.queue(queue, "prequeue:seq"),
+                             .token_arg = std::to_string(token),
+                             .max_arg = std::to_string(max),
+                             .wake = k.wake_channel(),
+                             .queue = queue};
 }
 
 std::optional<opening_move_reply> parse_opening_move_reply(const redis::reply& r) {

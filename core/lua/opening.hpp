@@ -60,8 +60,8 @@ struct opening_move_inputs {
 };
 
 /// KEYS: settings, prequeue, prequeue:draw, fence; ARGV: token, after, draw keys...
-redis::command opening_draw_command(const keys& k, const std::string& queue, long long token,
-                                    long long after, const std::vector<long long>& draw_keys);
+opening_draw_inputs opening_draw_for(const keys& k, const std::string& queue, long long token,
+                                     long long after, const std::vector<long long>& draw_keys);
 
 struct opening_draw_reply {
   long long after = 0;  // the join order to go on after
@@ -73,8 +73,8 @@ std::optional<opening_draw_reply> parse_opening_draw_reply(const redis::reply& r
 
 /// KEYS: settings, prequeue, prequeue:draw, fence, waiting, ticket, events, prequeue:seq;
 /// ARGV: token, max, wake channel, queue.
-redis::command opening_move_command(const keys& k, const std::string& queue, long long token,
-                                    long long max);
+opening_move_inputs opening_move_for(const keys& k, const std::string& queue, long long token,
+                                     long long max);
 
 struct opening_move_reply {
   long long moved = 0;

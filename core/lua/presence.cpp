@@ -1,7 +1,5 @@
 #include "core/lua/presence.hpp"
 
-#include "core/redis/scripts.hpp"
-
 namespace pushonce::lua {
 
 std::string presence_key(const keys& k, std::string_view suffix) {
@@ -16,38 +14,38 @@ std::string gateway_key(const keys& k, const std::string& instance) {
 }
 }  // namespace
 
-redis::command presence_open_command(const keys& k, const std::string& user,
-                                     const std::string& instance) {
-  return script_command(presence_open_inputs{.count = presence_key(k, "count"),
-                                             .gateway = gateway_key(k, instance),
-                                             .gateways = presence_key(k, "gws"),
-                                             .absent = presence_key(k, "absent"),
-                                             .user = user,
-                                             .instance = instance});
+presence_open_inputs presence_open_for(const keys& k, const std::string& user,
+                                       const std::string& instance) {
+  return presence_open_inputs{.count = presence_key(k, "count"),
+                              .gateway = gateway_key(k, instance),
+                              .gateways = presence_key(k, "gws"),
+                              .absent = presence_key(k, "absent"),
+                              .user = user,
+                              .instance = instance};
 }
 
-redis::command presence_close_command(const keys& k, const std::string& user,
-                                      const std::string& instance) {
-  return script_command(presence_close_inputs{.count = presence_key(k, "count"),
-                                              .gateway = gateway_key(k, instance),
-                                              .absent = presence_key(k, "absent"),
-                                              .user = user});
+presence_close_inputs presence_close_for(const keys& k, const std::string& user,
+                                         const std::string& instance) {
+  return presence_close_inputs{.count = presence_key(k, "count"),
+                               .gateway = gateway_key(k, instance),
+                               .absent = presence_key(k, "absent"),
+                               .user = user};
 }
 
-redis::command presence_joined_command(const keys& k, const std::string& user) {
-  return script_command(presence_joined_inputs{
-      .count = presence_key(k, "count"), .absent = presence_key(k, "absent"), .user = user});
+presence_joined_inputs presence_joined_for(const keys& k, const std::string& user) {
+  return presence_joined_inputs{
+      .count = presence_key(k, "count"), .absent = presence_key(k, "absent"), .user = user};
 }
 
-redis::command presence_fold_command(const keys& k, const std::string& instance,
-                                     const std::string& cursor, long long batch) {
-  return script_command(presence_fold_inputs{.count = presence_key(k, "count"),
-                                             .gateway = gateway_key(k, instance),
-                                             .gateways = presence_key(k, "gws"),
-                                             .absent = presence_key(k, "absent"),
-                                             .instance = instance,
-                                             .cursor = cursor,
-                                             .batch_arg = std::to_string(batch)});
+presence_fold_inputs presence_fold_for(const keys& k, const std::string& instance,
+                                       const std::string& cursor, long long batch) {
+  return presence_fold_inputs{.count = presence_key(k, "count"),
+                              .gateway = gateway_key(k, instance),
+                              .gateways = presence_key(k, "gws"),
+                              .absent = presence_key(k, "absent"),
+                              .instance = instance,
+                              .cursor = cursor,
+                              .batch_arg = std::to_string(batch)};
 }
 
 std::optional<fold_reply> parse_fold_reply(const redis::reply& r) {
@@ -58,7 +56,7 @@ std::optional<fold_reply> parse_fold_reply(const redis::reply& r) {
   return fold_reply{r.at(0).str, *folded, *done == 1};
 }
 
-redis::command presence_reclaim_command(
+presence_reclaim_inputs presence_reclaim_for(
     const keys& k, const std::string& instance,
     const std::vector<std::pair<std::string, std::size_t>>& sessions) {
   presence_reclaim_inputs in{.count = presence_key(k, "count"),
@@ -71,13 +69,13 @@ redis::command presence_reclaim_command(
     in.more_args.push_back(user);
     in.more_args.push_back(std::to_string(n));
   }
-  return script_command(in);
+  return in;
 }
 
-redis::command presence_drop_command(const keys& k, long long horizon_ms, long long max) {
-  return script_command(presence_drop_inputs{.absent = presence_key(k, "absent"),
-                                             .horizon_arg = std::to_string(horizon_ms),
-                                             .max_arg = std::to_string(max)});
+presence_drop_inputs presence_drop_for(const keys& k, long long horizon_ms, long long max) {
+  return presence_drop_inputs{.absent = presence_key(k, "absent"),
+                              .horizon_arg = std::to_string(horizon_ms),
+                              .max_arg = std::to_string(max)};
 }
 
 redis::command absent_range_command(const keys& k, const std::string& min, const std::string& max,
@@ -104,19 +102,19 @@ std::optional<std::vector<absent_user>> parse_absent_range(const redis::reply& r
   return out;
 }
 
-redis::command abandon_command(const keys& k, const std::string& queue, long long fencing_token,
-                               const std::vector<std::string>& users) {
-  return script_command(abandon_inputs{.waiting = k.queue(queue, "waiting"),
-                                       .events = k.queue(queue, "events"),
-                                       .pending = k.queue(queue, "pending"),
-                                       .stats = k.queue(queue, "stats"),
-                                       .fence = k.queue(queue, "fence"),
-                                       .prequeue = k.queue(queue, "prequeue"),
-                                       .draw = k.queue(queue, "prequeue:draw"),
-                                       .queue = queue,
-                                       .wake = k.wake_channel(),
-                                       .token_arg = std::to_string(fencing_token),
-                                       .more_args = users});
+abandon_inputs abandon_for(const keys& k, const std::string& queue, long long fencing_token,
+                           const std::vector<std::string>& users) {
+  return abandon_inputs{.waiting = k.queue(queue, "waiting"),
+                        .events = k.queue(queue, "events"),
+                        .pending = k.queue(queue, "pending"),
+                        .stats = k.queue(queue, "stats"),
+                        .fence = k.queue(queue, "fence"),
+                        .prequeue = k.queue(queue, "prequeue"),
+                        .draw = k.queue(queue, "prequeue:draw"),
+                        .queue = queue,
+                        .wake = k.wake_channel(),
+                        .token_arg = std::to_string(fencing_token),
+                        .more_args = users};
 }
 
 std::optional<abandon_reply> parse_abandon_reply(const redis::reply& r) {

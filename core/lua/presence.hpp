@@ -146,18 +146,18 @@ struct abandon_inputs {
 std::string presence_key(const keys& k, std::string_view suffix);
 
 /// presence_open.lua: a session of `user` opened on gateway instance `instance`.
-redis::command presence_open_command(const keys& k, const std::string& user,
-                                     const std::string& instance);
+presence_open_inputs presence_open_for(const keys& k, const std::string& user,
+                                       const std::string& instance);
 /// presence_close.lua: that session ended.
-redis::command presence_close_command(const keys& k, const std::string& user,
-                                      const std::string& instance);
+presence_close_inputs presence_close_for(const keys& k, const std::string& user,
+                                         const std::string& instance);
 /// presence_joined.lua: `user` joined a queue without a session: absent from now unless it
 /// has one open.
-redis::command presence_joined_command(const keys& k, const std::string& user);
+presence_joined_inputs presence_joined_for(const keys& k, const std::string& user);
 
 /// presence_fold.lua: a dead instance's sessions counted closed, `batch` users per call.
-redis::command presence_fold_command(const keys& k, const std::string& instance,
-                                     const std::string& cursor, long long batch);
+presence_fold_inputs presence_fold_for(const keys& k, const std::string& instance,
+                                       const std::string& cursor, long long batch);
 struct fold_reply {
   std::string cursor;  // pass to the next call
   long long folded = 0;
@@ -167,12 +167,12 @@ std::optional<fold_reply> parse_fold_reply(const redis::reply& r);
 
 /// presence_reclaim.lua: a live instance that was folded counts its sessions again
 /// (`sessions`: user -> sessions open on it; at most 1000 per call).
-redis::command presence_reclaim_command(
+presence_reclaim_inputs presence_reclaim_for(
     const keys& k, const std::string& instance,
     const std::vector<std::pair<std::string, std::size_t>>& sessions);
 
 /// presence_drop.lua: forget up to `max` absent users whose absence began before `horizon`.
-redis::command presence_drop_command(const keys& k, long long horizon_ms, long long max);
+presence_drop_inputs presence_drop_for(const keys& k, long long horizon_ms, long long max);
 
 /// ZRANGEBYSCORE NS:{presence}:absent min max WITHSCORES LIMIT 0 limit (no limit when
 /// `limit` is 0): the absent users and the ms their absence began, oldest first.
@@ -186,8 +186,8 @@ struct absent_user {
 std::optional<std::vector<absent_user>> parse_absent_range(const redis::reply& r);
 
 /// abandon.lua: `users` (at most 1000) leave `queue` for want of a session.
-redis::command abandon_command(const keys& k, const std::string& queue, long long fencing_token,
-                               const std::vector<std::string>& users);
+abandon_inputs abandon_for(const keys& k, const std::string& queue, long long fencing_token,
+                           const std::vector<std::string>& users);
 struct abandon_reply {
   long long removed = 0;  // from the waiting list
   long long ended = 0;    // assignments handed to expire.lua

@@ -3,12 +3,11 @@
 #include <charconv>
 
 #include "core/errc.hpp"
-#include "core/redis/scripts.hpp"
 
 namespace pushonce::lua {
 
-redis::command publish_command(const keys& k, const publish_settings& s,
-                               std::span<const publish_item> batch) {
+publish_inputs publish_for(const keys& k, const publish_settings& s,
+                           std::span<const publish_item> batch) {
   publish_inputs in{.seq_key = k.bus(s.shard, "seq"),
                     .outbox = k.bus(s.shard, "outbox"),
                     .more_keys = {},
@@ -33,7 +32,7 @@ redis::command publish_command(const keys& k, const publish_settings& s,
     in.more_args.push_back(m.data_json);
     in.more_args.emplace_back(m.idempotency_key ? "1" : "0");
   }
-  return script_command(std::move(in));
+  return in;
 }
 
 std::optional<std::chrono::milliseconds> publish_refused_for(const redis::reply& r) {

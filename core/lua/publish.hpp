@@ -72,8 +72,8 @@ struct publish_outcome {
 };
 
 /// Every item must be of `s.shard` (keys::shard_of).
-redis::command publish_command(const keys& k, const publish_settings& s,
-                               std::span<const publish_item> batch);
+publish_inputs publish_for(const keys& k, const publish_settings& s,
+                           std::span<const publish_item> batch);
 
 /// The wait in a rate_limited error reply of publish.lua; std::nullopt for any other reply.
 std::optional<std::chrono::milliseconds> publish_refused_for(const redis::reply& r);

@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "core/redis/failure_of.hpp"
-#include "core/redis/scripts.hpp"
 
 namespace pushonce::lua {
 
@@ -26,9 +25,7 @@ boost::asio::awaitable<outcome<rate_decision>> take_tokens(redis::connection& co
                        .rate_arg = std::to_string(rate),
                        .burst_arg = std::to_string(burst),
                        .cost_arg = std::to_string(cost)};
-  auto ks = script_keys(in);
-  auto as = script_args(in);
-  auto r = co_await redis::eval(conn, script_of<rate_limit_inputs>(), std::move(ks), std::move(as));
+  auto r = co_await run_script(conn, std::move(in));
   if (!r.ok()) co_return failure_of(r);
   const auto& e = r.value.elements;
   if (e.size() != 2) co_return failure{errc::internal, "rate_limit.lua: unexpected reply"};

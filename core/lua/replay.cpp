@@ -1,11 +1,10 @@
 #include "core/lua/replay.hpp"
 
 #include "core/lua/claim.hpp"
-#include "core/redis/scripts.hpp"
 
 namespace pushonce::lua {
 
-redis::command replay_command(const keys& k, bool cluster, const replay_request& r) {
+replay_inputs replay_for(const keys& k, bool cluster, const replay_request& r) {
   auto ref = claim_record_ref(k, r.user, r.id);
   // On a Redis Cluster the stream and the outbox are other slots: only the bucket is given.
   replay_inputs in{.bucket = std::move(ref.key),
@@ -16,7 +15,7 @@ redis::command replay_command(const keys& k, bool cluster, const replay_request&
                    .channel = k.bus_channel(),
                    .m = r.message,
                    .more_args = r.entries};
-  return script_command(in);
+  return in;
 }
 
 std::vector<redis::command> replay_followups(const keys& k, const replay_request& r) {

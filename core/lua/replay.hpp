@@ -43,9 +43,9 @@ struct replay_request {
 /// A single Redis (`cluster` false): one call decides on the record, puts the message back
 /// into its outbox, publishes it and removes the entries. A cluster: the call decides on and
 /// changes the record only; the caller then runs replay_followups.
-redis::command replay_command(const keys& k, bool cluster, const replay_request& r);
+replay_inputs replay_for(const keys& k, bool cluster, const replay_request& r);
 
-/// Redis Cluster, after replay_command succeeded: XADD to the outbox, PUBLISH on the bus,
+/// Redis Cluster, after replay_for succeeded: XADD to the outbox, PUBLISH on the bus,
 /// XDEL of the entries (each in its own slot).
 std::vector<redis::command> replay_followups(const keys& k, const replay_request& r);
 

@@ -10,14 +10,14 @@ std::string control_channel(const keys& k) {
   return k.plain("control");
 }
 
-redis::command revoke_command(const keys& k, const std::string& user, bool revoke,
-                              std::chrono::milliseconds lifetime) {
-  return script_command(revoke_inputs{.revoked = revoked_key(k),
-                                      .expiries = revoked_key(k) + ":until",
-                                      .channel = control_channel(k),
-                                      .user = user,
-                                      .flag = revoke ? "1" : "0",
-                                      .lifetime_arg = std::to_string(lifetime.count())});
+revoke_inputs revoke_for(const keys& k, const std::string& user, bool revoke,
+                         std::chrono::milliseconds lifetime) {
+  return revoke_inputs{.revoked = revoked_key(k),
+                       .expiries = revoked_key(k) + ":until",
+                       .channel = control_channel(k),
+                       .user = user,
+                       .flag = revoke ? "1" : "0",
+                       .lifetime_arg = std::to_string(lifetime.count())};
 }
 
 std::optional<revoke_reply> parse_revoke_reply(const redis::reply& r) {

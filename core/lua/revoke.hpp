@@ -38,8 +38,8 @@ struct revoke_inputs {
 
 /// revoke.lua: every gateway closes `user`'s sessions; with `revoke`, tokens of the user
 /// issued at or before now are refused for `lifetime`.
-redis::command revoke_command(const keys& k, const std::string& user, bool revoke,
-                              std::chrono::milliseconds lifetime);
+revoke_inputs revoke_for(const keys& k, const std::string& user, bool revoke,
+                         std::chrono::milliseconds lifetime);
 struct revoke_reply {
   long long at_ms = 0;     // Redis's clock
   long long until_ms = 0;  // 0: no revocation

@@ -7,12 +7,14 @@
 // and uses only those names below. Its module's inputs are one struct, `<script>_inputs`,
 // with a std::string member per KEYS entry and per ARGV entry and two lists of (name,
 // member) pairs, `key_fields()` and `arg_fields()`, in KEYS and ARGV order, named as the
-// script names them. The call is built from those lists only (script_command, run_script),
-// so the order written there is the order sent, and tests/unit/test_lua_inputs.cpp checks
-// it against the script's own opening lines. A script that takes a repeated tail (one
-// group per message, per resource...) has `more_keys` / `more_args` vectors, sent after
-// the named inputs; one with optional trailing arguments says how many are required
-// (`required_args`).
+// script names them. The call is built from those lists only (script_command), so the
+// order written there is the order sent, and tests/unit/test_lua_inputs.cpp checks it
+// against the script's own opening lines. A script that takes a repeated tail (one group
+// per message, per resource...) has `more_keys` / `more_args` vectors, sent after the named
+// inputs; one with optional trailing arguments says how many are required (`required_args`).
+// Production code runs a script only through run_script (one call) or run_scripts (a
+// pipeline of calls of one script): the struct names the script, so the EVALSHA and the
+// SCRIPT LOAD of a NOSCRIPT retry cannot name two different ones.
 
 #include <array>
 #include <boost/asio/awaitable.hpp>
@@ -76,14 +78,16 @@ std::vector<std::string> script_args(const Inputs& in) {
   return out;
 }
 
-/// The embedded script the inputs are for.
+/// The embedded script the inputs are for (looked up once per type: the registry of
+/// embedded scripts never changes).
 template <class Inputs>
 const redis::script& script_of() {
-  return redis::get_script(Inputs::script);
+  static const redis::script& s = redis::get_script(Inputs::script);
+  return s;
 }
 
-/// EVALSHA <sha> <number of keys> KEYS... ARGV... (for eval_all and pipelines), the same
-/// order as script_keys and script_args, the strings moved out of `in`.
+/// EVALSHA <sha> <number of keys> KEYS... ARGV... (what run_script and run_scripts send),
+/// the same order as script_keys and script_args, the strings moved out of `in`.
 template <class Inputs>
 redis::command script_command(Inputs in) {
   auto n = named_key_count(in);
@@ -112,6 +116,17 @@ boost::asio::awaitable<redis::result> run_script(redis::connection& conn, Inputs
   one.push_back(script_command(std::move(in)));
   auto results = co_await redis::eval_all(conn, script_of<Inputs>(), std::move(one));
   co_return std::move(results.front());
+}
+
+/// Runs several calls of one script as one pipeline, replies in the calls' order; the calls
+/// answered NOSCRIPT are sent again, in order, after one SCRIPT LOAD of that script.
+template <class Inputs>
+boost::asio::awaitable<std::vector<redis::result>> run_scripts(redis::connection& conn,
+                                                               std::vector<Inputs> calls) {
+  std::vector<redis::command> cmds;
+  cmds.reserve(calls.size());
+  for (auto& in : calls) cmds.push_back(script_command(std::move(in)));
+  co_return co_await redis::eval_all(conn, script_of<Inputs>(), std::move(cmds));
 }
 
 }  // namespace pushonce::lua

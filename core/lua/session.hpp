@@ -58,12 +58,12 @@ struct session_since {
 /// and when the stored epoch is rotated (since.epoch is stored and since.offset is beyond the
 /// stored offset, or offsets_went_back); an idle ttl (when given) is set on a meta hash that
 /// has no expiry yet.
-redis::command session_command(const keys& k, const std::string& user, const std::string& new_epoch,
-                               std::optional<std::chrono::milliseconds> idle_ttl,
-                               const std::optional<session_since>& since = std::nullopt);
+session_inputs session_for(const keys& k, const std::string& user, const std::string& new_epoch,
+                           std::optional<std::chrono::milliseconds> idle_ttl,
+                           const std::optional<session_since>& since = std::nullopt);
 
 /// ack.lua: the user has seen everything up to `offset` (of `epoch`, when given).
-redis::command ack_command(const keys& k, const std::string& user, long long offset,
-                           const std::optional<std::string>& epoch);
+ack_inputs ack_for(const keys& k, const std::string& user, long long offset,
+                   const std::optional<std::string>& epoch);
 
 }  // namespace pushonce::lua

@@ -1,7 +1,5 @@
 #include "core/lua/settings.hpp"
 
-#include "core/redis/scripts.hpp"
-
 namespace pushonce::lua {
 
 namespace {
@@ -24,7 +22,7 @@ const char* settings_op_word(settings_op op) {
 }
 }  // namespace
 
-redis::command settings_command(const keys& k, const settings_call& c) {
+settings_inputs settings_for(const keys& k, const settings_call& c) {
   settings_inputs in{.settings = k.queue(c.queue, "settings"),
                      .registered = k.queue(c.queue, "registered"),
                      .prequeue = k.queue(c.queue, "prequeue"),
@@ -39,7 +37,7 @@ redis::command settings_command(const keys& k, const settings_call& c) {
     in.more_args.push_back(f);
     in.more_args.push_back(v);
   }
-  return script_command(in);
+  return in;
 }
 
 std::optional<settings_reply> parse_settings_reply(const redis::reply& r) {

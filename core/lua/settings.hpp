@@ -52,7 +52,7 @@ struct settings_reply {
 
 /// KEYS: settings, registered, prequeue; ARGV: queue, wake channel, op, opens_at, shuffle,
 /// then the field/value pairs.
-redis::command settings_command(const keys& k, const settings_call& c);
+settings_inputs settings_for(const keys& k, const settings_call& c);
 
 /// std::nullopt when the reply is not settings.lua's.
 std::optional<settings_reply> parse_settings_reply(const redis::reply& r);

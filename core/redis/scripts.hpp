@@ -1,6 +1,8 @@
 #pragma once
 // Runs the embedded Lua scripts by SHA (EVALSHA), loading a script and retrying once when
-// Redis answers NOSCRIPT (after a restart or SCRIPT FLUSH).
+// Redis answers NOSCRIPT (after a restart or SCRIPT FLUSH). The programs call these only
+// through lua::run_script / lua::run_scripts (core/lua/script_inputs.hpp), whose inputs
+// struct names the script; tests also send scripts arguments no struct would (eval).
 
 #include <boost/asio/awaitable.hpp>
 #include <string>

@@ -7,7 +7,6 @@
 
 #include "core/log.hpp"
 #include "core/lua/presence.hpp"
-#include "core/redis/scripts.hpp"
 #include "core/use_tuple.hpp"
 #include "gateway/state/gateway_state.hpp"
 
@@ -47,9 +46,8 @@ asio::awaitable<void> check_presence(gateway_state& st, keys k, asio::steady_tim
       std::vector<std::pair<std::string, std::size_t>> part(
           held.begin() + static_cast<std::ptrdiff_t>(from),
           held.begin() + static_cast<std::ptrdiff_t>(std::min(held.size(), from + 1000)));
-      std::vector<redis::command> call;
-      call.push_back(lua::presence_reclaim_command(k, st.presence_instance, part));
-      co_await redis::eval_all(*st.conn, redis::get_script("presence_reclaim"), std::move(call));
+      auto in = lua::presence_reclaim_for(k, st.presence_instance, part);
+      co_await lua::run_script(*st.conn, std::move(in));
       from += 1000;
     } while (from < held.size());
   }

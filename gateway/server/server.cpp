@@ -25,7 +25,6 @@
 #include "core/log.hpp"
 #include "core/lua/presence.hpp"
 #include "core/lua/revoke.hpp"
-#include "core/redis/scripts.hpp"
 #include "core/use_tuple.hpp"
 #include "gateway/auth/authenticator.hpp"
 #include "gateway/auth/key_set.hpp"

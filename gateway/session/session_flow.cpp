@@ -7,7 +7,6 @@
 #include "core/log.hpp"
 #include "core/lua/presence.hpp"
 #include "core/random_hex.hpp"
-#include "core/redis/scripts.hpp"
 #include "gateway/auth/authenticator.hpp"
 #include "gateway/protocol/session_handle.hpp"
 #include "gateway/queue/join_pow.hpp"

@@ -8,7 +8,6 @@
 
 #include "core/log.hpp"
 #include "core/lua/presence.hpp"
-#include "core/redis/scripts.hpp"
 #include "core/use_tuple.hpp"
 #include "gateway/state/presence_ledger.hpp"
 
@@ -26,22 +25,20 @@ struct session_presence::track {
 
 namespace {
 
-// One presence script call, retried with backoff until it lands or `give_up()` says so.
+// One presence script call (the inputs `build()` makes name the script), retried with
+// backoff until it lands or `give_up()` says so.
 template <class Build, class GiveUp>
-asio::awaitable<bool> until_landed(session_presence::track& t, const char* script, Build build,
-                                   GiveUp give_up) {
+asio::awaitable<bool> until_landed(session_presence::track& t, Build build, GiveUp give_up) {
+  using inputs = decltype(build());
   asio::steady_timer wait(co_await asio::this_coro::executor);
   for (int failures = 0; !give_up();) {
-    std::vector<redis::command> one;
-    one.push_back(build());
-    auto rs = co_await redis::eval_all(*t.c.conn, redis::get_script(script), std::move(one));
-    if (!rs.empty() && rs[0].ok()) co_return true;
+    inputs in = build();
+    auto r = co_await lua::run_script(*t.c.conn, std::move(in));
+    if (r.ok()) co_return true;
     auto delay = presence_retry_delay(++failures);
     if (failures == 1 || failures % 10 == 0)
-      log::warn(
-          "presence: {} for {} failed ({}): retrying every {} ms at most", script, t.user,
-          rs.empty() ? std::string("no reply") : (rs[0].ec ? rs[0].ec.message() : rs[0].value.str),
-          delay.count());
+      log::warn("presence: {} for {} failed ({}): retrying every {} ms at most", inputs::script,
+                t.user, r.ec ? r.ec.message() : r.value.str, delay.count());
     wait.expires_after(delay);
     co_await wait.async_wait(use_tuple);
   }
@@ -51,8 +48,7 @@ asio::awaitable<bool> until_landed(session_presence::track& t, const char* scrip
 asio::awaitable<void> run_close(std::shared_ptr<session_presence::track> t) {
   auto& tr = *t;
   bool landed = co_await until_landed(
-      tr, "presence_close",
-      [&] { return lua::presence_close_command(tr.c.keys, tr.user, tr.c.instance); },
+      tr, [&] { return lua::presence_close_for(tr.c.keys, tr.user, tr.c.instance); },
       [] { return false; });
   if (landed) tr.c.ledger->closed(tr.user);
 }
@@ -61,8 +57,7 @@ asio::awaitable<void> run_open(std::shared_ptr<session_presence::track> t) {
   auto& tr = *t;
   tr.running = true;
   tr.open_landed = co_await until_landed(
-      tr, "presence_open",
-      [&] { return lua::presence_open_command(tr.c.keys, tr.user, tr.c.instance); },
+      tr, [&] { return lua::presence_open_for(tr.c.keys, tr.user, tr.c.instance); },
       [&] { return tr.close_wanted; });
   if (tr.open_landed) {
     tr.c.ledger->opened(tr.user);

@@ -6,7 +6,6 @@
 #include "core/lua/session.hpp"
 #include "core/redis/connection.hpp"
 #include "core/redis/failure_of.hpp"
-#include "core/redis/scripts.hpp"
 
 namespace pushonce::gateway {
 
@@ -22,9 +21,8 @@ inbox::inbox(std::shared_ptr<redis::connection> conn, keys k, std::chrono::milli
 
 asio::awaitable<outcome<inbox_position>> inbox::open(std::string user, std::string new_epoch,
                                                      std::optional<lua::session_since> since) {
-  std::vector<redis::command> cmds{lua::session_command(keys_, user, new_epoch, idle_ttl_, since)};
-  auto rs = co_await redis::eval_all(*conn_, redis::get_script("session"), std::move(cmds));
-  const auto& r = rs.front();
+  auto in = lua::session_for(keys_, user, new_epoch, idle_ttl_, since);
+  auto r = co_await lua::run_script(*conn_, std::move(in));
   if (!r.ok()) co_return failure_of(r);
   auto pos = parse_position(r.value);
   if (!pos) co_return failure{errc::internal, "session.lua: unexpected reply"};
@@ -32,9 +30,9 @@ asio::awaitable<outcome<inbox_position>> inbox::open(std::string user, std::stri
 }
 
 asio::awaitable<outcome<none>> inbox::ack(std::string user, std::string epoch, long long offset) {
-  std::vector<redis::command> cmds{lua::ack_command(keys_, user, offset, epoch)};
-  auto rs = co_await redis::eval_all(*conn_, redis::get_script("ack"), std::move(cmds));
-  if (!rs.front().ok()) co_return failure_of(rs.front());
+  auto in = lua::ack_for(keys_, user, offset, epoch);
+  auto r = co_await lua::run_script(*conn_, std::move(in));
+  if (!r.ok()) co_return failure_of(r);
   co_return none{};
 }
 

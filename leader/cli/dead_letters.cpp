@@ -8,7 +8,6 @@
 #include "core/lua/replay.hpp"
 #include "core/message.hpp"
 #include "core/redis/failure_of.hpp"
-#include "core/redis/scripts.hpp"
 #include "leader/cli/admin.hpp"
 
 namespace pushonce::leader {
@@ -113,10 +112,10 @@ asio::awaitable<int> replay(admin_context& ctx, std::string id) {
     // Without an entry there is no user, so no record to look at on a cluster.
     co_return ctx.out.fail({errc::not_found, "no dead letter with id " + id});
   }
-  std::vector<redis::command> cmds{lua::replay_command(ctx.k, cluster, req)};
-  auto rs = co_await redis::eval_all(*ctx.conn, redis::get_script("replay"), std::move(cmds));
-  if (!rs.front().ok()) co_return ctx.out.fail(failure_of(rs.front()));
-  auto removed = rs.front().value.as_int().value_or(0);
+  auto in = lua::replay_for(ctx.k, cluster, req);
+  auto replayed = co_await lua::run_script(*ctx.conn, std::move(in));
+  if (!replayed.ok()) co_return ctx.out.fail(failure_of(replayed));
+  auto removed = replayed.value.as_int().value_or(0);
   if (cluster) {
     // The record now refuses another replay; the rest lives in other slots. A failure here
     // leaves the entries listed: running the replay again finishes it (the record dedups).

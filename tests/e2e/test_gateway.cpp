@@ -44,7 +44,7 @@ long long now_ms() {
 }
 
 // A worker's delivery of message `id` to `user`: one claim.lua call built by
-// lua::claim_command (SCRIPT LOAD first: the command is an EVALSHA). The offset.
+// lua::claim_for (SCRIPT LOAD first: the command is an EVALSHA). The offset.
 long long deliver_with(std::uint16_t redis_port, const std::string& user, const std::string& id,
                        const std::string& data_json, lua::publish_mode mode,
                        long long inbox_maxlen = 1000);
@@ -72,7 +72,7 @@ long long deliver_with(std::uint16_t redis_port, const std::string& user, const 
   s.inbox_maxlen = inbox_maxlen;
   std::vector<bus_message> batch{*m};
   REQUIRE(r.cmd({"SCRIPT", "LOAD", redis::get_script("claim").text})->type == REDIS_REPLY_STRING);
-  auto c = r.cmd(lua::claim_command(k, s, batch));
+  auto c = r.cmd(lua::script_command(lua::claim_for(k, s, batch)));
   INFO("claim.lua: " << (c->str ? c->str : ""));
   REQUIRE(c->type == REDIS_REPLY_ARRAY);
   REQUIRE(c->elements == 2);
@@ -84,7 +84,7 @@ void ack_in_redis(std::uint16_t redis_port, const std::string& user, long long o
   keys k(ns);
   sync_redis r(redis_port);
   REQUIRE(r.cmd({"SCRIPT", "LOAD", redis::get_script("ack").text})->type == REDIS_REPLY_STRING);
-  auto a = r.cmd(lua::ack_command(k, user, offset, std::nullopt));
+  auto a = r.cmd(lua::script_command(lua::ack_for(k, user, offset, std::nullopt)));
   REQUIRE(a->type == REDIS_REPLY_INTEGER);
 }
 

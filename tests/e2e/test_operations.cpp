@@ -263,7 +263,8 @@ TEST_CASE("operations: retention_exceeded on the leader's /metrics: 0 from the s
   auto publish_one = [&] {
     std::vector<pushonce::lua::publish_item> one{
         {"tim", "{\"n\":" + std::to_string(published++) + "}", {}}};
-    auto r = d.redis().cmd(pushonce::lua::publish_command(d.k(), settings, one));
+    auto r = d.redis().cmd(
+        pushonce::lua::script_command(pushonce::lua::publish_for(d.k(), settings, one)));
     REQUIRE(r->type == REDIS_REPLY_ARRAY);
   };
   while (published < 200) publish_one();

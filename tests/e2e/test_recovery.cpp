@@ -62,7 +62,7 @@ std::vector<std::string> publish_payload(deployment& d, const std::string& user,
   lua::publish_settings s{0, 120s, 60s};
   std::vector<lua::publish_item> items;
   for (int i = 0; i < n; ++i) items.push_back({user, "{\"n\":" + std::to_string(i) + "}", {}});
-  auto r = d.redis().cmd(lua::publish_command(d.k(), s, items));
+  auto r = d.redis().cmd(lua::script_command(lua::publish_for(d.k(), s, items)));
   REQUIRE(r->type == REDIS_REPLY_ARRAY);
   REQUIRE(r->elements == 2 * static_cast<std::size_t>(n));
   std::vector<std::string> ids;
@@ -214,7 +214,7 @@ TEST_CASE("recovery: outbox entries trimmed before any sweep are counted as rete
   int published = 0;
   auto publish_one = [&] {
     std::vector<lua::publish_item> one{{"tom", "{\"n\":" + std::to_string(published++) + "}", {}}};
-    auto r = d.redis().cmd(lua::publish_command(d.k(), s, one));
+    auto r = d.redis().cmd(lua::script_command(lua::publish_for(d.k(), s, one)));
     REQUIRE(r->type == REDIS_REPLY_ARRAY);
   };
   // No worker runs: nothing is delivered, and after the retention the next publish trims
@@ -347,7 +347,7 @@ TEST_CASE("recovery: dead letters the stream's trim drops are counted in dead_le
   s.owner = "crashed";
   s.lease = 1ms;
   s.epoch = "E-crashed";
-  auto r = d.redis().cmd(lua::claim_command(d.k(), s, batch, {true}));
+  auto r = d.redis().cmd(lua::script_command(lua::claim_for(d.k(), s, batch, {true})));
   REQUIRE(r->type == REDIS_REPLY_ARRAY);
   let_lapse(5ms, "the crashed worker's 1 ms lease");
   d.start_worker({"--lease-ms", "1000", "--max-attempts", "1", "--sweep-interval-ms", "200"});
@@ -406,7 +406,7 @@ TEST_CASE("recovery: a message past --max-attempts is dead-lettered; list, trace
     s.owner = "crashed-" + std::to_string(i);
     s.lease = 1ms;
     s.epoch = "E-crashed";
-    auto r = d.redis().cmd(lua::claim_command(d.k(), s, batch, {true}));
+    auto r = d.redis().cmd(lua::script_command(lua::claim_for(d.k(), s, batch, {true})));
     REQUIRE(r->type == REDIS_REPLY_ARRAY);
     REQUIRE(r->elements == 2);
     CHECK(std::string(r->element[0]->str) == "won");

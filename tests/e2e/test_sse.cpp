@@ -64,7 +64,7 @@ long long sse_deliver(std::uint16_t redis_port, const std::string& user, const s
   s.epoch = "epoch-w";
   std::vector<bus_message> batch{*m};
   REQUIRE(r.cmd({"SCRIPT", "LOAD", redis::get_script("claim").text})->type == REDIS_REPLY_STRING);
-  auto c = r.cmd(lua::claim_command(k, s, batch));
+  auto c = r.cmd(lua::script_command(lua::claim_for(k, s, batch)));
   REQUIRE(c->type == REDIS_REPLY_ARRAY);
   REQUIRE(c->elements == 2);
   return c->element[1]->integer;

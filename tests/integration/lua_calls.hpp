@@ -72,17 +72,15 @@ inline redis::command record_forget(const lua::record_ref& r) {
   return {"HDEL", r.key, r.field};
 }
 
-/// claim.lua for a batch, built by lua::claim_command and run by redis::eval_all (which
-/// loads the script on NOSCRIPT, as the worker does).
+/// claim.lua for a batch, built by lua::claim_for and run by lua::run_script (which loads
+/// the script on NOSCRIPT, as the worker does).
 inline boost::asio::awaitable<redis::result> claim(redis::connection& c, keys k,
                                                    lua::claim_settings s,
                                                    std::vector<bus_message> batch,
                                                    std::vector<bool> lease_only = {}) {
-  std::vector<redis::command> cmds;
-  cmds.push_back(lua::claim_command(k, s, batch, lease_only));
-  const auto& script = redis::get_script("claim");
-  CO_LET(auto rs, redis::eval_all(c, script, std::move(cmds)));
-  co_return std::move(rs.front());
+  auto in = lua::claim_for(k, s, batch, lease_only);
+  CO_LET(auto r, lua::run_script(c, std::move(in)));
+  co_return r;
 }
 
 /// One message: claim.lua with a batch of one.
@@ -116,50 +114,42 @@ inline std::string outcome_of(const redis::result& r) {
   return o.size() == 1 ? o.front() : "unexpected reply";
 }
 
-/// Runs one command built by a core/lua builder (EVALSHA; loaded on NOSCRIPT).
-inline boost::asio::awaitable<redis::result> run_built(redis::connection& c, std::string name,
-                                                       redis::command cmd) {
-  std::vector<redis::command> cmds{std::move(cmd)};
-  CO_LET(auto rs, redis::eval_all(c, redis::get_script(name), std::move(cmds)));
-  co_return rs.front();
-}
-
-/// ack.lua (lua::ack_command); epoch empty: none given.
+/// ack.lua (lua::ack_for); epoch empty: none given.
 inline boost::asio::awaitable<redis::result> ack(redis::connection& c, keys k, std::string user,
                                                  long long offset, std::string epoch = {}) {
-  auto cmd = lua::ack_command(k, user, offset,
-                              epoch.empty() ? std::nullopt : std::optional<std::string>(epoch));
-  CO_LET(auto r, run_built(c, "ack", std::move(cmd)));
+  auto in = lua::ack_for(k, user, offset,
+                         epoch.empty() ? std::nullopt : std::optional<std::string>(epoch));
+  CO_LET(auto r, lua::run_script(c, std::move(in)));
   co_return r;
 }
 
-/// session.lua (lua::session_command); idle_ms < 0: no idle ttl; since: the client's.
+/// session.lua (lua::session_for); idle_ms < 0: no idle ttl; since: the client's.
 inline boost::asio::awaitable<redis::result> session(
     redis::connection& c, keys k, std::string user, std::string epoch, long long idle_ms = -1,
     std::optional<lua::session_since> since = std::nullopt) {
   auto idle = idle_ms < 0
                   ? std::nullopt
                   : std::optional<std::chrono::milliseconds>(std::chrono::milliseconds(idle_ms));
-  auto cmd = lua::session_command(k, user, epoch, idle, since);
-  CO_LET(auto r, run_built(c, "session", std::move(cmd)));
+  auto in = lua::session_for(k, user, epoch, idle, since);
+  CO_LET(auto r, lua::run_script(c, std::move(in)));
   co_return r;
 }
 
-/// release.lua (lua::release_command): hands back OWNER's lease on message m.
+/// release.lua (lua::release_for): hands back OWNER's lease on message m.
 inline boost::asio::awaitable<redis::result> release(redis::connection& c, keys k,
                                                      const bus_message& m, std::string owner) {
-  CO_LET(auto r, run_built(c, "release", lua::release_command(k, m, owner)));
+  CO_LET(auto r, lua::run_script(c, lua::release_for(k, m, owner)));
   co_return r;
 }
 
-/// dead_letter.lua (lua::dead_letter_command): OWNER (holding the lease) marks m dead (and,
+/// dead_letter.lua (lua::dead_letter_for): OWNER (holding the lease) marks m dead (and,
 /// on a single Redis, adds its dead-letter entry with `attempts`).
 inline boost::asio::awaitable<redis::result> mark_dead(
     redis::connection& c, keys k, const bus_message& m, std::string owner, std::string reason,
     long long window_ms = 60000, long long attempts = 1, bool cluster = false) {
-  auto cmd = lua::dead_letter_command(k, cluster, m, owner, reason,
-                                      std::chrono::milliseconds(window_ms), attempts);
-  CO_LET(auto r, run_built(c, "dead_letter", std::move(cmd)));
+  auto in = lua::dead_letter_for(k, cluster, m, owner, reason, std::chrono::milliseconds(window_ms),
+                                 attempts);
+  CO_LET(auto r, lua::run_script(c, std::move(in)));
   co_return r;
 }
 

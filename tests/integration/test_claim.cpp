@@ -1,5 +1,5 @@
 // claim.lua (claim AND deliver a batch in one atomic call), release.lua and dead_letter.lua
-// on the string claim record, through the core's builder (lua::claim_command,
+// on the string claim record, through the core's builder (lua::claim_for,
 // parse_claim_reply, parse_claim_record) and script runner (redis::eval_all): delivered /
 // done / taken / won / dead / failed, many concurrent claimers with exactly one delivery
 // per message, gap-free offsets, the frame in the inbox and on the user channel, a failed

@@ -53,7 +53,7 @@ TEST_CASE("cluster: claim.lua batches split per slot; leader_lease.lua in one sl
 #ifdef NDEBUG  // a debug build asserts before sending a command whose keys span slots
     // The whole batch in one call: keys of three slots, refused by the cluster.
     std::vector<redis::command> whole;
-    whole.push_back(lua::claim_command(fx.k, s, batch));
+    whole.push_back(lua::script_command(lua::claim_for(fx.k, s, batch)));
     CO_LET(auto refused, redis::eval_all(*fx.conn, script, std::move(whole)));
     REQUIRE(refused.size() == 1);
     CHECK(refused[0].value.is_error());
@@ -67,7 +67,7 @@ TEST_CASE("cluster: claim.lua batches split per slot; leader_lease.lua in one sl
     for (const auto& g : groups) {
       std::vector<bus_message> part;
       for (auto i : g) part.push_back(batch[i]);
-      parts.push_back(lua::claim_command(fx.k, s, part));
+      parts.push_back(lua::script_command(lua::claim_for(fx.k, s, part)));
     }
     CO_LET(auto rs, redis::eval_all(*fx.conn, script, std::move(parts)));
     REQUIRE(rs.size() == 3);

@@ -1,6 +1,6 @@
 // Dead letters on a real redis-server: the worker's claim_client adds an entry only when
 // dead_letter.lua marks the message (one script on a single Redis); dead_letter_add.lua and
-// dead_letter.lua count what the stream's trim drops; replay.lua (lua::replay_command)
+// dead_letter.lua count what the stream's trim drops; replay.lua (lua::replay_for)
 // re-drives only a message marked dead, removes every entry of its id, and refuses a
 // delivered or already replayed one with not_dead.
 #include "core/lua/replay.hpp"
@@ -36,7 +36,6 @@ using pushonce::test::outcome_of;
 using pushonce::test::received;
 using pushonce::test::record_at;
 using pushonce::test::redis_fixture;
-using pushonce::test::run_built;
 
 namespace {
 
@@ -75,7 +74,8 @@ pushonce::lua::replay_request replay_of(const pushonce::keys& k, const bus_messa
 
 asio::awaitable<pushonce::redis::result> replay(redis_fixture& fx, pushonce::lua::replay_request r,
                                                 bool cluster = false) {
-  CO_LET(auto res, run_built(*fx.conn, "replay", pushonce::lua::replay_command(fx.k, cluster, r)));
+  CO_LET(auto res,
+         pushonce::lua::run_script(*fx.conn, pushonce::lua::replay_for(fx.k, cluster, r)));
   co_return res;
 }
 
@@ -143,8 +143,8 @@ TEST_CASE("dead letters: entries the stream's trim drops are counted") {
     REQUIRE(f.ok());
     CO_LET(long long before, xlen(fx, stream));
     CO_LET(auto added,
-           run_built(*fx.conn, "dead_letter_add",
-                     pushonce::dead_letter_entry(fx.k, "", "", "", "malformed", 0, "not json")));
+           pushonce::lua::run_script(*fx.conn, pushonce::dead_letter_entry(
+                                                   fx.k, "", "", "", "malformed", 0, "not json")));
     REQUIRE(added.ok());
     auto trimmed = pushonce::parse_dead_letter_entry_reply(added.value);
     REQUIRE(trimmed);
@@ -320,7 +320,7 @@ TEST_CASE("dead letters on a cluster: the mark first, the entry only after it; r
   auto lease = [&](std::string owner, long long lease_ms) {
     auto s = claim_opts(std::move(owner), lease_ms);
     std::vector<bus_message> batch{m};
-    return run_built(*fx.conn, "claim", pushonce::lua::claim_command(fx.k, s, batch, {true}));
+    return pushonce::lua::run_script(*fx.conn, pushonce::lua::claim_for(fx.k, s, batch, {true}));
   };
   auto get_record = [&] { return fx.conn->exec(pushonce::lua::record_read(record)); };
   auto len = [&] { return fx.conn->exec(redis::command{"XLEN", stream}); };
@@ -348,7 +348,7 @@ TEST_CASE("dead letters on a cluster: the mark first, the entry only after it; r
     CO_LET(auto e, fx.conn->exec(range));
     REQUIRE(e.value.elements.size() == 1);
     auto req = replay_of(fx.k, m, {e.value.elements[0].at(0).str});
-    CO_LET(auto r, run_built(*fx.conn, "replay", pushonce::lua::replay_command(fx.k, true, req)));
+    CO_LET(auto r, pushonce::lua::run_script(*fx.conn, pushonce::lua::replay_for(fx.k, true, req)));
     REQUIRE(r.ok());
     CO_LET(auto rec, get_record());
     CHECK(rec.value.str == "r:0");
@@ -361,13 +361,13 @@ TEST_CASE("dead letters on a cluster: the mark first, the entry only after it; r
     CHECK(ob.value.integer == 1);
     // Again, with the entry id the first one saw: refused by the record's slot.
     CO_LET(auto again,
-           run_built(*fx.conn, "replay", pushonce::lua::replay_command(fx.k, true, req)));
+           pushonce::lua::run_script(*fx.conn, pushonce::lua::replay_for(fx.k, true, req)));
     CHECK(again.ok());  // r:0 with an entry the caller still lists: an interrupted replay
     auto delivered = redis::command{"HSET", record.key, record.field, "1"};
     CO_LET(auto d, fx.conn->exec(std::move(delivered)));
     REQUIRE(d.ok());
     CO_LET(auto refused,
-           run_built(*fx.conn, "replay", pushonce::lua::replay_command(fx.k, true, req)));
+           pushonce::lua::run_script(*fx.conn, pushonce::lua::replay_for(fx.k, true, req)));
     CHECK(refused.value.error_code() == "not_dead");
   });
 }

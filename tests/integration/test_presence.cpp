@@ -28,16 +28,6 @@ using pushonce::test::redis_fixture;
 
 namespace {
 
-// One script call built by core/lua/presence (EVALSHA, loaded on NOSCRIPT).
-asio::awaitable<pushonce::redis::result> call(pushonce::redis::connection& c, std::string script,
-                                              command one) {
-  std::vector<command> cmds;
-  cmds.push_back(std::move(one));
-  CO_LET(auto rs,
-         pushonce::redis::eval_all(c, pushonce::redis::get_script(script), std::move(cmds)));
-  co_return rs.at(0);
-}
-
 asio::awaitable<long long> integer(pushonce::redis::connection& c, command words) {
   CO_LET(auto r, c.exec(std::move(words)));
   co_return r.value.as_int().value_or(-1);
@@ -55,34 +45,34 @@ TEST_CASE("presence: open and close count sessions over gateways; the last close
   fx.run([&]() -> asio::awaitable<void> {
     auto& c = *fx.conn;
     // Two tabs on two gateways.
-    CO_LET(auto o1, call(c, "presence_open", lua::presence_open_command(fx.k, "ann", "g1~a")));
+    CO_LET(auto o1, lua::run_script(c, lua::presence_open_for(fx.k, "ann", "g1~a")));
     CHECK(o1.value.integer == 1);
-    CO_LET(auto o2, call(c, "presence_open", lua::presence_open_command(fx.k, "ann", "g2~b")));
+    CO_LET(auto o2, lua::run_script(c, lua::presence_open_for(fx.k, "ann", "g2~b")));
     CHECK(o2.value.integer == 2);
     // One tab closes: still present.
-    CO_LET(auto c1, call(c, "presence_close", lua::presence_close_command(fx.k, "ann", "g1~a")));
+    CO_LET(auto c1, lua::run_script(c, lua::presence_close_for(fx.k, "ann", "g1~a")));
     CHECK(c1.value.integer == 1);
     CO_LET(bool absent1, is_absent(fx, "ann"));
     CHECK_FALSE(absent1);
     // A close already counted (a duplicate, or after a fold) changes nothing.
-    CO_LET(auto again, call(c, "presence_close", lua::presence_close_command(fx.k, "ann", "g1~a")));
+    CO_LET(auto again, lua::run_script(c, lua::presence_close_for(fx.k, "ann", "g1~a")));
     CHECK(again.value.integer == -1);
     // The last one closes: absent since now, nothing left in the counts.
-    CO_LET(auto c2, call(c, "presence_close", lua::presence_close_command(fx.k, "ann", "g2~b")));
+    CO_LET(auto c2, lua::run_script(c, lua::presence_close_for(fx.k, "ann", "g2~b")));
     CHECK(c2.value.integer == 0);
     CO_LET(bool absent2, is_absent(fx, "ann"));
     CHECK(absent2);
     CO_LET(long long counted, integer(c, cmd({"HLEN", lua::presence_key(fx.k, "count")})));
     CHECK(counted == 0);
     // A reconnect ends the absence.
-    CO_LET(auto o3, call(c, "presence_open", lua::presence_open_command(fx.k, "ann", "g1~a")));
+    CO_LET(auto o3, lua::run_script(c, lua::presence_open_for(fx.k, "ann", "g1~a")));
     CHECK(o3.value.integer == 1);
     CO_LET(bool absent3, is_absent(fx, "ann"));
     CHECK_FALSE(absent3);
     // An admin join of a user with a session does not make it absent; without one, it does.
-    CO_LET(auto j1, call(c, "presence_joined", lua::presence_joined_command(fx.k, "ann")));
+    CO_LET(auto j1, lua::run_script(c, lua::presence_joined_for(fx.k, "ann")));
     CHECK(j1.value.integer == 0);
-    CO_LET(auto j2, call(c, "presence_joined", lua::presence_joined_command(fx.k, "bob")));
+    CO_LET(auto j2, lua::run_script(c, lua::presence_joined_for(fx.k, "bob")));
     CHECK(j2.value.integer == 1);
     CO_LET(bool bob_absent, is_absent(fx, "bob"));
     CHECK(bob_absent);
@@ -99,17 +89,16 @@ TEST_CASE("presence: a dead gateway is folded in batches; its users are absent, 
     // 250 users on the dying gateway; "both" also has a tab on a live one.
     for (int i = 0; i < 250; ++i) {
       auto u = "u" + std::to_string(i);
-      CO_DO(call(c, "presence_open", lua::presence_open_command(fx.k, u, "dead~1")));
+      CO_DO(lua::run_script(c, lua::presence_open_for(fx.k, u, "dead~1")));
     }
-    CO_DO(call(c, "presence_open", lua::presence_open_command(fx.k, "u0", "dead~1")));
-    CO_DO(call(c, "presence_open", lua::presence_open_command(fx.k, "both", "dead~1")));
-    CO_DO(call(c, "presence_open", lua::presence_open_command(fx.k, "both", "live~2")));
+    CO_DO(lua::run_script(c, lua::presence_open_for(fx.k, "u0", "dead~1")));
+    CO_DO(lua::run_script(c, lua::presence_open_for(fx.k, "both", "dead~1")));
+    CO_DO(lua::run_script(c, lua::presence_open_for(fx.k, "both", "live~2")));
     std::string cursor = "0";
     long long folded = 0;
     bool done = false;
     for (int round = 0; round < 100 && !done; ++round) {
-      CO_LET(auto r,
-             call(c, "presence_fold", lua::presence_fold_command(fx.k, "dead~1", cursor, 50)));
+      CO_LET(auto r, lua::run_script(c, lua::presence_fold_for(fx.k, "dead~1", cursor, 50)));
       auto f = lua::parse_fold_reply(r.value);
       REQUIRE(f);
       folded += f->folded;
@@ -131,8 +120,7 @@ TEST_CASE("presence: a dead gateway is folded in batches; its users are absent, 
     // The instance was alive after all (a pause): it counts its sessions again, once.
     std::vector<std::pair<std::string, std::size_t>> held{{"both", 1}, {"u1", 1}};
     for (int twice = 0; twice < 2; ++twice) {
-      CO_LET(auto r,
-             call(c, "presence_reclaim", lua::presence_reclaim_command(fx.k, "dead~1", held)));
+      CO_LET(auto r, lua::run_script(c, lua::presence_reclaim_for(fx.k, "dead~1", held)));
       CHECK(r.value.integer == (twice == 0 ? 2 : 0));
     }
     CO_LET(auto both2, fx.conn->exec(cmd({"HGET", lua::presence_key(fx.k, "count"), "both"})));
@@ -142,15 +130,12 @@ TEST_CASE("presence: a dead gateway is folded in batches; its users are absent, 
     CO_LET(long long gws2, integer(c, cmd({"ZCARD", lua::presence_key(fx.k, "gws")})));
     CHECK(gws2 == 2);
     // Its sessions close normally afterwards.
-    CO_LET(auto u1_close,
-           call(c, "presence_close", lua::presence_close_command(fx.k, "u1", "dead~1")));
+    CO_LET(auto u1_close, lua::run_script(c, lua::presence_close_for(fx.k, "u1", "dead~1")));
     CHECK(u1_close.value.integer == 0);
-    CO_LET(auto both_close,
-           call(c, "presence_close", lua::presence_close_command(fx.k, "both", "dead~1")));
+    CO_LET(auto both_close, lua::run_script(c, lua::presence_close_for(fx.k, "both", "dead~1")));
     CHECK(both_close.value.integer == 1);
     // A close from the dead instance arriving late counts nothing twice.
-    CO_LET(auto late,
-           call(c, "presence_close", lua::presence_close_command(fx.k, "both", "dead~1")));
+    CO_LET(auto late, lua::run_script(c, lua::presence_close_for(fx.k, "both", "dead~1")));
     CHECK(late.value.integer == -1);
   });
 }
@@ -167,10 +152,10 @@ TEST_CASE("abandonment: the sweep removes ghosts (waiting and assigned) and keep
     // had one (an admin join: absent from the join).
     for (std::string u : {"ghost1", "present", "ghost2", "cli", "holder"}) CO_DO(api.join(q, u));
     for (std::string u : {"ghost1", "present", "ghost2", "holder"})
-      CO_DO(call(c, "presence_open", lua::presence_open_command(fx.k, u, "g~1")));
+      CO_DO(lua::run_script(c, lua::presence_open_for(fx.k, u, "g~1")));
     for (std::string u : {"ghost1", "ghost2"})
-      CO_DO(call(c, "presence_close", lua::presence_close_command(fx.k, u, "g~1")));
-    CO_DO(call(c, "presence_joined", lua::presence_joined_command(fx.k, "cli")));
+      CO_DO(lua::run_script(c, lua::presence_close_for(fx.k, u, "g~1")));
+    CO_DO(lua::run_script(c, lua::presence_joined_for(fx.k, "cli")));
     // "holder" is assigned and has not accepted (no accept timeout: pending at +inf), then
     // leaves. It is first in line: take it out of the waiting list by assigning.
     std::vector<std::string> ids{"r1"};
@@ -186,7 +171,7 @@ TEST_CASE("abandonment: the sweep removes ghosts (waiting and assigned) and keep
     REQUIRE(a.value().has_value());
     CHECK(a.value()->user == "holder");
     for (std::string u : {"ghost1", "present", "ghost2", "cli"}) CO_DO(api.join(q, u));
-    CO_DO(call(c, "presence_close", lua::presence_close_command(fx.k, "holder", "g~1")));
+    CO_DO(lua::run_script(c, lua::presence_close_for(fx.k, "holder", "g~1")));
     CO_LET(auto pend, fx.conn->exec(cmd({"ZSCORE", fx.k.queue(q, "pending"), "holder"})));
     CHECK(pend.value.str == "inf");
 
@@ -205,7 +190,7 @@ TEST_CASE("abandonment: the sweep removes ghosts (waiting and assigned) and keep
       REQUIRE(got);
       auto users = plan.on_read(q, *range, *got);
       if (!users.empty()) {
-        CO_LET(auto r, call(c, "abandon", lua::abandon_command(fx.k, q, 0, users)));
+        CO_LET(auto r, lua::run_script(c, lua::abandon_for(fx.k, q, 0, users)));
         REQUIRE(r.ok());
       }
       abandoned.insert(abandoned.end(), users.begin(), users.end());
@@ -226,17 +211,17 @@ TEST_CASE("abandonment: the sweep removes ghosts (waiting and assigned) and keep
     CO_LET(auto counts, api.resource_counts(q));
     CHECK(counts.value().first == 1);
     // Everything read is dealt with: the drop forgets it; a fresh absence stays.
-    CO_DO(call(c, "presence_close", lua::presence_close_command(fx.k, "present", "g~1")));
+    CO_DO(lua::run_script(c, lua::presence_close_for(fx.k, "present", "g~1")));
     std::map<std::string, std::optional<std::chrono::milliseconds>> afters{{q, 200ms}};
     auto horizon = plan.drop_horizon(afters, now);
     REQUIRE(horizon);
-    CO_LET(auto dropped, call(c, "presence_drop", lua::presence_drop_command(fx.k, *horizon, 100)));
+    CO_LET(auto dropped, lua::run_script(c, lua::presence_drop_for(fx.k, *horizon, 100)));
     CHECK(dropped.value.integer == 4);
     CO_LET(bool still, is_absent(fx, "present"));
     CHECK(still);
     // Running abandon again for a user no longer there does nothing.
     std::vector<std::string> again{"ghost1", "holder"};
-    CO_LET(auto r2, call(c, "abandon", lua::abandon_command(fx.k, q, 0, again)));
+    CO_LET(auto r2, lua::run_script(c, lua::abandon_for(fx.k, q, 0, again)));
     CHECK(lua::parse_abandon_reply(r2.value)->removed == 0);
     CHECK(lua::parse_abandon_reply(r2.value)->ended == 0);
   });
@@ -247,9 +232,9 @@ TEST_CASE("abandonment: abandon.lua is fenced like expire.lua") {
   fx.run([&]() -> asio::awaitable<void> {
     CO_DO(fx.conn->exec(cmd({"SET", fx.k.queue("q", "fence"), "7"})));
     std::vector<std::string> users{"x"};
-    CO_LET(auto r, call(*fx.conn, "abandon", lua::abandon_command(fx.k, "q", 6, users)));
+    CO_LET(auto r, lua::run_script(*fx.conn, lua::abandon_for(fx.k, "q", 6, users)));
     CHECK(r.value.error_code() == "fenced");
-    CO_LET(auto ok, call(*fx.conn, "abandon", lua::abandon_command(fx.k, "q", 7, users)));
+    CO_LET(auto ok, lua::run_script(*fx.conn, lua::abandon_for(fx.k, "q", 7, users)));
     CHECK(ok.ok());
   });
 }
@@ -271,7 +256,7 @@ TEST_CASE("abandonment: a pre-queued ghost leaves the pre-queue too") {
     REQUIRE(j.has_value());
     CHECK(j.value().opens_at.has_value());
     std::vector<std::string> users{"early"};
-    CO_LET(auto r, call(*fx.conn, "abandon", lua::abandon_command(fx.k, q, 0, users)));
+    CO_LET(auto r, lua::run_script(*fx.conn, lua::abandon_for(fx.k, q, 0, users)));
     REQUIRE(r.ok());
     CHECK(lua::parse_abandon_reply(r.value)->removed == 1);
     CO_LET(long long left, integer(*fx.conn, cmd({"ZCARD", fx.k.queue(q, "prequeue")})));

@@ -1,4 +1,4 @@
-// publish.lua called directly through its builder (lua::publish_command,
+// publish.lua called directly through its builder (lua::publish_for,
 // parse_publish_reply): a batch is ONE outbox entry (field m, one line per message) and
 // ONE PUBLISH; idempotency keys inside one batch (a repeat is a duplicate of its first
 // use) and across calls inside the window; a batch of only duplicates writes nothing.
@@ -45,7 +45,7 @@ asio::awaitable<pushonce::redis::result> publish(pushonce::redis::connection& c,
   s.dedup_window = std::chrono::milliseconds(window_ms);
   s.outbox_retention = std::chrono::minutes(2);
   std::vector<pushonce::redis::command> cmds;
-  cmds.push_back(pushonce::lua::publish_command(k, s, batch));
+  cmds.push_back(pushonce::lua::script_command(pushonce::lua::publish_for(k, s, batch)));
   const auto& script = pushonce::redis::get_script("publish");
   CO_LET(auto rs, pushonce::redis::eval_all(c, script, std::move(cmds)));
   co_return std::move(rs.front());

@@ -125,7 +125,8 @@ TEST_CASE("revoke.lua: bad input is refused before Redis and by the script") {
     REQUIRE_FALSE(bad_life);
     CHECK(bad_life.error().code == errc::bad_request);
     // The script itself checks its arguments too (a caller that skipped the checks).
-    std::vector<pushonce::redis::command> raw{lua::revoke_command(fx.k, "ada", true, 0ms)};
+    std::vector<pushonce::redis::command> raw{
+        lua::script_command(lua::revoke_for(fx.k, "ada", true, 0ms))};
     CO_LET(auto rs, pushonce::redis::eval_all(*fx.conn, pushonce::redis::get_script("revoke"),
                                               std::move(raw)));
     CHECK(rs.at(0).value.is_error());

@@ -56,16 +56,6 @@ std::vector<std::string> users_named(const std::string& prefix, int n) {
   return out;
 }
 
-// One opening script call (built outside the co_await).
-asio::awaitable<pushonce::redis::result> opening_call(pushonce::redis::connection& c,
-                                                      const char* script,
-                                                      pushonce::redis::command command) {
-  std::vector<pushonce::redis::command> cmds{std::move(command)};
-  auto rs =
-      co_await pushonce::redis::eval_all(c, pushonce::redis::get_script(script), std::move(cmds));
-  co_return rs.at(0);
-}
-
 std::vector<long long> random_keys(std::mt19937_64& rng, long long n) {
   std::vector<long long> out;
   for (long long i = 0; i < n; ++i) out.push_back(static_cast<long long>(rng() >> 15));
@@ -294,9 +284,9 @@ TEST_CASE("opening: shuffled batches under the fencing token; resumed, every use
         }
         std::mt19937_64 rng(42);
         // Not yet due: nothing happens.
-        CO_LET(auto early, opening_call(*fx.conn, "opening_draw",
-                                        pushonce::lua::opening_draw_command(
-                                            fx.k, "q", 5, 0, random_keys(rng, 1000))));
+        CO_LET(auto early,
+               pushonce::lua::run_script(*fx.conn, pushonce::lua::opening_draw_for(
+                                                       fx.k, "q", 5, 0, random_keys(rng, 1000))));
         REQUIRE(early.ok());
         CHECK_FALSE(pushonce::lua::parse_opening_draw_reply(early.value)->due);
         CO_DO(pushonce::test::co_wait_for(
@@ -304,15 +294,15 @@ TEST_CASE("opening: shuffled batches under the fencing token; resumed, every use
 
         // Leader 5 draws one page, moves one batch (wrong: not everyone is drawn: refused),
         // then is "killed".
-        CO_LET(auto d1, opening_call(*fx.conn, "opening_draw",
-                                     pushonce::lua::opening_draw_command(fx.k, "q", 5, 0,
-                                                                         random_keys(rng, 1000))));
+        CO_LET(auto d1,
+               pushonce::lua::run_script(*fx.conn, pushonce::lua::opening_draw_for(
+                                                       fx.k, "q", 5, 0, random_keys(rng, 1000))));
         REQUIRE(d1.ok());
         auto p1 = pushonce::lua::parse_opening_draw_reply(d1.value);
         CHECK(p1->drawn == 1000);
         CHECK_FALSE(p1->done);
-        CO_LET(auto m0, opening_call(*fx.conn, "opening_move",
-                                     pushonce::lua::opening_move_command(fx.k, "q", 5, 1000)));
+        CO_LET(auto m0, pushonce::lua::run_script(
+                            *fx.conn, pushonce::lua::opening_move_for(fx.k, "q", 5, 1000)));
         CHECK(pushonce::lua::parse_opening_move_reply(m0.value)->undrawn);
         // A join now (after the opening time) goes behind the shuffled ones.
         CO_LET(auto late, api.join("q", "late"));
@@ -321,9 +311,9 @@ TEST_CASE("opening: shuffled batches under the fencing token; resumed, every use
         // Leader 6 takes over: starts over; the first page is drawn already.
         long long after = 0, drawn = 0;
         for (;;) {
-          CO_LET(auto d, opening_call(*fx.conn, "opening_draw",
-                                      pushonce::lua::opening_draw_command(fx.k, "q", 6, after,
-                                                                          random_keys(rng, 1000))));
+          CO_LET(auto d, pushonce::lua::run_script(
+                             *fx.conn, pushonce::lua::opening_draw_for(fx.k, "q", 6, after,
+                                                                       random_keys(rng, 1000))));
           REQUIRE(d.ok());
           auto p = pushonce::lua::parse_opening_draw_reply(d.value);
           drawn += p->drawn;
@@ -332,27 +322,26 @@ TEST_CASE("opening: shuffled batches under the fencing token; resumed, every use
         }
         CHECK(drawn == n - 1000);
         // Leader 5 is fenced from now on.
-        CO_LET(auto fenced_move,
-               opening_call(*fx.conn, "opening_move",
-                            pushonce::lua::opening_move_command(fx.k, "q", 5, 10)));
+        CO_LET(auto fenced_move, pushonce::lua::run_script(
+                                     *fx.conn, pushonce::lua::opening_move_for(fx.k, "q", 5, 10)));
         REQUIRE(fenced_move.value.is_error());
         CHECK(fenced_move.value.error_code() == "fenced");
-        CO_LET(auto fenced_draw, opening_call(*fx.conn, "opening_draw",
-                                              pushonce::lua::opening_draw_command(
-                                                  fx.k, "q", 5, 0, random_keys(rng, 10))));
+        CO_LET(auto fenced_draw,
+               pushonce::lua::run_script(*fx.conn, pushonce::lua::opening_draw_for(
+                                                       fx.k, "q", 5, 0, random_keys(rng, 10))));
         CHECK(fenced_draw.value.error_code() == "fenced");
 
         // One batch by leader 6, then "killed" again; leader 7 finishes.
-        CO_LET(auto m1, opening_call(*fx.conn, "opening_move",
-                                     pushonce::lua::opening_move_command(fx.k, "q", 6, 1000)));
+        CO_LET(auto m1, pushonce::lua::run_script(
+                            *fx.conn, pushonce::lua::opening_move_for(fx.k, "q", 6, 1000)));
         auto r1 = pushonce::lua::parse_opening_move_reply(m1.value);
         CHECK(r1->moved == 1000);
         CHECK(r1->left == n + 1 - 1000);
         long long moved = r1->moved, calls = 1;
         for (long long from = 0;;) {
-          CO_LET(auto again, opening_call(*fx.conn, "opening_draw",
-                                          pushonce::lua::opening_draw_command(
-                                              fx.k, "q", 7, from, random_keys(rng, 1000))));
+          CO_LET(auto again, pushonce::lua::run_script(
+                                 *fx.conn, pushonce::lua::opening_draw_for(
+                                               fx.k, "q", 7, from, random_keys(rng, 1000))));
           REQUIRE(again.ok());
           auto p = pushonce::lua::parse_opening_draw_reply(again.value);
           CHECK(p->drawn == 0);  // nothing missing
@@ -360,8 +349,8 @@ TEST_CASE("opening: shuffled batches under the fencing token; resumed, every use
           if (p->done) break;
         }
         for (;;) {
-          CO_LET(auto m, opening_call(*fx.conn, "opening_move",
-                                      pushonce::lua::opening_move_command(fx.k, "q", 7, 1000)));
+          CO_LET(auto m, pushonce::lua::run_script(
+                             *fx.conn, pushonce::lua::opening_move_for(fx.k, "q", 7, 1000)));
           REQUIRE(m.ok());
           auto r = pushonce::lua::parse_opening_move_reply(m.value);
           moved += r->moved;
@@ -433,11 +422,11 @@ TEST_CASE("opening: unshuffled, in join order; a close in the pre-queue keeps it
     // Open without a time: the pre-queue left opens now, in join order.
     CO_LET(auto s, api.settings(change(settings_op::open)));
     CHECK(s.value().settings.state == queue_settings::state_kind::prequeue);
-    CO_LET(auto m, opening_call(*fx.conn, "opening_move",
-                                pushonce::lua::opening_move_command(fx.k, "q", 1, 3)));
+    CO_LET(auto m,
+           pushonce::lua::run_script(*fx.conn, pushonce::lua::opening_move_for(fx.k, "q", 1, 3)));
     CHECK(pushonce::lua::parse_opening_move_reply(m.value)->moved == 3);
-    CO_LET(auto m2, opening_call(*fx.conn, "opening_move",
-                                 pushonce::lua::opening_move_command(fx.k, "q", 1, 3)));
+    CO_LET(auto m2,
+           pushonce::lua::run_script(*fx.conn, pushonce::lua::opening_move_for(fx.k, "q", 1, 3)));
     CHECK(pushonce::lua::parse_opening_move_reply(m2.value)->left == 0);
     std::vector<std::string> want = users_named("u", 5);
     CO_LET(auto list, api.list("q", 10));

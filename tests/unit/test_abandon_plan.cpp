@@ -149,30 +149,34 @@ TEST_CASE("abandon_plan: dead gateway instances: lapsed or replaced heartbeat, a
 
 TEST_CASE("presence scripts: each names its KEYS in the builder's order") {
   pushonce::keys k("t");
-  auto open = command_keys(pushonce::lua::presence_open_command(k, "u", "g~1"));
+  auto open =
+      command_keys(pushonce::lua::script_command(pushonce::lua::presence_open_for(k, "u", "g~1")));
   CHECK(key_names("presence_open") ==
         std::vector<std::string>{"count", "gateway", "gateways", "absent"});
   CHECK(open == std::vector<std::string>{"t:{presence}:count", "t:{presence}:gw:g~1",
                                          "t:{presence}:gws", "t:{presence}:absent"});
-  auto close = command_keys(pushonce::lua::presence_close_command(k, "u", "g~1"));
+  auto close =
+      command_keys(pushonce::lua::script_command(pushonce::lua::presence_close_for(k, "u", "g~1")));
   CHECK(key_names("presence_close") == std::vector<std::string>{"count", "gateway", "absent"});
   CHECK(close == std::vector<std::string>{"t:{presence}:count", "t:{presence}:gw:g~1",
                                           "t:{presence}:absent"});
   CHECK(key_names("presence_joined") == std::vector<std::string>{"count", "absent"});
-  CHECK(command_keys(pushonce::lua::presence_joined_command(k, "u")) ==
+  CHECK(command_keys(pushonce::lua::script_command(pushonce::lua::presence_joined_for(k, "u"))) ==
         std::vector<std::string>{"t:{presence}:count", "t:{presence}:absent"});
   CHECK(key_names("presence_fold") ==
         std::vector<std::string>{"count", "gateway", "gateways", "absent"});
-  CHECK(command_keys(pushonce::lua::presence_fold_command(k, "g~1", "0", 10)) == open);
+  CHECK(command_keys(pushonce::lua::script_command(
+            pushonce::lua::presence_fold_for(k, "g~1", "0", 10))) == open);
   CHECK(key_names("presence_drop") == std::vector<std::string>{"absent"});
   CHECK(key_names("presence_reclaim") ==
         std::vector<std::string>{"count", "gateway", "gateways", "absent"});
   std::vector<std::pair<std::string, std::size_t>> held{{"u", 2}};
-  auto reclaim = pushonce::lua::presence_reclaim_command(k, "g~1", held);
+  auto reclaim = pushonce::lua::script_command(pushonce::lua::presence_reclaim_for(k, "g~1", held));
   CHECK(command_keys(reclaim) == open);
   CHECK(std::vector<std::string>(reclaim.end() - 3, reclaim.end()) ==
         std::vector<std::string>{"g~1", "u", "2"});
-  auto ab = command_keys(pushonce::lua::abandon_command(k, "q", 3, {"u"}));
+  auto ab =
+      command_keys(pushonce::lua::script_command(pushonce::lua::abandon_for(k, "q", 3, {"u"})));
   CHECK(key_names("abandon") == std::vector<std::string>{"waiting", "events", "pending", "stats",
                                                          "fence", "prequeue", "draw"});
   REQUIRE(ab.size() == 7);

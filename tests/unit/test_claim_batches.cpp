@@ -1,5 +1,5 @@
 // Batches of claims (core/lua/claim): split per cluster slot (claim_groups), the race for a
-// bus payload (claim_batch_command) and the sweeper's marks (batch_done_command, digest).
+// bus payload (claim_batch_for) and the sweeper's marks (batch_done_command, digest).
 #include "core/lua/claim.hpp"
 // (the header under test first: it is self-contained)
 
@@ -15,10 +15,11 @@ namespace test_claim_batches_unit {
 
 using pushonce::bus_message;
 using pushonce::keys;
-using pushonce::lua::claim_batch_command;
+using pushonce::lua::claim_batch_for;
 using pushonce::lua::claim_groups;
 using pushonce::lua::parse_claim_batch_reply;
 using pushonce::lua::race_before_parse;
+using pushonce::lua::script_command;
 using pushonce::redis::reply;
 
 namespace {
@@ -58,19 +59,20 @@ TEST_CASE("claim_groups: one group per slot, in first-seen order, indices in bat
   CHECK(claim_groups(keys("ns"), batch).size() == 1);
 }
 
-TEST_CASE("claim_batch_command: one key named by the first message, owner and lease") {
+TEST_CASE("claim_batch_for: one key named by the first message, owner and lease") {
   keys k("ns");
   std::vector<bus_message> batch = {msg("8192", "alice"), msg("12288", "bob")};
-  auto cmd = claim_batch_command(k, batch.front().id, "w1:7", std::chrono::milliseconds(5000));
+  auto cmd =
+      script_command(claim_batch_for(k, batch.front().id, "w1:7", std::chrono::milliseconds(5000)));
   const std::vector<std::string> want{
       "EVALSHA", pushonce::redis::get_script("claim_batch").sha1, "1", "ns:b:8192", "w1:7", "5000"};
   CHECK(std::vector<std::string>(cmd.begin(), cmd.end()) == want);
   // The same payload heard by another worker races for the same key; the next does not.
   std::vector<bus_message> next = {msg("16384", "carol")};
-  CHECK(claim_batch_command(k, batch.front().id, "w2:1", std::chrono::milliseconds(5000))[3] ==
-        cmd[3]);
-  CHECK(claim_batch_command(k, next.front().id, "w1:8", std::chrono::milliseconds(5000))[3] ==
-        "ns:b:16384");
+  CHECK(script_command(claim_batch_for(k, batch.front().id, "w2:1",
+                                       std::chrono::milliseconds(5000)))[3] == cmd[3]);
+  CHECK(script_command(claim_batch_for(k, next.front().id, "w1:8",
+                                       std::chrono::milliseconds(5000)))[3] == "ns:b:16384");
 }
 
 TEST_CASE("race_before_parse: a payload one claim call takes whole races on its first line") {

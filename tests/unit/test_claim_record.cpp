@@ -283,7 +283,7 @@ TEST_CASE("parse_claim_reply: unpublished is done with its frame pending; not fi
   CHECK(lua::batch_finished(*p));
 }
 
-TEST_CASE("published_command: a claim key, an id and a frame per message; p or s") {
+TEST_CASE("published_for: a claim key, an id and a frame per message; p or s") {
   pushonce::keys k("ns");
   std::vector<pushonce::bus_message> batch(2);
   batch[0].id = "4096";
@@ -294,7 +294,7 @@ TEST_CASE("published_command: a claim key, an id and a frame per message; p or s
   batch[1].tail = R"(,"kind":"message","data":2,"ts":5})";
   std::vector<std::size_t> which{1};
   std::vector<long long> offsets{7};
-  auto c = lua::published_command(k, false, batch, which, offsets);
+  auto c = lua::script_command(lua::published_for(k, false, batch, which, offsets));
   // EVALSHA sha numkeys key... arg...
   REQUIRE(c.size() == 7);
   CHECK(c[0] == "EVALSHA");
@@ -303,10 +303,10 @@ TEST_CASE("published_command: a claim key, an id and a frame per message; p or s
   CHECK(c[4] == "p");
   CHECK(c[5] == "8192");
   CHECK(c[6] == pushonce::render_frame(batch[1], 7));
-  CHECK(lua::published_command(k, true, batch, which, offsets)[4] == "s");
+  CHECK(lua::script_command(lua::published_for(k, true, batch, which, offsets))[4] == "s");
 }
 
-TEST_CASE("claim_command: the KEYS/ARGV layout of claim.lua's header") {
+TEST_CASE("claim_for: the KEYS/ARGV layout of claim.lua's header") {
   keys k("ns");
   lua::claim_settings s;
   s.owner = "w1-9";
@@ -319,7 +319,7 @@ TEST_CASE("claim_command: the KEYS/ARGV layout of claim.lua's header") {
   std::vector<bus_message> batch{
       msg("4096", "alice", R"(,"kind":"message","data":1,"ts":1700000000002})", 1700000000002),
       msg("8192", "bob", R"(,"kind":"message","data":2,"ts":1700000000001})", 1700000000001)};
-  auto cmd = lua::claim_command(k, s, batch);
+  auto cmd = lua::script_command(lua::claim_for(k, s, batch));
   const std::vector<std::string> expect{"EVALSHA",
                                         redis::get_script("claim").sha1,
                                         "2",
@@ -344,59 +344,61 @@ TEST_CASE("claim_command: the KEYS/ARGV layout of claim.lua's header") {
 
   // The publish mode (ARGV[9]): SPUBLISH on a cluster, or none (the caller publishes).
   s.publish = lua::publish_mode::sharded;
-  CHECK(lua::claim_command(k, s, batch)[13] == "s");
+  CHECK(lua::script_command(lua::claim_for(k, s, batch))[13] == "s");
   s.publish = lua::publish_mode::none;
-  CHECK(lua::claim_command(k, s, batch)[13] == "n");
+  CHECK(lua::script_command(lua::claim_for(k, s, batch))[13] == "n");
   s.publish = lua::publish_mode::classic;
 
   // lease_only: an empty tail for that message only.
-  auto lo = lua::claim_command(k, s, batch, {false, true});
+  auto lo = lua::script_command(lua::claim_for(k, s, batch, {false, true}));
   CHECK(lo[15] == batch[0].tail);
   CHECK(lo[17].empty());
-  auto lo1 = lua::claim_command(k, s, batch, {true});  // shorter than the batch
+  auto lo1 = lua::script_command(lua::claim_for(k, s, batch, {true}));  // shorter than the batch
   CHECK(lo1[15].empty());
   CHECK(lo1[17] == batch[1].tail);
 
   // Messages without a publish time (ts 0) are left out of the oldest; none known: 0.
   std::vector<bus_message> unknown{msg("4096", "alice", "", 0)};
-  CHECK(lua::claim_command(k, s, unknown)[11] == "0");
+  CHECK(lua::script_command(lua::claim_for(k, s, unknown))[11] == "0");
 }
 
 TEST_CASE("release, dead_letter, session, ack: the KEYS/ARGV layout of each script's header") {
   keys k("ns");
   auto m = msg("4096", "alice", R"(,"kind":"message","data":1,"ts":1})");
-  CHECK(lua::release_command(k, m, "w1-3") ==
+  CHECK(lua::script_command(lua::release_for(k, m, "w1-3")) ==
         std::vector<std::string>{"EVALSHA", redis::get_script("release").sha1, "1",
                                  "ns:{bus:0}:c:0:0", "w1-3", "4096"});
   // A cluster: the dead-letter stream is in another slot; the caller adds the entry (the
   // entry's arguments go empty: dead_letter.lua reads them only with the stream).
-  CHECK(lua::dead_letter_command(k, true, m, "w1-3", "poison", std::chrono::milliseconds(120000)) ==
+  CHECK(lua::script_command(lua::dead_letter_for(k, true, m, "w1-3", "poison",
+                                                 std::chrono::milliseconds(120000))) ==
         std::vector<std::string>{"EVALSHA", redis::get_script("dead_letter").sha1, "1",
                                  "ns:{bus:0}:c:0:0", "w1-3", "poison", "120000", "4096", "", "", "",
                                  "", "", ""});
   // A single Redis: the dead-letter stream and the entry's fields come too.
-  CHECK(lua::dead_letter_command(k, false, m, "w1-3", "poison", std::chrono::milliseconds(120000),
-                                 5) ==
+  CHECK(lua::script_command(lua::dead_letter_for(k, false, m, "w1-3", "poison",
+                                                 std::chrono::milliseconds(120000), 5)) ==
         std::vector<std::string>{"EVALSHA", redis::get_script("dead_letter").sha1, "2",
                                  "ns:{bus:0}:c:0:0", "ns:dead-letters", "w1-3", "poison", "120000",
                                  "4096", "10000", "4096", "alice", m.src, "5", m.raw});
-  CHECK(lua::session_command(k, "alice", "E1", std::nullopt) ==
+  CHECK(lua::script_command(lua::session_for(k, "alice", "E1", std::nullopt)) ==
         std::vector<std::string>{"EVALSHA", redis::get_script("session").sha1, "1",
                                  "ns:{bus:0}:u:alice:meta", "E1"});
-  CHECK(lua::session_command(k, "alice", "E1", std::chrono::milliseconds(600000)).back() ==
-        "600000");
+  CHECK(lua::script_command(lua::session_for(k, "alice", "E1", std::chrono::milliseconds(600000)))
+            .back() == "600000");
   // the client's since: ARGV[3..4] (an empty idle ttl keeps the places), ARGV[5] 'r'
-  CHECK(lua::session_command(k, "alice", "E2", std::nullopt, lua::session_since{"E1", 7}) ==
+  CHECK(lua::script_command(
+            lua::session_for(k, "alice", "E2", std::nullopt, lua::session_since{"E1", 7})) ==
         std::vector<std::string>{"EVALSHA", redis::get_script("session").sha1, "1",
                                  "ns:{bus:0}:u:alice:meta", "E2", "", "E1", "7"});
-  CHECK(lua::session_command(k, "alice", "E2", std::chrono::milliseconds(5),
-                             lua::session_since{"E1", 7, true}) ==
+  CHECK(lua::script_command(lua::session_for(k, "alice", "E2", std::chrono::milliseconds(5),
+                                             lua::session_since{"E1", 7, true})) ==
         std::vector<std::string>{"EVALSHA", redis::get_script("session").sha1, "1",
                                  "ns:{bus:0}:u:alice:meta", "E2", "5", "E1", "7", "r"});
-  CHECK(lua::ack_command(k, "alice", 12, std::nullopt) ==
+  CHECK(lua::script_command(lua::ack_for(k, "alice", 12, std::nullopt)) ==
         std::vector<std::string>{"EVALSHA", redis::get_script("ack").sha1, "1",
                                  "ns:{bus:0}:u:alice:meta", "12"});
-  CHECK(lua::ack_command(k, "alice", 12, std::string("E1")).back() == "E1");
+  CHECK(lua::script_command(lua::ack_for(k, "alice", 12, std::string("E1"))).back() == "E1");
 }
 
 }  // namespace test_claim_record_unit

@@ -105,11 +105,11 @@ TEST_CASE("opening plan: draw keys are 49-bit integers from 7 random bytes") {
 
 TEST_CASE("opening scripts: the KEYS/ARGV layout of their headers") {
   keys k("ns");
-  CHECK(lua::opening_draw_command(k, "q", 7, 0, {5, 6}) ==
+  CHECK(lua::script_command(lua::opening_draw_for(k, "q", 7, 0, {5, 6})) ==
         redis::command{"EVALSHA", redis::get_script("opening_draw").sha1, "4", "ns:{q:q}:settings",
                        "ns:{q:q}:prequeue", "ns:{q:q}:prequeue:draw", "ns:{q:q}:fence", "7", "0",
                        "5", "6"});
-  CHECK(lua::opening_move_command(k, "q", 7, 1000) ==
+  CHECK(lua::script_command(lua::opening_move_for(k, "q", 7, 1000)) ==
         redis::command{"EVALSHA", redis::get_script("opening_move").sha1, "8", "ns:{q:q}:settings",
                        "ns:{q:q}:prequeue", "ns:{q:q}:prequeue:draw", "ns:{q:q}:fence",
                        "ns:{q:q}:waiting", "ns:{q:q}:ticket", "ns:{q:q}:events",

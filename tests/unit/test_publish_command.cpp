@@ -1,4 +1,4 @@
-// lua::publish_command: the KEYS/ARGV layout of publish.lua, on a single Redis (PUBLISH on
+// lua::publish_for: the KEYS/ARGV layout of publish.lua, on a single Redis (PUBLISH on
 // NS:bus) and on a Redis Cluster (SPUBLISH on the shard's own NS:{bus:N}:ch).
 #include "core/lua/publish.hpp"
 // (the header under test first: it is self-contained)
@@ -13,7 +13,7 @@ namespace test_publish_command_unit {
 
 using namespace pushonce;
 
-TEST_CASE("publish_command: classic on one Redis, sharded channel per bus shard on a cluster") {
+TEST_CASE("publish_for: classic on one Redis, sharded channel per bus shard on a cluster") {
   keys k("ns", 16);  // shard 3 of 16 keeps the tag bus:3
   std::vector<lua::publish_item> batch{{"alice", "1", std::string("k1")}, {"bob", "2", {}}};
   lua::publish_settings s;
@@ -40,10 +40,10 @@ TEST_CASE("publish_command: classic on one Redis, sharded channel per bus shard 
                                          "bob",
                                          "2",
                                          "0"};
-  CHECK(lua::publish_command(k, s, batch) == classic);
+  CHECK(lua::script_command(lua::publish_for(k, s, batch)) == classic);
 
   s.sharded = true;
-  auto sharded = lua::publish_command(k, s, batch);
+  auto sharded = lua::script_command(lua::publish_for(k, s, batch));
   CHECK(sharded[9] == "ns:{bus:3}:ch");
   CHECK(sharded[10] == "s");
   // SPUBLISH inside the script must stay in the script's slot.
@@ -53,14 +53,14 @@ TEST_CASE("publish_command: classic on one Redis, sharded channel per bus shard 
 }
 
 TEST_CASE(
-    "publish_command: on one Redis the stats key and the rate bucket come before the "
+    "publish_for: on one Redis the stats key and the rate bucket come before the "
     "idempotency keys") {
   keys k("ns");
   std::vector<lua::publish_item> batch{{"alice", "1", std::string("k1")}};
   lua::publish_settings s;
   s.count_in_stats = true;
   s.rate = lua::publish_rate{"ns:ratelimit:api:00ff", 100, 200};
-  auto cmd = lua::publish_command(k, s, batch);
+  auto cmd = lua::script_command(lua::publish_for(k, s, batch));
   REQUIRE(cmd.size() == 3 + 5 + 8 + 3);
   CHECK(cmd[2] == "5");
   CHECK(cmd[5] == "ns:stats");
@@ -72,7 +72,7 @@ TEST_CASE(
   CHECK(cmd[16] == "alice");
 
   s.rate.reset();
-  auto stats_only = lua::publish_command(k, s, batch);
+  auto stats_only = lua::script_command(lua::publish_for(k, s, batch));
   CHECK(stats_only[2] == "4");
   CHECK(stats_only[6] == "ns:{bus:0}:idem:alice:k1");
   CHECK(stats_only[12] == "0");

@@ -138,7 +138,7 @@ TEST_CASE("settings.lua: the KEYS/ARGV layout of its header, and its reply") {
   c.op = lua::settings_op::set;
   c.fields = {{"max_waiting", "10"}};
   const auto& script = redis::get_script("settings");
-  CHECK(lua::settings_command(k, c) ==
+  CHECK(lua::script_command(lua::settings_for(k, c)) ==
         redis::command{"EVALSHA", script.sha1, "4", "ns:{q:q}:settings", "ns:{q:q}:registered",
                        "ns:{q:q}:prequeue", "ns:{q:q}:assigned", "q", "ns:leader:wake", "set", "",
                        "0", "max_waiting", "10"});
@@ -147,7 +147,7 @@ TEST_CASE("settings.lua: the KEYS/ARGV layout of its header, and its reply") {
   c.op = lua::settings_op::open;
   c.opens_at = 1700000000000;
   c.shuffle = true;
-  CHECK(lua::settings_command(k, c) ==
+  CHECK(lua::script_command(lua::settings_for(k, c)) ==
         redis::command{"EVALSHA", script.sha1, "4", "ns:{q:q}:settings", "ns:{q:q}:registered",
                        "ns:{q:q}:prequeue", "ns:{q:q}:assigned", "q", "ns:leader:wake", "open",
                        "1700000000000", "1"});

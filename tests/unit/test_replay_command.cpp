@@ -28,17 +28,17 @@ TEST_CASE("replay.lua: the KEYS/ARGV layout of its header, a single Redis and a 
   keys k("ns");
   const auto& sha = redis::get_script("replay").sha1;
   auto r = request();
-  CHECK(lua::replay_command(k, false, r) ==
+  CHECK(lua::script_command(lua::replay_for(k, false, r)) ==
         redis::command{"EVALSHA", sha, "3", "ns:{bus:0}:c:0:0", "ns:dead-letters",
                        "ns:{bus:0}:outbox", "4096", "120000", "ns:bus", "{...}", "1-0", "2-0"});
-  CHECK(lua::replay_command(k, true, r) == redis::command{"EVALSHA", sha, "1", "ns:{bus:0}:c:0:0",
-                                                          "4096", "120000", "ns:bus", "{...}",
-                                                          "1-0", "2-0"});
+  CHECK(lua::script_command(lua::replay_for(k, true, r)) ==
+        redis::command{"EVALSHA", sha, "1", "ns:{bus:0}:c:0:0", "4096", "120000", "ns:bus", "{...}",
+                       "1-0", "2-0"});
   // No entry found: the record and the stream only (the script answers not_dead/not_found).
   r.entries.clear();
-  CHECK(lua::replay_command(k, false, r) == redis::command{"EVALSHA", sha, "2", "ns:{bus:0}:c:0:0",
-                                                           "ns:dead-letters", "4096", "120000",
-                                                           "ns:bus", "{...}"});
+  CHECK(lua::script_command(lua::replay_for(k, false, r)) ==
+        redis::command{"EVALSHA", sha, "2", "ns:{bus:0}:c:0:0", "ns:dead-letters", "4096", "120000",
+                       "ns:bus", "{...}"});
   auto f = lua::replay_followups(k, request());
   REQUIRE(f.size() == 3);
   CHECK(f[0] == redis::command{"XADD", "ns:{bus:0}:outbox", "*", "m", "{...}"});
@@ -48,7 +48,7 @@ TEST_CASE("replay.lua: the KEYS/ARGV layout of its header, a single Redis and a 
 
 TEST_CASE("dead_letter_add.lua: its layout; the reply is the count of trimmed entries") {
   keys k("ns");
-  CHECK(dead_letter_entry(k, "", "", "", "malformed", 0, "x") ==
+  CHECK(lua::script_command(dead_letter_entry(k, "", "", "", "malformed", 0, "x")) ==
         redis::command{"EVALSHA", redis::get_script("dead_letter_add").sha1, "1", "ns:dead-letters",
                        "10000", "", "", "", "malformed", "0", "x"});
   redis::reply n;
