@@ -273,9 +273,9 @@ struct client {
     std::string out;
     out.reserve(users.size() * 32);
     for (auto& u : users)
-      out +=
-          fmt::format("{} {} {} {} {} {} {}\n", u.index, u.position, u.assignments,
-                      u.first_assignment_ms, u.duplicates, u.first_position_ms, u.position_frames);
+      out += fmt::format("{} {} {} {} {} {} {} {}\n", u.index, u.position, u.assignments,
+                         u.first_assignment_ms, u.duplicates, u.first_position_ms,
+                         u.position_frames, u.approx ? 1 : 0);
     write_file("report", out);
   }
 
@@ -541,9 +541,12 @@ std::vector<user_state> collect(const std::string& dir, std::vector<std::unique_
     if (!std::filesystem::exists(path)) ++unreported_clients;
     std::ifstream f(path);
     user_state u;
+    int approx = 0;
     while (f >> u.index >> u.position >> u.assignments >> u.first_assignment_ms >> u.duplicates >>
-           u.first_position_ms >> u.position_frames)
+           u.first_position_ms >> u.position_frames >> approx) {
+      u.approx = approx != 0;
       out.push_back(u);
+    }
   }
   return out;
 }
