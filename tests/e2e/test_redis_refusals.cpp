@@ -94,15 +94,16 @@ TEST_CASE("Redis busy in a long script (BUSY): publish API 503, CLI exit 1, a lo
   stack s(redis);
   REQUIRE(s.publish().status == 200);
 
-  // A script that keeps Redis busy for 8 s (longer than the CLI waits for Redis), from a thread
-  // (the call blocks until it ends).
+  // A script that keeps Redis busy for up to 60 s (longer than the CLI waits for Redis,
+  // however slow the machine), from a thread (the call blocks until it ends); it writes
+  // nothing, so SCRIPT KILL ends it once the checks are done.
   // sync_redis gives up after 5 s (it throws): that is expected here, the script runs on.
   std::thread busy([port = redis.port()] {
     try {
       sync_redis r(port);
       r.cmd({"EVAL",
              "local s = redis.call('TIME')[1] + 0 "
-             "while redis.call('TIME')[1] - s < 8 do end return 1",
+             "while redis.call('TIME')[1] - s < 60 do end return 1",
              "0"});
     } catch (const std::exception&) {
     }
@@ -117,6 +118,14 @@ TEST_CASE("Redis busy in a long script (BUSY): publish API 503, CLI exit 1, a lo
       3s, 50ms);
   CHECK(is_busy);
   if (is_busy) expect_unavailable(s, "BUSY", false);
+  REQUIRE(wait_until(
+      [&] {
+        sync_redis killer(redis.port());
+        auto k = killer.cmd({"SCRIPT", "KILL"});
+        return k && (k->type == REDIS_REPLY_STATUS ||
+                     std::string_view(k->str, k->len).starts_with("NOTBUSY"));
+      },
+      10s, 100ms));
   busy.join();
 
   CHECK(wait_until([&] { return s.publish().status == 200; }, 10s, 200ms));
