@@ -56,6 +56,10 @@ po::options_description own_options() {
       ("position-interval-ms", po::value<long long>()->value_name("MS"),
        "a waiting session gets at most one position frame per this long, always the "
        "latest position (default 1000)")
+      ("approx-after", po::value<long long>()->value_name("N"),
+       "beyond this position, position frames carry the position rounded to 3 significant "
+       "digits (\"approx\":true), sent when the rounded value changes and at least every 60 s "
+       "while it moves; 0: always exact (default 10000)")
       ("presence-check-ms", po::value<long long>()->value_name("MS"),
        "how often the gateway checks that its sessions are still counted present; after a "
        "pause longer than its heartbeat they were counted closed, and are counted again "
@@ -204,6 +208,11 @@ gateway::server_options to_options(const command_line& cl) {
     auto ms = vm["position-interval-ms"].as<long long>();
     if (ms < 10 || ms > 600000) throw usage_error("--position-interval-ms: expected 10-600000");
     o.settings.position_interval = std::chrono::milliseconds(ms);
+  }
+  if (vm.count("approx-after")) {
+    auto n = vm["approx-after"].as<long long>();
+    if (n < 0 || n > 1000000000) throw usage_error("--approx-after: expected 0-1000000000");
+    o.settings.approx_after = n;
   }
   if (vm.count("threads")) {
     o.threads = vm["threads"].as<unsigned>();

@@ -217,12 +217,13 @@ std::string render_left(std::string_view queue) {
 }
 
 std::string render_position(std::string_view queue, long long position,
-                            std::optional<long long> eta_s) {
+                            std::optional<long long> eta_s, bool approx) {
   json::object o;
   o["type"] = "position";
   o["queue"] = queue;
   o["position"] = position;
   o["eta_s"] = eta_value(eta_s);
+  if (approx) o["approx"] = true;
   return json::serialize(o);
 }
 

@@ -81,8 +81,10 @@ std::string render_error(errc code, std::string_view message, std::string_view o
 std::string render_joined(std::string_view queue, long long position, long long ticket,
                           std::optional<long long> eta_s = std::nullopt);
 std::string render_left(std::string_view queue);
+/// {"type":"position","queue","position","eta_s"}, with "approx":true when the position is
+/// rounded (far from the head: position_schedule's next_position_frame).
 std::string render_position(std::string_view queue, long long position,
-                            std::optional<long long> eta_s = std::nullopt);
+                            std::optional<long long> eta_s = std::nullopt, bool approx = false);
 /// A pre-queued user: {"type":"joined","queue","position":null,"ticket":null,"eta_s":null,
 /// "opens_at"} and {"type":"position","queue","position":null,"eta_s":null,"opens_at"} (opens_at
 /// null when the queue is no longer in its pre-queue: closed while the user waited in it).

@@ -20,8 +20,10 @@ using clock = position_schedule::clock;
 
 position_notifier::position_notifier(asio::any_io_executor ex,
                                      std::shared_ptr<redis::connection> conn, keys k,
-                                     std::chrono::milliseconds interval, std::size_t reread_chunk)
+                                     std::chrono::milliseconds interval, std::size_t reread_chunk,
+                                     long long approx_after)
     : reread_chunk_(std::max<std::size_t>(reread_chunk, 1)),
+      approx_after_(approx_after),
       strand_(asio::make_strand(ex)),
       estimates_(std::make_shared<wait_estimates>(conn, k)),
       api_(std::move(conn), std::move(k)),
@@ -36,7 +38,9 @@ void position_notifier::watch(std::shared_ptr<session_handle> s, std::string que
     auto& st = self->queues_[q];
     auto* key = s.get();
     if (auto old = st.sessions.find(key); old != st.sessions.end()) drop_watcher(st, old);
-    st.sessions[key] = watcher{std::move(s), std::move(u), ticket, position};
+    // the join's or position answer told it exactly
+    st.sessions[key] = watcher{std::move(s), std::move(u), ticket,
+                               told_position{position, position, false, clock::now()}};
     st.due.set(key, clock::time_point::min());
     add_ticket(st, ticket);
     st.view.watch(ticket, position, seq);
@@ -52,7 +56,7 @@ void position_notifier::watch_prequeued(std::shared_ptr<session_handle> s, std::
     auto* key = s.get();
     if (auto old = st.sessions.find(key); old != st.sessions.end()) drop_watcher(st, old);
     st.prequeued.emplace(u, key);
-    st.sessions[key] = watcher{std::move(s), std::move(u), 0, 0};
+    st.sessions[key] = watcher{std::move(s), std::move(u), 0, {}};
   });
 }
 
@@ -82,7 +86,7 @@ void position_notifier::moved(queue_state& q, long long seq, const queue_event_m
       auto w = q.sessions.find(it->second);
       if (w == q.sessions.end() || w->second.ticket != 0) continue;
       w->second.ticket = ticket;
-      w->second.last = 0;
+      w->second.last = {};
       q.due.set(w->first, clock::time_point::min());
       add_ticket(q, ticket);
       watched = true;
@@ -222,12 +226,13 @@ void position_notifier::push(const std::string& queue, queue_state& q, clock::ti
       drop_watcher(q, w);
       continue;
     }
-    if (at.state == kind::waiting && at.position != w->second.last) {
-      w->second.last = at.position;
-      s->deliver(std::make_shared<const std::string>(
-          render_position(queue, at.position, wait_s_at(at.position, per_min))));
-    }
-    const auto told = w->second.last;
+    if (at.state == kind::waiting)
+      if (auto frame = next_position_frame(w->second.last, at.position, now, approx_after_)) {
+        w->second.last = *frame;
+        s->deliver(std::make_shared<const std::string>(
+            render_position(queue, frame->value, wait_s_at(at.position, per_min), frame->approx)));
+      }
+    const auto told = w->second.last.exact;
     q.due.set(key, now + position_gap(interval, told, wait_s_at(told, per_min)));
   }
   // Sessions put off may still have a change to be told: wake for them until every
@@ -311,7 +316,7 @@ asio::awaitable<void> position_notifier::resync(std::string queue) {
             now.prequeued.erase(p);
             break;
           }
-        w.last = 0;
+        w.last = {};
         now.due.set(key, clock::time_point::min());
       } else {
         --now.sessions_of[w.ticket];  // the view forgets the old ticket in resynced()

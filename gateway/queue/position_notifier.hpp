@@ -44,7 +44,8 @@ class position_notifier : public std::enable_shared_from_this<position_notifier>
 
   position_notifier(boost::asio::any_io_executor ex, std::shared_ptr<redis::connection> conn,
                     keys k, std::chrono::milliseconds interval = std::chrono::seconds(1),
-                    std::size_t reread_chunk = default_reread_chunk);
+                    std::size_t reread_chunk = default_reread_chunk,
+                    long long approx_after = default_approx_after);
 
   /// Thread-safe. The session's user waits with `ticket` at `position` just after the
   /// queue's event `seq` (what its join or position reply said).
@@ -67,7 +68,7 @@ class position_notifier : public std::enable_shared_from_this<position_notifier>
     std::weak_ptr<session_handle> s;
     std::string user;
     long long ticket = 0;  // 0: pre-queued
-    long long last = 0;    // the position the session was last told
+    told_position last;    // what the session was last told (exact 0: nothing yet)
   };
   struct queue_state {
     queue_view view;
@@ -96,6 +97,7 @@ class position_notifier : public std::enable_shared_from_this<position_notifier>
   boost::asio::awaitable<void> resync(std::string queue);
 
   std::size_t reread_chunk_;
+  long long approx_after_;
   backoff reread_backoff_{std::chrono::milliseconds(500), std::chrono::seconds(10),
                           std::chrono::milliseconds(200)};
   boost::asio::strand<boost::asio::any_io_executor> strand_;

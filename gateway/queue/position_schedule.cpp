@@ -31,6 +31,25 @@ position_schedule::clock::duration position_gap(position_schedule::clock::durati
   return std::clamp<position_schedule::clock::duration>(tenth, interval, most);
 }
 
+long long round_3_significant(long long v) {
+  long long scale = 1;
+  while (v / scale >= 1000) scale *= 10;
+  if (scale == 1) return v;
+  return (v + scale / 2) / scale * scale;
+}
+
+std::optional<told_position> next_position_frame(const told_position& last, long long position,
+                                                 position_schedule::clock::time_point now,
+                                                 long long approx_after) {
+  if (position == last.exact) return std::nullopt;
+  if (approx_after <= 0 || position <= approx_after)
+    return told_position{position, position, false, now};
+  const long long rounded = round_3_significant(position);
+  if (rounded != last.value || !last.approx || now - last.at >= approx_refresh)
+    return told_position{rounded, position, true, now};
+  return std::nullopt;
+}
+
 std::vector<std::string> position_schedule::due(clock::time_point now) {
   std::vector<std::string> out;
   for (auto& [q, s] : queues_) {

@@ -54,6 +54,30 @@ inline constexpr std::chrono::seconds cadence_max_gap{20};
 position_schedule::clock::duration position_gap(position_schedule::clock::duration interval,
                                                 long long position, std::optional<long long> eta_s);
 
+/// Far from the head (docs/protocol.md "Position cadence"): beyond `approx_after` a
+/// position frame carries the position rounded to 3 significant digits ("approx":true),
+/// sent when the rounded value changes, and while the position moves at least every
+/// approx_refresh (its eta_s is refreshed too): frames per second stay bounded at any size.
+inline constexpr long long default_approx_after = 10000;
+inline constexpr std::chrono::seconds approx_refresh{60};
+
+/// `v` rounded to 3 significant digits, halves up: 123456 → 123000, 9995 → 10000.
+long long round_3_significant(long long v);
+
+/// What a session was last told (the join's or position answer counts: exact).
+struct told_position {
+  long long value = 0;  // the position in the last frame (rounded when approx)
+  long long exact = 0;  // the exact position it stood for
+  bool approx = false;
+  position_schedule::clock::time_point at{};  // when it was sent
+};
+
+/// The frame to send a session standing at `position` at `now`, given what it was last
+/// told; std::nullopt when nothing is to be sent. `approx_after` 0: always exact.
+std::optional<told_position> next_position_frame(const told_position& last, long long position,
+                                                 position_schedule::clock::time_point now,
+                                                 long long approx_after);
+
 /// The sessions of one queue by the time each may be told its position next: a push
 /// visits only the sessions due (so its cost follows the frames sent, not the number
 /// waiting). Key: a session's identity.

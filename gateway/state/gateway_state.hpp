@@ -52,8 +52,9 @@ struct gateway_settings {
   std::size_t max_frame = 64 * 1024;    // WebSocket payload; over: 1009
   std::size_t max_queue_frames = 1024;  // send queue per session; over: 1013
   std::size_t max_queue_bytes = 4u << 20;
-  std::size_t inbox_page = 100;                       // XRANGE COUNT of a replay
-  std::chrono::milliseconds presence_check{5000};     // --presence-check-ms
+  std::size_t inbox_page = 100;                    // XRANGE COUNT of a replay
+  std::chrono::milliseconds presence_check{5000};  // --presence-check-ms
+  long long approx_after = 10000;  // --approx-after: beyond it, positions go out rounded
   std::chrono::milliseconds position_interval{1000};  // position frames: one per session per
   pushonce::retention retention;                      // of what /api/publish writes
 

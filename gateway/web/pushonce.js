@@ -47,7 +47,8 @@
 //   message     every message frame delivered to the app, once per id, in offset order
 //   assignment  / expired: the messages of that kind (after 'message')
 //   position    every position frame: replies to position() and pushed updates (eta_s:
-//               the estimated wait in seconds or null; waitWords(eta_s) says it)
+//               the estimated wait in seconds or null; waitWords(eta_s) says it;
+//               approx: true when the gateway rounded a position far from the head)
 //   state       (state, detail): 'connecting' | 'resuming' (reconnecting with since) |
 //               'open' (detail: the welcome frame) | 'closed'; after a drop the detail is
 //               the close {code, reason}. 'closed' is final: after close(), or close

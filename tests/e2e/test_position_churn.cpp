@@ -204,3 +204,37 @@ TEST_CASE("position churn: a queue event counter that went back still moves the 
 }
 
 }  // namespace test_position_churn_e2e
+
+namespace test_position_churn_e2e {
+
+// Far from the head (docs/protocol.md "Position cadence by distance"): beyond
+// --approx-after a position frame says "approx":true (its value rounded to 3 significant
+// digits: the unit tests of position_schedule show the rounding), nearer it is exact.
+TEST_CASE("position churn: beyond --approx-after position frames say approx") {
+  deployment d("poschurn", "approx");
+  d.start_leader();
+  auto gw = d.port_of(d.start_gateway({"--dev-auth", "--position-interval-ms",
+                                       std::to_string(interval.count()), "--approx-after", "3"}));
+  REQUIRE_MESSAGE(d.wait_ready(), d.ready_failure());
+  std::vector<waiter> ws;
+  add_waiters(ws, gw, 6);
+  for (std::size_t i = 0; i < ws.size(); ++i) CHECK(ws[i].last == static_cast<long long>(i) + 1);
+
+  REQUIRE(ws[0].ws->send(R"({"op":"leave"})"));
+  REQUIRE(next_of(*ws[0].ws, "left"));
+  for (std::size_t i = 1; i < ws.size(); ++i) {
+    auto f = next_of(*ws[i].ws, "position");
+    CAPTURE(ws[i].user);
+    REQUIRE(f);
+    const auto position = static_cast<long long>(i);
+    CHECK(int_field(*f, "position") == position);
+    const auto* approx = f->if_contains("approx");
+    if (position > 3) {
+      CHECK((approx && approx->is_bool() && approx->as_bool()));
+    } else {
+      CHECK(approx == nullptr);
+    }
+  }
+}
+
+}  // namespace test_position_churn_e2e

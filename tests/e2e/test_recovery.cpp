@@ -114,11 +114,12 @@ TEST_CASE(
   // Every worker heard it and lost the race: nothing on the live path. The sweeper looks at
   // outbox entries only once they are a lease (1 s) old.
   REQUIRE(wait_until([&] { return d.counter("duplicates_suppressed") == 6; }, 5s));
-  observe_quiet(300ms, "a delivery on the live path");
-  CHECK(d.redis().inbox(inbox).empty());
   REQUIRE(wait_until([&] { return d.redis().inbox(inbox).size() == 2; }, 10s));
   CHECK(json::parse(d.redis().inbox(inbox)[1].second).at("id").as_string() == ids[1]);
   REQUIRE(wait_until([&] { return d.counter("redelivered") == 2; }, 5s));
+  // Both by the sweeper (its re-drives), none on the live path: counted, not timed, so a
+  // loaded machine that takes longer than the lease to get here does not matter.
+  CHECK(d.counter("delivered") == 2);
 
   // The next payload is raced for as usual: one worker wins and delivers it at once, then
   // marks it finished for the dedup window (the sweeper reads this key, not 16 records).

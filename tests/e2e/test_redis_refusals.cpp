@@ -17,6 +17,7 @@
 #include "tests/support/deployment.hpp"
 #include "tests/support/redis_server.hpp"
 #include "tests/support/sync_redis.hpp"
+#include "tests/support/wait.hpp"
 #include "tests/support/ws_client.hpp"
 
 // This file's helpers and cases, apart from the other files of its unity batch.
@@ -93,15 +94,16 @@ TEST_CASE("Redis busy in a long script (BUSY): publish API 503, CLI exit 1, a lo
   stack s(redis);
   REQUIRE(s.publish().status == 200);
 
-  // A script that keeps Redis busy for 8 s (longer than the CLI waits for Redis), from a thread
-  // (the call blocks until it ends).
+  // A script that keeps Redis busy for up to 60 s (longer than the CLI waits for Redis,
+  // however slow the machine), from a thread (the call blocks until it ends); it writes
+  // nothing, so SCRIPT KILL ends it once the checks are done.
   // sync_redis gives up after 5 s (it throws): that is expected here, the script runs on.
   std::thread busy([port = redis.port()] {
     try {
       sync_redis r(port);
       r.cmd({"EVAL",
              "local s = redis.call('TIME')[1] + 0 "
-             "while redis.call('TIME')[1] - s < 8 do end return 1",
+             "while redis.call('TIME')[1] - s < 60 do end return 1",
              "0"});
     } catch (const std::exception&) {
     }
@@ -116,6 +118,14 @@ TEST_CASE("Redis busy in a long script (BUSY): publish API 503, CLI exit 1, a lo
       3s, 50ms);
   CHECK(is_busy);
   if (is_busy) expect_unavailable(s, "BUSY", false);
+  REQUIRE(wait_until(
+      [&] {
+        sync_redis killer(redis.port());
+        auto k = killer.cmd({"SCRIPT", "KILL"});
+        return k && (k->type == REDIS_REPLY_STATUS ||
+                     std::string_view(k->str, k->len).starts_with("NOTBUSY"));
+      },
+      10s, 100ms));
   busy.join();
 
   CHECK(wait_until([&] { return s.publish().status == 200; }, 10s, 200ms));
@@ -278,6 +288,80 @@ TEST_CASE(
       seen.insert(json::parse(frame).as_object().at("data").as_object().at("b").as_int64());
     CHECK(seen.size() == static_cast<std::size_t>(batches));
   }
+}
+
+}  // namespace test_redis_refusals_e2e
+
+namespace test_redis_refusals_e2e {
+
+// docs/capacity.md "Leases": a renewal or a release that Redis refuses answers 503 and
+// neither ends nor extends the lease; once Redis takes writes again the release goes through.
+TEST_CASE(
+    "Redis refusing writes (NOREPLICAS): admission renew and release answer 503, the lease "
+    "unchanged") {
+  redis_server redis;
+  deployment d(deployment_options{redis.url(),
+                                  redis.port(),
+                                  unique_namespace("e2e", "leasewrites"),
+                                  {{"PUSHONCE_API_KEY", api_key}},
+                                  {},
+                                  "warn"});
+  d.start_leader();
+  d.start_worker();
+  auto port = d.port_of(d.start_gateway({"--dev-auth"}));
+  REQUIRE_MESSAGE(d.wait_ready(10s), d.ready_failure());
+  auto set = d.admin({"settings", "--session", "300"});
+  REQUIRE_MESSAGE(set.code() == 0, set.describe());
+  auto add = d.admin({"resource", "add", "r1"});
+  REQUIRE_MESSAGE(add.code() == 0, add.describe());
+
+  ws_client ws;
+  ws.connect("127.0.0.1", port, "/ws");
+  REQUIRE(ws.send(hello_frame("lena")));
+  REQUIRE(ws.send(R"({"op":"join"})"));
+  std::string id;
+  REQUIRE(wait_until(
+      [&] {
+        auto f = ws.receive(50ms);
+        if (!f) return false;
+        auto o = json::parse(*f).as_object();
+        if (str_field(o, "type") == "message" && str_field(o, "kind") == "assignment")
+          id = str_field(o, "id");
+        return !id.empty();
+      },
+      10s));
+  headers auth{{"Authorization", std::string("Bearer ") + api_key}};
+  auto state = [&] {
+    auto r = http_request("127.0.0.1", port, "GET", "/api/admission/" + id, {}, auth);
+    REQUIRE_MESSAGE(r.status == 200, r.body);
+    return json::parse(r.body).as_object();
+  };
+  const auto before = state();
+  REQUIRE(before.at("expires_at").is_int64());
+
+  sync_redis r(redis.port());
+  r.cmd({"CONFIG", "SET", "min-replicas-to-write", "1"});
+  for (const char* what : {"renew", "release"}) {
+    auto answer =
+        http_request("127.0.0.1", port, "POST", "/api/admission/" + id + "/" + what, {}, auth);
+    INFO(what, ": ", answer.status, " ", answer.body);
+    CHECK(answer.status == 503);
+    CHECK(str_field(json::parse(answer.body).as_object(), "error") == "unavailable");
+  }
+  auto cli = d.admin({"admission", "release", id, "--json"});
+  INFO(cli.describe());
+  CHECK(cli.code() == 1);
+  CHECK(cli.error() == "redis_unavailable");
+  const auto during = state();
+  CHECK(str_field(during, "state") == "assigned");
+  CHECK(during.at("expires_at") == before.at("expires_at"));
+
+  r.cmd({"CONFIG", "SET", "min-replicas-to-write", "0"});
+  auto released =
+      http_request("127.0.0.1", port, "POST", "/api/admission/" + id + "/release", {}, auth);
+  INFO(released.body);
+  CHECK(released.status == 200);
+  CHECK(str_field(json::parse(released.body).as_object(), "state") == "released");
 }
 
 }  // namespace test_redis_refusals_e2e

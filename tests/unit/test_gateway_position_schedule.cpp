@@ -101,4 +101,75 @@ TEST_CASE("position schedule: a wake for sessions put off, or earlier for a chan
   CHECK_FALSE(s.next());
 }
 
+TEST_CASE("position schedule: far positions round to 3 significant digits, halves up") {
+  using pushonce::gateway::round_3_significant;
+  CHECK(round_3_significant(7) == 7);
+  CHECK(round_3_significant(999) == 999);
+  CHECK(round_3_significant(1234) == 1230);
+  CHECK(round_3_significant(1235) == 1240);
+  CHECK(round_3_significant(9995) == 10000);
+  CHECK(round_3_significant(10001) == 10000);
+  CHECK(round_3_significant(123456) == 123000);
+  CHECK(round_3_significant(999999) == 1000000);
+  CHECK(round_3_significant(1234567) == 1230000);
+}
+
+TEST_CASE("position schedule: near the head every change is told exactly") {
+  using pushonce::gateway::next_position_frame;
+  using pushonce::gateway::told_position;
+  auto t0 = position_schedule::clock::time_point{} + 10s;
+  told_position joined{500, 500, false, t0};
+  CHECK_FALSE(next_position_frame(joined, 500, t0 + 1s, 10000));  // no change: nothing
+  auto f = next_position_frame(joined, 499, t0 + 1s, 10000);
+  REQUIRE(f);
+  CHECK(f->value == 499);
+  CHECK_FALSE(f->approx);
+  // 0 turns rounding off: a far position is told exactly too
+  auto far = next_position_frame(told_position{123456, 123456, false, t0}, 123455, t0, 0);
+  REQUIRE(far);
+  CHECK(far->value == 123455);
+  CHECK_FALSE(far->approx);
+}
+
+TEST_CASE("position schedule: far positions are told when the rounded value changes") {
+  using pushonce::gateway::next_position_frame;
+  using pushonce::gateway::told_position;
+  auto t0 = position_schedule::clock::time_point{} + 10s;
+  // the join told 123,456 exactly: the first move says it is approximate now
+  auto f = next_position_frame(told_position{123456, 123456, false, t0}, 123400, t0 + 1s, 10000);
+  REQUIRE(f);
+  CHECK(f->value == 123000);
+  CHECK(f->approx);
+  CHECK(f->exact == 123400);
+  // moves within the same rounded value: nothing
+  CHECK_FALSE(next_position_frame(*f, 123100, t0 + 2s, 10000));
+  CHECK_FALSE(next_position_frame(*f, 122600, t0 + 30s, 10000));
+  // the rounded value changes: told
+  auto g = next_position_frame(*f, 122400, t0 + 31s, 10000);
+  REQUIRE(g);
+  CHECK(g->value == 122000);
+  CHECK(g->approx);
+  // crossing the threshold: exact again
+  auto h = next_position_frame(told_position{10000, 10040, true, t0}, 10000, t0 + 1s, 10000);
+  REQUIRE(h);
+  CHECK(h->value == 10000);
+  CHECK_FALSE(h->approx);
+}
+
+TEST_CASE("position schedule: a far position that moves is told at least every 60 s") {
+  using pushonce::gateway::approx_refresh;
+  using pushonce::gateway::next_position_frame;
+  using pushonce::gateway::told_position;
+  auto t0 = position_schedule::clock::time_point{} + 10s;
+  told_position last{500000, 500200, true, t0};
+  CHECK_FALSE(next_position_frame(last, 500100, t0 + approx_refresh - 1ms, 10000));
+  auto f = next_position_frame(last, 500100, t0 + approx_refresh, 10000);
+  REQUIRE(f);
+  CHECK(f->value == 500000);
+  CHECK(f->approx);
+  CHECK(f->at == t0 + approx_refresh);
+  // not moving: nothing, however long
+  CHECK_FALSE(next_position_frame(*f, 500100, t0 + 10 * approx_refresh, 10000));
+}
+
 }  // namespace test_gateway_position_schedule_unit
