@@ -74,9 +74,12 @@ TEST_CASE(
       },
       10s));
   d.start_leader(leader_args);  // the standby
+  // Positions exact at any distance (--approx-after 0): 20,401 wait, and each session's
+  // true rank is what is checked (position_schedule's unit tests cover the rounding).
   std::vector<std::uint16_t> gws;
   for (int i = 0; i < 2; ++i)
-    gws.push_back(d.port_of(d.start_gateway({"--dev-auth", "--position-interval-ms", "200"})));
+    gws.push_back(d.port_of(
+        d.start_gateway({"--dev-auth", "--position-interval-ms", "200", "--approx-after", "0"})));
   REQUIRE_MESSAGE(d.wait_ready(), d.ready_failure());
 
   // Users already waiting keep their places ahead of the pre-queue.
