@@ -1,8 +1,5 @@
 #include "gateway/http/gate_routes.hpp"
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/this_coro.hpp>
 #include <boost/json.hpp>
 #include <boost/url/parse.hpp>
 #include <chrono>
@@ -10,6 +7,7 @@
 #include "core/log.hpp"
 #include "core/names.hpp"
 #include "core/queue_api.hpp"
+#include "core/use_tuple.hpp"
 #include "gateway/http/gate.hpp"
 #include "gateway/state/gateway_state.hpp"
 
@@ -41,8 +39,8 @@ http_response gate_refusal(unsigned status, const std::string& error, const std:
   return json_response(status, boost::json::serialize(o), version);
 }
 
-// The renewals the checks of the last second asked for, one batch (fire and forget: a
-// failed renewal is asked again by the next check).
+// The renewals the checks of the last second asked for, one batch (a failed renewal is
+// asked again by the next check).
 asio::awaitable<void> flush_renewals(
     gateway_state& st,
     std::vector<std::pair<std::pair<std::string, std::string>, long long>> batch) {
@@ -107,11 +105,7 @@ asio::awaitable<http_response> gate_route(http_request& req, gateway_state& st) 
   auto answer = gate_decide(*claims, queue, state, at);
   if (answer.status != 204)
     co_return gate_refusal(answer.status, answer.error, answer.message, version);
-  st.gate->renewals.add(claims->queue, claims->jti, at);
-  auto batch = st.gate->renewals.take(std::chrono::steady_clock::now());
-  if (!batch.empty())
-    asio::co_spawn(co_await asio::this_coro::executor, flush_renewals(st, std::move(batch)),
-                   asio::detached);
+  st.gate->renewals.add(claims->queue, claims->jti, at);  // sent by flush_gate_renewals
   http_response res{http::status::no_content, version};
   res.set(http::field::cache_control, "no-store");
   res.set("X-Pushonce-User", claims->sub);
@@ -143,6 +137,19 @@ asio::awaitable<http_response> gate_cookie_route(http_request& req, gateway_stat
           gate_cookie(token, st.settings.dev_auth, st.settings.gate_cookie_domain));
   res.keep_alive(req.keep_alive());
   co_return res;
+}
+
+asio::awaitable<void> flush_gate_renewals(gateway_state& st, asio::steady_timer& timer) {
+  const std::chrono::milliseconds every(1000);
+  while (!st.stopping) {
+    timer.expires_after(every);
+    auto [ec] = co_await timer.async_wait(use_tuple);
+    if (ec || st.stopping) co_return;
+    // the timer paces the batches
+    auto batch =
+        st.gate->renewals.take(std::chrono::steady_clock::now(), std::chrono::milliseconds(0));
+    if (!batch.empty()) co_await flush_renewals(st, std::move(batch));
+  }
 }
 
 }  // namespace pushonce::gateway

@@ -4,6 +4,7 @@
 // admission and second, one renewal batch per second).
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <optional>
 #include <string>
 
@@ -19,5 +20,11 @@ std::optional<http_response> gate_precheck(const http_request& req, gateway_stat
                                            const std::string& client);
 boost::asio::awaitable<http_response> gate_route(http_request& req, gateway_state& st);
 boost::asio::awaitable<http_response> gate_cookie_route(http_request& req, gateway_state& st);
+
+/// Runs until st.stopping (or `timer` is cancelled): once a second, the renewals the gate's
+/// checks asked for since the last batch, one batch (gate_renewals), so that a check no
+/// other check follows is renewed too.
+boost::asio::awaitable<void> flush_gate_renewals(gateway_state& st,
+                                                 boost::asio::steady_timer& timer);
 
 }  // namespace pushonce::gateway

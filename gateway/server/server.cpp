@@ -28,6 +28,7 @@
 #include "core/use_tuple.hpp"
 #include "gateway/auth/authenticator.hpp"
 #include "gateway/auth/key_set.hpp"
+#include "gateway/http/gate_routes.hpp"
 #include "gateway/server/listener.hpp"
 #include "gateway/server/presence_check.hpp"
 #include "gateway/server/revocation_sync.hpp"
@@ -156,6 +157,7 @@ class gateway_process {
         keys_(opts.common.ns, opts.common.bus_shards),
         keep_timer_(control_),
         presence_timer_(control_),
+        gate_renewal_timer_(control_),
         listen_deadline_(control_),
         signals_(control_, SIGINT, SIGTERM),
         hangups_(control_, SIGHUP) {
@@ -222,6 +224,8 @@ class gateway_process {
     asio::co_spawn(control_, keep_inboxes_alive(), exit_on_exception("gateway inbox keep-alive"));
     asio::co_spawn(control_, check_presence(*state_, keys_, presence_timer_),
                    exit_on_exception("gateway presence check"));
+    asio::co_spawn(control_, flush_gate_renewals(*state_, gate_renewal_timer_),
+                   exit_on_exception("gateway gate renewals"));
     signals_.async_wait([this](std::error_code ec, int sig) { on_signal(ec, sig); });
     hangups_.async_wait([this](std::error_code ec, int) { on_hangup(ec); });
   }
@@ -280,6 +284,7 @@ class gateway_process {
     heartbeat_->stop();
     keep_timer_.cancel();
     presence_timer_.cancel();
+    gate_renewal_timer_.cancel();
     listen_deadline_.cancel();
     listener_->stop();
     st.registry.close_all(1001, "going away");
@@ -351,6 +356,7 @@ class gateway_process {
   std::unique_ptr<heartbeat> heartbeat_;
   asio::steady_timer keep_timer_;
   asio::steady_timer presence_timer_;
+  asio::steady_timer gate_renewal_timer_;
   asio::steady_timer listen_deadline_;  // the listener starts by then without a snapshot
   bool listening_ = false;
   asio::signal_set signals_;
