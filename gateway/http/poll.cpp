@@ -4,6 +4,22 @@
 
 namespace pushonce::gateway {
 
+std::string_view poll_action_name(poll_action a) {
+  switch (a) {
+    case poll_action::challenge:
+      return "challenge";
+    case poll_action::join:
+      return "join";
+    case poll_action::ticket:
+      return "ticket";
+    case poll_action::accept:
+      return "accept";
+    case poll_action::leave:
+      return "leave";
+  }
+  return "ticket";
+}
+
 std::optional<poll_target> poll_path(std::string_view path) {
   constexpr std::string_view prefix = "/api/queue/";
   if (path.substr(0, prefix.size()) != prefix) return std::nullopt;

@@ -28,6 +28,8 @@ struct poll_target {
 /// The queue and action of /api/queue/Q/ACTION (ACTION: challenge, join, ticket, accept,
 /// leave); std::nullopt for any other path. The queue name is not validated here.
 std::optional<poll_target> poll_path(std::string_view path);
+/// ACTION as the path names it (an answer's "op").
+std::string_view poll_action_name(poll_action a);
 
 /// Seconds until a poller at `position` (0: pre-queued) with estimated wait `eta_s` should
 /// ask again: 1 s near the head, eta ÷ 10 further back, at most 20 s, and at most a third

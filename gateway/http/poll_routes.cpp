@@ -43,18 +43,20 @@ long long wall_ms() {
 }
 
 http_response frame_answer(const std::string& frame, unsigned version) {
-  // An error frame's code decides the status (the HTTP side of the same refusal).
+  // An error frame's code decides the status (the HTTP side of the same refusal), and the
+  // body is the frame with the HTTP answers' "error" beside its "code".
   auto v = json::parse(frame);
-  const auto& o = v.as_object();
+  auto& o = v.as_object();
   if (o.at("type").as_string() != "error") return json_response(200, frame, version);
-  std::string_view code = o.at("code").as_string();
+  const std::string code(o.at("code").as_string());
+  o["error"] = code;
   unsigned status = code == "not_found"                    ? 404
                     : code == "conflict"                   ? 409
                     : code == "internal"                   ? 500
                     : code == "rate_limited"               ? 429
                     : (code == "closed" || code == "full") ? 403
                                                            : 400;
-  return json_response(status, frame, version);
+  return json_response(status, json::serialize(o), version);
 }
 
 void presence_open(gateway_state& st, pollers& p, const std::string& user, const std::string& queue,
@@ -220,7 +222,12 @@ asio::awaitable<http_response> poll_route(http_request& req, gateway_state& st) 
     }
   }
   if (over_rate) {
-    auto res = error_response(errc::rate_limited, "too many queue operations", version);
+    json::object o{{"type", "error"},
+                   {"code", "rate_limited"},
+                   {"error", "rate_limited"},
+                   {"message", "too many queue operations"},
+                   {"op", poll_action_name(target->action)}};
+    auto res = json_response(429, json::serialize(o), version);
     res.set(http::field::retry_after, "1");
     co_return res;
   }

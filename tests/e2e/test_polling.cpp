@@ -56,6 +56,10 @@ TEST_CASE("polling: join, wait with Retry-After, the admission with its token, a
   CHECK(str_field(body_of(joined), "type") == "joined");
   auto again = poll(port, "POST", "join", "pia");
   CHECK(again.status == 409);
+  // Every refusal has one shape: {"error","message"} with the WebSocket error's fields.
+  CHECK(str_field(body_of(again), "error") == "conflict");
+  CHECK(str_field(body_of(again), "code") == "conflict");
+  CHECK(str_field(body_of(again), "op") == "join");
 
   auto waiting = poll(port, "GET", "ticket", "pia");
   REQUIRE_MESSAGE(waiting.status == 202, waiting.body);
@@ -110,6 +114,9 @@ TEST_CASE("polling: join, wait with Retry-After, the admission with its token, a
       ++limited;
       retry_after = r.field("retry-after");
       CHECK(str_field(body_of(r), "error") == "rate_limited");
+      CHECK(str_field(body_of(r), "code") == "rate_limited");
+      CHECK(str_field(body_of(r), "type") == "error");
+      CHECK(str_field(body_of(r), "op") == (i % 2 ? "leave" : "join"));
     }
   }
   CHECK(limited >= 10);

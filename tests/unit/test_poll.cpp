@@ -19,6 +19,14 @@ TEST_CASE("poll: /api/queue/Q/ACTION") {
   CHECK_FALSE(poll_path("/api/queue-control"));
 }
 
+TEST_CASE("poll: an answer's op names the action as its path does") {
+  for (const char* action : {"challenge", "join", "ticket", "accept", "leave"}) {
+    auto t = poll_path(std::string("/api/queue/q/") + action);
+    REQUIRE(t);
+    CHECK(poll_action_name(t->action) == action);
+  }
+}
+
 TEST_CASE("poll: Retry-After by distance, within a third of the accept timeout") {
   CHECK(poll_retry_after(1, 5, 0) == 1);
   CHECK(poll_retry_after(5000, 600, 0) == 20);  // eta / 10, at most 20
