@@ -47,33 +47,48 @@ long long lease_of(deployment& d, const std::string& user) {
   return rows[0].at("expires_at").as_int64();
 }
 
+// A leader that signs admissions (ES256), a worker and a gateway that verifies them, a queue
+// with 30 s leases and one resource, and `user` admitted to it over a WebSocket session.
+struct admitted_user {
+  temp_dir dir{"pushonce-gate"};
+  deployment d;
+  std::uint16_t port = 0;
+  ws_client ws;
+  std::string id, token;
+
+  admitted_user(const std::string& what, const std::string& user) : d("gate", what) {
+    {
+      std::ofstream out(dir.file("key.pem"), std::ios::binary);
+      out << new_p256_private_pem();
+    }
+    d.start_leader({"--admission-key", dir.file("key.pem")});
+    d.start_worker();
+    port = d.port_of(d.start_gateway({"--dev-auth", "--admission-key", dir.file("key.pem")}));
+    REQUIRE_MESSAGE(d.wait_ready(), d.ready_failure());
+    auto set = d.admin({"settings", "--session", "30"});
+    REQUIRE_MESSAGE(set.code() == 0, set.describe());
+    auto add = d.admin({"resource", "add", "seat-1"});
+    REQUIRE_MESSAGE(add.code() == 0, add.describe());
+    ws.connect("127.0.0.1", port, "/ws");
+    REQUIRE(ws.send(hello_frame(user)));
+    REQUIRE(ws.send(R"({"op":"join"})"));
+    auto assignment = assignment_within(ws, 10s);
+    INFO(d.digest());
+    REQUIRE(assignment);
+    id = str_field(*assignment, "id");
+    token = str_field(assignment->at("data").as_object(), "admission");
+    REQUIRE_FALSE(token.empty());
+  }
+};
+
 }  // namespace
 
 TEST_CASE("gate: a live admission passes with its headers and is renewed; the rest is refused") {
-  temp_dir dir("pushonce-gate");
-  {
-    std::ofstream out(dir.file("key.pem"), std::ios::binary);
-    out << new_p256_private_pem();
-  }
-  deployment d("gate", "check");
-  d.start_leader({"--admission-key", dir.file("key.pem")});
-  d.start_worker();
-  auto port = d.port_of(d.start_gateway({"--dev-auth", "--admission-key", dir.file("key.pem")}));
-  REQUIRE_MESSAGE(d.wait_ready(), d.ready_failure());
-  auto set = d.admin({"settings", "--session", "30"});
-  REQUIRE_MESSAGE(set.code() == 0, set.describe());
-  auto add = d.admin({"resource", "add", "seat-1"});
-  REQUIRE_MESSAGE(add.code() == 0, add.describe());
-  ws_client ws;
-  ws.connect("127.0.0.1", port, "/ws");
-  REQUIRE(ws.send(hello_frame("gwen")));
-  REQUIRE(ws.send(R"({"op":"join"})"));
-  auto assignment = assignment_within(ws, 10s);
-  INFO(d.digest());
-  REQUIRE(assignment);
-  const auto id = str_field(*assignment, "id");
-  const auto token = str_field(assignment->at("data").as_object(), "admission");
-  REQUIRE_FALSE(token.empty());
+  admitted_user a("check", "gwen");
+  auto& d = a.d;
+  const auto port = a.port;
+  const auto id = a.id;
+  const auto token = a.token;
 
   // The cookie a page sets: same origin only; HttpOnly, SameSite=Lax, not Secure in dev.
   const std::string host = "127.0.0.1:" + std::to_string(port);
@@ -153,28 +168,10 @@ TEST_CASE("gate: a live admission passes with its headers and is renewed; the re
 // other check follows is renewed all the same, within about a second (a timer flushes the
 // batch; no check has to come along to carry it out).
 TEST_CASE("gate: the last check's renewal goes out although no check follows it") {
-  temp_dir dir("pushonce-gate");
-  {
-    std::ofstream out(dir.file("key.pem"), std::ios::binary);
-    out << new_p256_private_pem();
-  }
-  deployment d("gate", "lastcheck");
-  d.start_leader({"--admission-key", dir.file("key.pem")});
-  d.start_worker();
-  auto port = d.port_of(d.start_gateway({"--dev-auth", "--admission-key", dir.file("key.pem")}));
-  REQUIRE_MESSAGE(d.wait_ready(), d.ready_failure());
-  auto set = d.admin({"settings", "--session", "30"});
-  REQUIRE_MESSAGE(set.code() == 0, set.describe());
-  auto add = d.admin({"resource", "add", "seat-1"});
-  REQUIRE_MESSAGE(add.code() == 0, add.describe());
-  ws_client ws;
-  ws.connect("127.0.0.1", port, "/ws");
-  REQUIRE(ws.send(hello_frame("lars")));
-  REQUIRE(ws.send(R"({"op":"join"})"));
-  auto assignment = assignment_within(ws, 10s);
-  INFO(d.digest());
-  REQUIRE(assignment);
-  const auto token = str_field(assignment->at("data").as_object(), "admission");
+  admitted_user a("lastcheck", "lars");
+  auto& d = a.d;
+  const auto port = a.port;
+  const auto token = a.token;
   const long long assigned_lease = lease_of(d, "lars");
   REQUIRE(assigned_lease > 0);
 
