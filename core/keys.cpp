@@ -87,6 +87,10 @@ std::string keys::claim(std::string_view u, std::string_view id) const {
 }
 
 std::string keys::claim_bucket(std::string_view u, std::string_view id) const {
+  return claim_bucket_in(shard_of(u), id);
+}
+
+std::string keys::claim_bucket_in(unsigned shard, std::string_view id) const {
   std::uint64_t n = 0;
   auto [end, ec] = std::from_chars(id.data(), id.data() + id.size(), n);
   if (ec != std::errc() || end != id.data() + id.size()) n = 0;
@@ -94,7 +98,7 @@ std::string keys::claim_bucket(std::string_view u, std::string_view id) const {
   suffix += std::to_string(n % 4096);
   suffix += ':';
   suffix += std::to_string(n / 524288);
-  return bus(shard_of(u), suffix);
+  return bus(shard, suffix);
 }
 
 std::string keys::user_channel(std::string_view u) const {

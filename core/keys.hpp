@@ -43,6 +43,8 @@ class keys {
   // (fields: ids) that holds ID's: the ids of one source whose sequences share seq div 128
   // (ID = seq × 4096 + source). An id that is not decimal digits names bucket 0:0.
   std::string claim_bucket(std::string_view u, std::string_view id) const;
+  // The same bucket of bus shard `shard` (a lookup that does not know the user).
+  std::string claim_bucket_in(unsigned shard, std::string_view id) const;
 
   // NS:b:ID: the race for the bus payload whose first message is ID (claim_batch.lua).
   std::string batch(std::string_view first_id) const;

@@ -273,11 +273,22 @@ asio::awaitable<outcome<std::pair<long long, long long>>> queue_api::resource_co
   co_return std::pair{rs[0].value.integer, rs[1].value.integer};
 }
 
-asio::awaitable<outcome<long long>> queue_api::source_index(std::string queue) {
+asio::awaitable<outcome<long long>> queue_api::source_index(std::string queue, long long held) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
-  auto in = lua::source_for_queue(keys_, queue);
+  auto in = lua::source_for_queue(keys_, queue, held);
   auto r = co_await lua::run_script(*conn_, std::move(in));
-  co_return lua::source_reply_of(r);
+  auto idx = lua::source_reply_of(r);
+  if (!idx || wait_replicas_ == 0) co_return idx;
+  // An allocation a failover could lose is not used: two queues would share its ids.
+  std::vector<std::string> route{keys_.plain("sources")};
+  std::vector<redis::command> wait;
+  wait.push_back({"WAIT", std::to_string(wait_replicas_), std::to_string(wait_timeout_.count())});
+  auto acks = co_await conn_->exec_all_at(route, std::move(wait));
+  if (acks.empty() || !acks[0].ok() || acks[0].value.as_int().value_or(0) < wait_replicas_)
+    co_return failure{errc::redis_unavailable,
+                      "WAIT " + std::to_string(wait_replicas_) +
+                          " confirmed fewer replicas for the source index of queue " + queue};
+  co_return idx;
 }
 
 asio::awaitable<outcome<std::optional<admission::record>>> queue_api::admission_record(

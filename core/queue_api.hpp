@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/admission_plan.hpp"
+#include "core/id_floor.hpp"
 #include "core/keys.hpp"
 #include "core/lua/assign.hpp"
 #include "core/lua/capacity.hpp"
@@ -122,8 +123,10 @@ class queue_api {
                                                                         long long fencing_token,
                                                                         long long max);
 
-  /// The queue's source index for message ids (allocated once per queue name).
-  boost::asio::awaitable<outcome<long long>> source_index(std::string queue);
+  /// The queue's source index for message ids (allocated once per queue name). `held`: the
+  /// index the caller uses (0: none), put back if a failover lost it and no other queue took
+  /// it. With --wait-replicas the answer is on that many replicas first (else unavailable).
+  boost::asio::awaitable<outcome<long long>> source_index(std::string queue, long long held = 0);
   /// A batch of one: the one assignment, or std::nullopt when nobody waits or nothing is free.
   boost::asio::awaitable<outcome<std::optional<assignment>>> assign_one(
       std::string queue, long long source, long long fencing_token, long long accept_timeout_ms);
@@ -167,6 +170,8 @@ class queue_api {
   static failure bad_name(const char* what, const std::string& name);
   lua::assign_settings assign_settings_for(long long source, long long fencing_token,
                                            long long accept_timeout_ms, long long max) const;
+  /// `batch` as made: its ids raise the least base of `queue`'s next ids (ids_made_).
+  std::vector<assignment> made(const std::string& queue, std::vector<assignment> batch);
   /// With --wait-replicas: the bus message of a call on `queue`'s slot, once replicated.
   boost::asio::awaitable<void> publish_replicated(const std::string& queue,
                                                   const redis::reply& reply, std::size_t width);
@@ -178,6 +183,7 @@ class queue_api {
   int wait_replicas_ = 0;
   std::chrono::milliseconds wait_timeout_{100};
   long long wait_short_ = 0;
+  id_floor ids_made_;  // the least base of each queue's next ids (a rollback cannot repeat them)
 };
 
 }  // namespace pushonce

@@ -28,6 +28,11 @@ lua::assign_settings queue_api::assign_settings_for(long long source, long long 
           .publish = wait_replicas_ == 0};
 }
 
+std::vector<assignment> queue_api::made(const std::string& queue, std::vector<assignment> batch) {
+  for (const auto& a : batch) ids_made_.saw(queue, a.id);
+  return batch;
+}
+
 asio::awaitable<void> queue_api::publish_replicated(const std::string& queue,
                                                     const redis::reply& reply, std::size_t width) {
   auto payload = lua::bus_message_of(reply, width);
@@ -56,18 +61,19 @@ asio::awaitable<outcome<std::vector<assignment>>> queue_api::assign_batch(
     std::string queue, long long source, long long fencing_token, long long accept_timeout_ms,
     long long max) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
-  auto in = lua::assign_for(keys_, queue,
-                            assign_settings_for(source, fencing_token, accept_timeout_ms, max));
+  auto s = assign_settings_for(source, fencing_token, accept_timeout_ms, max);
+  s.least_seq = ids_made_.at(queue);
+  auto in = lua::assign_for(keys_, queue, s);
   auto r = co_await lua::run_script(*conn_, std::move(in));
   if (!r.ok()) co_return failure_of(r);
   if (wait_replicas_ > 0) co_await publish_replicated(queue, r.value, 3);
-  co_return lua::assignments_of(r.value, 3);
+  co_return made(queue, lua::assignments_of(r.value, 3));
 }
 
 asio::awaitable<outcome<admission::assign_plan>> queue_api::plan_assign(std::string queue,
                                                                         long long max) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
-  auto in = lua::assign_plan_for(keys_, queue, max);
+  auto in = lua::assign_plan_for(keys_, queue, max, ids_made_.at(queue));
   auto r = co_await lua::run_script(*conn_, std::move(in));
   if (!r.ok()) co_return failure_of(r);
   auto plan = lua::assign_plan_of(r.value);
@@ -87,7 +93,7 @@ asio::awaitable<outcome<std::optional<std::vector<assignment>>>> queue_api::assi
   if (!r.ok()) co_return failure_of(r);
   if (lua::assign_was_stale(r.value)) co_return result_type{};
   if (wait_replicas_ > 0) co_await publish_replicated(queue, r.value, 3);
-  co_return result_type{lua::assignments_of(r.value, 3)};
+  co_return result_type{made(queue, lua::assignments_of(r.value, 3))};
 }
 
 asio::awaitable<outcome<std::optional<assignment>>> queue_api::assign_one(
@@ -114,11 +120,13 @@ asio::awaitable<outcome<std::vector<assignment>>> queue_api::expire_batch(std::s
                                                                           long long source,
                                                                           long long fencing_token,
                                                                           long long max) {
-  auto in = lua::expire_for(keys_, queue, assign_settings_for(source, fencing_token, 0, max));
+  auto s = assign_settings_for(source, fencing_token, 0, max);
+  s.least_seq = ids_made_.at(queue);
+  auto in = lua::expire_for(keys_, queue, s);
   auto r = co_await lua::run_script(*conn_, std::move(in));
   if (!r.ok()) co_return failure_of(r);
   if (wait_replicas_ > 0) co_await publish_replicated(queue, r.value, 4);
-  co_return lua::assignments_of(r.value, 4);
+  co_return made(queue, lua::assignments_of(r.value, 4));
 }
 
 }  // namespace pushonce

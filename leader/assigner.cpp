@@ -31,14 +31,32 @@ void assigner::wake_all() {
   wake_timer_.cancel();
 }
 
+// A queue's source index is confirmed in NS:sources before its first use and every
+// lease length after: the index this leader uses goes with the call, so a failover that
+// lost its allocation puts it back, or, when another queue took it meanwhile, gives this
+// queue a new one (lua/source.lua). Between checks the known index is used.
 asio::awaitable<bool> assigner::ensure_source(const std::string& queue) {
-  if (sources_.count(queue)) co_return true;
-  auto idx = co_await queues_.source_index(queue);
+  // As often as the leadership lease runs out (5 s by default).
+  const auto source_recheck = ctx_.opts.lease;
+  const auto now = std::chrono::steady_clock::now();
+  auto known = sources_.find(queue);
+  auto checked = sources_checked_.find(queue);
+  if (known != sources_.end() && checked != sources_checked_.end() &&
+      now - checked->second < source_recheck)
+    co_return true;
+  const long long held = known != sources_.end() ? known->second : 0;
+  auto idx = co_await queues_.source_index(queue, held);
   if (!idx) {
     log::warn("queue {}: no source index: {}", queue, idx.error().message);
     co_return false;
   }
+  if (held != 0 && idx.value() != held)
+    log::warn(
+        "queue {}: source index {} was lost in a failover and taken by another queue; its ids "
+        "now use index {}",
+        queue, held, idx.value());
   sources_[queue] = idx.value();
+  sources_checked_[queue] = now;
   co_return true;
 }
 

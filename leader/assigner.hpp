@@ -33,8 +33,8 @@ class assigner {
   void wake_all();
   /// Ends the wait for a wake or the tick (stop).
   void interrupt() { wake_timer_.cancel(); }
-  /// A step-down: the source indexes are read again under the next leadership.
-  void forget_sources() { sources_.clear(); }
+  /// A step-down: the source indexes are checked again before their next use.
+  void forget_sources() { sources_checked_.clear(); }
   unsigned long long assigned() const { return assigned_; }
 
  private:
@@ -51,6 +51,9 @@ class assigner {
   boost::asio::steady_timer wake_timer_;
   std::set<std::string> dirty_;
   std::map<std::string, long long> sources_;
+  // When each queue's index was last confirmed in NS:sources (ensure_source checks it again
+  // every lease length: a failover may have lost it, and another queue may take it).
+  std::map<std::string, std::chrono::steady_clock::time_point> sources_checked_;
   std::map<std::string, std::chrono::steady_clock::time_point> due_;  // rated queues' next due
   unsigned long long assigned_ = 0;
 };

@@ -18,8 +18,10 @@
 -- (zset id -> when its record goes, ms); ARGV[9] how long a record is kept, ms ("" or absent: no records)
 -- KEYS[16] leases (zset user -> lease end ms: the live admissions of a queue with a
 -- session length; settings session_s)
--- ARGV[10] planned count ("" or absent: no plan, data.admission is null), ARGV[11] the base
--- the plan's ids come from (assign_plan.lua), then per planned assignment i: ARGV[9 + 3i] user, ARGV[10 + 3i] resource,
+-- ARGV[10] planned count ("" or absent: no plan, data.admission is null), ARGV[11] with a
+-- plan the base the plan's ids come from (assign_plan.lua); without one the least base of
+-- the ids ("" or absent: none; the caller's highest sequence number used, prelude.lua
+-- seq_floor), then per planned assignment i: ARGV[9 + 3i] user, ARGV[10 + 3i] resource,
 -- ARGV[11 + 3i] its admission token (assign_plan.lua, core/admission_plan.hpp). A plan that
 -- no longer holds (other heads, other free resources, another seq) assigns nothing and
 -- returns {"stale"}.
@@ -175,7 +177,7 @@ if planned then
   first = uint(planned_seq)
   redis.call('SET', seq, string.format('%d', first + n))
 else
-  first = take_seq(seq, n, now)
+  first = take_seq(seq, n, now, uint(planned_seq or ''))
 end
 local out, lines, freed, holders, user_resources, ids, deadlines = {}, {}, {}, {}, {}, {}, {}
 local tail = ',"accept_by":' .. accept_by .. ',"expires_at":' .. expires_at .. '},"ts":' ..

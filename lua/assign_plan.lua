@@ -4,9 +4,10 @@
 -- KEYS[1] waiting, KEYS[2] assigned, KEYS[3] res:meta, KEYS[4] res:free, KEYS[5] res:holder,
 -- KEYS[6] seq, KEYS[7] settings (a paused queue plans nothing, as assign.lua assigns nothing;
 -- the rate, passes and active cap limit the plan as they limit assign.lua)
--- ARGV[1] the most assignments to make (1..1000; assign.lua's ARGV[8])
+-- ARGV[1] the most assignments to make (1..1000; assign.lua's ARGV[8]), ARGV[2] the least
+-- base of the ids ("" or absent: none; prelude.lua seq_floor)
 -- Returns {seq, stale, user1, resource1, user2, resource2, ...}: seq is the base the ids
--- come from, the sequence or the clock, whichever is ahead (prelude.lua seq_base;
+-- come from, the sequence, the clock or ARGV[2], whichever is ahead (prelude.lua seq_base;
 -- assignment i gets the id (seq + i) * 4096 + source), stale how many heads assign.lua
 -- would drop. Error: bad_request.
 local waiting = KEYS[1]
@@ -17,12 +18,13 @@ local res_holder = KEYS[5]
 local seq = KEYS[6]
 local settings = KEYS[7]
 local max_arg = ARGV[1]
+local least_arg = ARGV[2]
 local max = uint(max_arg)
 if not max or max < 1 or max > 1000 then
   return redis.error_reply('bad_request batch size must be an integer 1..1000')
 end
 local now = now_ms()
-local base = seq_base(seq, now)
+local base = seq_base(seq, now, uint(least_arg or ''))
 local current = string.format('%d', base)
 if settings and redis.call('HGET', settings, 'paused') == '1' then return {current, 0} end
 local heads = redis.call('ZRANGE', waiting, 0, max - 1)

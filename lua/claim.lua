@@ -15,10 +15,18 @@
 -- none), ARGV[8] the oldest publish time (ms, the "ts" of the tails; 0 = unknown) in the
 -- batch, ARGV[9] publish mode: 'p' PUBLISH the frame on the user's channel (a single
 -- Redis), 's' SPUBLISH it (Redis Cluster: sharded Pub/Sub, the channel is in the user's
--- slot), 'n' do not publish (the caller does); then for message i: ARGV[8+2i] id
--- (decimal), ARGV[9+2i] frame tail. The frame is
--- {"type":"message","id":"<id>","offset":<offset> .. tail. An empty tail takes a lease
+-- slot), 'n' do not publish (the caller does); then for message i: ARGV[8+2i] its record's
+-- field "<id>.<digest>" (core/lua/claim.cpp record_field: the digest binds the record to
+-- the user and the frame; a bare decimal id is taken too), ARGV[9+2i] frame tail. The frame
+-- is {"type":"message","id":"<id>","offset":<offset> .. tail. An empty tail takes a lease
 -- without delivering (the caller then dead-letters the message).
+--
+-- Bound records: a record is found only by the message it was written for (its field
+-- names the id, the user and the frame). A message that reuses an id after a failover
+-- rolled back its queue's sequence is a new message, not answered "done" by the record of
+-- another user's message. A record written under the bare id (by a worker before bound
+-- records) is read when the bound field has none: it is the same message's during an
+-- upgrade, within one dedup window.
 --
 -- Record buckets: the records of the ids of one source whose sequence numbers share
 -- seq div 128, to users of one shard, are fields of one hash,
@@ -152,10 +160,12 @@ end
 
 -- One HMGET per bucket reads every claim record of the batch: a loser's claim costs one
 -- field of it.
-local records, fields = {}, {}
+-- ids[i]: message i's id, the digits its record's field starts with.
+local records, fields, ids = {}, {}, {}
 for i = 1, #KEYS do
-  local ck, id = KEYS[i], ARGV[8 + 2 * i]
-  if not string.match(id, '^%d+$') then return redis.error_reply('bad_request ids must be decimal') end
+  local ck, id = KEYS[i], string.match(ARGV[8 + 2 * i], '^(%d+)%.?%x*$')
+  if not id then return redis.error_reply('bad_request ids must be decimal') end
+  ids[i] = id
   local b = record_bucket(ck, id)
   if not b then return redis.error_reply('bad_request a claim key has a hash tag') end
   bucket_of[i] = b
@@ -167,16 +177,26 @@ for i = 1, #KEYS do
   end
   f[#f + 1] = i
 end
+-- One HMGET per bucket: the bound fields, then the bare ids of the bound ones (records
+-- from before bound records), read only where the bound field has none.
 for _, b in ipairs(buckets) do
-  local ids = {}
-  for j, i in ipairs(fields[b]) do ids[j] = ARGV[8 + 2 * i] end
-  local vs = redis.call('HMGET', b, unpack(ids))
+  local names, bare = {}, {}
+  for j, i in ipairs(fields[b]) do
+    names[j] = ARGV[8 + 2 * i]
+    if ids[i] ~= names[j] then bare[#bare + 1] = i end
+  end
+  local n = #names
+  for k, i in ipairs(bare) do names[n + k] = ids[i] end
+  local vs = redis.call('HMGET', b, unpack(names))
   for j, i in ipairs(fields[b]) do records[i] = vs[j] end
+  for k, i in ipairs(bare) do
+    if not records[i] then records[i] = vs[n + k] end
+  end
 end
 local out = {}
 local function claim_each()
   for i = 1, #KEYS do
-    local ck, id, tail = KEYS[i], ARGV[8 + 2 * i], ARGV[9 + 2 * i]
+    local ck, id, tail = KEYS[i], ids[i], ARGV[9 + 2 * i]
     local state, value
     local v = records[i]
     local attempts = 1

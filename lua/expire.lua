@@ -8,7 +8,8 @@
 -- ARGV[1] queue, ARGV[2] source, ARGV[3] fencing token ("0" = none), ARGV[4] outbox
 -- retention ms, ARGV[5] bus channel ("": the bus message is returned last, as assign.lua's),
 -- ARGV[6] wake channel, ARGV[7] the most to expire
--- (1..1000; default 1)
+-- (1..1000; default 1), ARGV[8] the least base of the ids ("" or absent: none; prelude.lua
+-- seq_floor)
 -- Returns a flat array, four items per expiry: expired message id, user, resource,
 -- assignment id (empty when none is due). Error: fenced, bad_request.
 local pending = KEYS[1]
@@ -29,6 +30,7 @@ local retention_arg = ARGV[4]
 local bus_channel = ARGV[5]
 local wake_channel = ARGV[6]
 local max_arg = ARGV[7]
+local least_arg = ARGV[8]
 local source = uint(source_arg)
 local token = uint(token_arg)
 local retention = uint(retention_arg) or 0
@@ -73,7 +75,7 @@ end
 if #ends == 0 then return {} end
 
 local out, lines = {}, {}
-local first = take_seq(seq, #ends, now)
+local first = take_seq(seq, #ends, now, uint(least_arg or ''))
 local ts = string.format('%d', now)
 for i, e in ipairs(ends) do
   local user, resource, assignment = e[1], e[2], e[3]

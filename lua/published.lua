@@ -9,7 +9,8 @@
 --   the user's channel NS:{bus:N}:u:U:ch and the record bucket are named from it). On Redis
 --   Cluster every key of one call is in one slot.
 -- ARGV[1] publish mode: 'p' PUBLISH (a single Redis), 's' SPUBLISH (Redis Cluster); then
--- for message i: ARGV[2i] id (decimal), ARGV[2i+1] the frame.
+-- for message i: ARGV[2i] its record's field "<id>.<digest>" (claim.lua; a bare decimal id
+-- is taken too), ARGV[2i+1] the frame.
 -- Returns the number of records made delivered (0 when another call did it first).
 -- Error: bad_request (bad mode, argument count, an id that is not decimal, a key without a
 -- hash tag).
@@ -22,14 +23,15 @@ if #ARGV ~= 1 + 2 * #KEYS then
 end
 local marked = 0
 for i = 1, #KEYS do
-  local ck, id, frame = KEYS[i], ARGV[2 * i], ARGV[2 * i + 1]
-  local b = string.match(id, '^%d+$') and record_bucket(ck, id)
+  local ck, field, frame = KEYS[i], ARGV[2 * i], ARGV[2 * i + 1]
+  local id = string.match(field, '^(%d+)%.?%x*$')
+  local b = id and record_bucket(ck, id)
   if not b then return redis.error_reply('bad_request a decimal id and a hash-tagged key') end
   local prefix = string.sub(ck, 1, #ck - #id - 2)  -- strips 'c:' .. id
   redis.call(mode == 's' and 'SPUBLISH' or 'PUBLISH', prefix .. 'ch', frame)
-  local kind, n, a, unpublished = read_record(redis.call('HGET', b, id))
+  local kind, n, a, unpublished = read_record(redis.call('HGET', b, field))
   if kind == 'delivered' and unpublished then
-    redis.call('HSET', b, id, delivered_record(string.format('%d', n), a))
+    redis.call('HSET', b, field, delivered_record(string.format('%d', n), a))
     marked = marked + 1
   end
 end

@@ -145,7 +145,7 @@ asio::awaitable<std::vector<bool>> claim_client::publish_frames(
 asio::awaitable<void> claim_client::publish_recorded(std::span<const bus_message> batch) {
   std::vector<lua::record_ref> refs;
   refs.reserve(batch.size());
-  for (const auto& m : batch) refs.push_back(lua::claim_record_ref(keys_, m.user, m.id));
+  for (const auto& m : batch) refs.push_back(lua::claim_record_ref(keys_, m));
   auto reads = lua::claim_record_reads(refs, conn_->is_cluster());
   auto rs = co_await conn_->exec_all(reads);
   std::vector<std::optional<redis::reply>> replies;

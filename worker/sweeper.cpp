@@ -143,8 +143,7 @@ asio::awaitable<void> sweeper::resolve(sweep_plan& plan) {
   plan.on_batch_marks(marks);
 
   std::vector<lua::record_ref> claim_keys;
-  for (const auto* m : plan.to_check())
-    claim_keys.push_back(lua::claim_record_ref(keys_, m->user, m->id));
+  for (const auto* m : plan.to_check()) claim_keys.push_back(lua::claim_record_ref(keys_, *m));
   std::vector<std::optional<lua::claim_record>> records;
   for (const auto& v : co_await values(std::move(claim_keys)))
     records.push_back(v ? lua::parse_claim_record(*v) : std::nullopt);

@@ -29,7 +29,8 @@ assign_inputs assign_for(const keys& k, const std::string& queue, const assign_s
                        .max_arg = std::to_string(s.max),
                        .record_ms_arg = std::to_string(s.admission_record.count()),
                        .planned_arg = {},
-                       .planned_seq = {},
+                       // Without a plan: the least base of the ids (assign.lua ARGV[11]).
+                       .planned_seq = s.least_seq > 0 ? std::to_string(s.least_seq) : "",
                        .more_args = {}};
 }
 
@@ -64,7 +65,8 @@ std::string bus_message_of(const redis::reply& r, std::size_t width) {
   return e.back().str;
 }
 
-assign_plan_inputs assign_plan_for(const keys& k, const std::string& queue, long long max) {
+assign_plan_inputs assign_plan_for(const keys& k, const std::string& queue, long long max,
+                                   long long least_seq) {
   return assign_plan_inputs{.waiting = k.queue(queue, "waiting"),
                             .assigned = k.queue(queue, "assigned"),
                             .res_meta = k.queue(queue, "res:meta"),
@@ -72,7 +74,8 @@ assign_plan_inputs assign_plan_for(const keys& k, const std::string& queue, long
                             .res_holder = k.queue(queue, "res:holder"),
                             .seq = k.queue(queue, "seq"),
                             .settings = k.queue(queue, "settings"),
-                            .max_arg = std::to_string(max)};
+                            .max_arg = std::to_string(max),
+                            .least_arg = least_seq > 0 ? std::to_string(least_seq) : ""};
 }
 
 std::optional<admission::assign_plan> assign_plan_of(const redis::reply& r) {
@@ -101,7 +104,8 @@ expire_inputs expire_for(const keys& k, const std::string& queue, const assign_s
                        .retention_arg = std::to_string(s.outbox_retention.count()),
                        .bus_channel = s.publish ? k.bus_channel() : std::string(),
                        .wake_channel = k.wake_channel(),
-                       .max_arg = std::to_string(s.max)};
+                       .max_arg = std::to_string(s.max),
+                       .least_arg = s.least_seq > 0 ? std::to_string(s.least_seq) : ""};
 }
 
 }  // namespace pushonce::lua

@@ -81,7 +81,8 @@ struct assign_settings {
   std::chrono::milliseconds outbox_retention{};
   long long max = 1;  // the most assignments (or expiries) in the call
   std::chrono::milliseconds admission_record{};
-  bool publish = true;  // false: the script returns the bus message last (bus_message_of)
+  bool publish = true;      // false: the script returns the bus message last (bus_message_of)
+  long long least_seq = 0;  // the least base of the ids (core/id_floor.hpp; 0: none)
 };
 
 /// assign.lua for `queue`, without a plan.
@@ -103,9 +104,10 @@ std::string bus_message_of(const redis::reply& r, std::size_t width);
 /// lua/assign_plan.lua: its KEYS and ARGV, named and ordered as in the script's opening lines.
 struct assign_plan_inputs {
   static constexpr std::string_view script = "assign_plan";
+  static constexpr std::size_t required_args = 1;  // least_arg left out when none
   std::string waiting{}, assigned{}, res_meta{}, res_free{}, res_holder{}, seq{},
-      settings{};         // KEYS
-  std::string max_arg{};  // ARGV
+      settings{};                      // KEYS
+  std::string max_arg{}, least_arg{};  // ARGV
   static constexpr auto key_fields() {
     using in = assign_plan_inputs;
     return std::array<script_input<in>, 7>{{{"waiting", &in::waiting},
@@ -117,11 +119,13 @@ struct assign_plan_inputs {
                                             {"settings", &in::settings}}};
   }
   static constexpr auto arg_fields() {
-    return std::array<script_input<assign_plan_inputs>, 1>{
-        {{"max_arg", &assign_plan_inputs::max_arg}}};
+    return std::array<script_input<assign_plan_inputs>, 2>{
+        {{"max_arg", &assign_plan_inputs::max_arg}, {"least_arg", &assign_plan_inputs::least_arg}}};
   }
 };
-assign_plan_inputs assign_plan_for(const keys& k, const std::string& queue, long long max);
+/// `least_seq`: the least base of the ids (core/id_floor.hpp; 0: none).
+assign_plan_inputs assign_plan_for(const keys& k, const std::string& queue, long long max,
+                                   long long least_seq = 0);
 /// assign_plan.lua's reply {seq, stale, user1, resource1, ...}; std::nullopt when it is not
 /// that shape.
 std::optional<admission::assign_plan> assign_plan_of(const redis::reply& r);
@@ -129,10 +133,11 @@ std::optional<admission::assign_plan> assign_plan_of(const redis::reply& r);
 /// lua/expire.lua: its KEYS and ARGV, named and ordered as in the script's opening lines.
 struct expire_inputs {
   static constexpr std::string_view script = "expire";
+  static constexpr std::size_t required_args = 7;  // least_arg left out when none
   std::string pending{}, pending_ids{}, assigned{}, res_free{}, res_seq{}, res_holder{}, seq{},
       outbox{}, fence{}, admissions{}, leases{};  // KEYS
   std::string queue{}, source_arg{}, token_arg{}, retention_arg{}, bus_channel{}, wake_channel{},
-      max_arg{};  // ARGV
+      max_arg{}, least_arg{};  // ARGV
   static constexpr auto key_fields() {
     using in = expire_inputs;
     return std::array<script_input<in>, 11>{{{"pending", &in::pending},
@@ -149,13 +154,14 @@ struct expire_inputs {
   }
   static constexpr auto arg_fields() {
     using in = expire_inputs;
-    return std::array<script_input<in>, 7>{{{"queue", &in::queue},
+    return std::array<script_input<in>, 8>{{{"queue", &in::queue},
                                             {"source_arg", &in::source_arg},
                                             {"token_arg", &in::token_arg},
                                             {"retention_arg", &in::retention_arg},
                                             {"bus_channel", &in::bus_channel},
                                             {"wake_channel", &in::wake_channel},
-                                            {"max_arg", &in::max_arg}}};
+                                            {"max_arg", &in::max_arg},
+                                            {"least_arg", &in::least_arg}}};
   }
 };
 /// expire.lua for `queue` (accept_timeout_ms and admission_record of `s` unused).

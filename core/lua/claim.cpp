@@ -1,5 +1,7 @@
 #include "core/lua/claim.hpp"
 
+#include <openssl/evp.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <string_view>
@@ -21,8 +23,34 @@ const char* publish_mode_arg(publish_mode m) {
   return "p";
 }
 
-record_ref claim_record_ref(const keys& k, std::string_view user, std::string_view id) {
-  return {k.claim_bucket(user, id), std::string(id)};
+std::string record_field(std::string_view user, std::string_view id, std::string_view tail) {
+  if (tail.ends_with('}')) {
+    auto ts = tail.rfind(",\"ts\":");
+    if (ts != std::string_view::npos &&
+        tail.find_first_not_of("0123456789", ts + 6) == tail.size() - 1)
+      tail = tail.substr(0, ts);
+  }
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  EVP_MD_CTX* ctx = EVP_MD_CTX_new();
+  EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr);
+  EVP_DigestUpdate(ctx, user.data(), user.size());
+  EVP_DigestUpdate(ctx, "\n", 1);
+  EVP_DigestUpdate(ctx, tail.data(), tail.size());
+  EVP_DigestFinal_ex(ctx, md, &len);
+  EVP_MD_CTX_free(ctx);
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string field(id);
+  field += '.';
+  for (int i = 0; i < 6; ++i) {
+    field += hex[md[i] >> 4];
+    field += hex[md[i] & 15];
+  }
+  return field;
+}
+
+record_ref claim_record_ref(const keys& k, const bus_message& m) {
+  return {k.claim_bucket(m.user, m.id), record_field(m.user, m.id, m.tail)};
 }
 
 redis::command record_read(const record_ref& r) {
@@ -50,7 +78,7 @@ claim_inputs claim_for(const keys& k, const claim_settings& s, std::span<const b
   in.more_args.reserve(2 * batch.size());
   for (std::size_t i = 0; i < batch.size(); ++i) {
     in.more_keys.push_back(k.claim(batch[i].user, batch[i].id));
-    in.more_args.push_back(batch[i].id);
+    in.more_args.push_back(record_field(batch[i].user, batch[i].id, batch[i].tail));
     in.more_args.push_back(i < lease_only.size() && lease_only[i] ? std::string() : batch[i].tail);
   }
   return in;
@@ -100,14 +128,14 @@ published_inputs published_for(const keys& k, bool cluster, std::span<const bus_
   for (std::size_t j = 0; j < which.size(); ++j) {
     const auto& m = batch[which[j]];
     in.more_keys.push_back(k.claim(m.user, m.id));
-    in.more_args.push_back(m.id);
+    in.more_args.push_back(record_field(m.user, m.id, m.tail));
     in.more_args.push_back(render_frame(m, offsets[j]));
   }
   return in;
 }
 
 release_inputs release_for(const keys& k, const bus_message& m, const std::string& owner) {
-  auto ref = claim_record_ref(k, m.user, m.id);
+  auto ref = claim_record_ref(k, m);
   return release_inputs{
       .bucket = std::move(ref.key), .caller = owner, .field_arg = std::move(ref.field)};
 }
@@ -115,7 +143,7 @@ release_inputs release_for(const keys& k, const bus_message& m, const std::strin
 dead_letter_inputs dead_letter_for(const keys& k, bool cluster, const bus_message& m,
                                    const std::string& owner, const std::string& reason,
                                    std::chrono::milliseconds window, long long attempts) {
-  auto ref = claim_record_ref(k, m.user, m.id);
+  auto ref = claim_record_ref(k, m);
   dead_letter_inputs in{.bucket = std::move(ref.key),
                         .stream = {},
                         .caller = owner,

@@ -115,15 +115,23 @@ enum class publish_mode {
 /// The argument claim.lua reads for `m`: "p", "s" or "n".
 const char* publish_mode_arg(publish_mode m);
 
-/// Where the claim record of message `id` to `user` is: the field `field` (the id) of the
-/// hash `key` (keys::claim_bucket, in the user's shard). A record_ref with an empty field
-/// names a string key (the sweeper reads its batch marks, NS:b:<id>, with the same reads).
+/// The field of message `id`'s claim record in its bucket: "<id>.<digest>", the digest the
+/// first 12 hex digits of SHA-256 over the user, a newline and the frame tail without its
+/// publish time (a tail ending in ,"ts":<ms>} is cut before it: a replay, published again
+/// with a new time, names the same record). A record binds its id to one user and one
+/// frame: a message that reuses an id (the queue slot's sequence rolled back by a failover)
+/// finds no record of another message under it.
+std::string record_field(std::string_view user, std::string_view id, std::string_view tail);
+
+/// Where the claim record of message `m` is: the field `field` (record_field) of the hash
+/// `key` (keys::claim_bucket, in the user's shard). A record_ref with an empty field names a
+/// string key (the sweeper reads its batch marks, NS:b:<id>, with the same reads).
 struct record_ref {
   std::string key;
   std::string field;  // empty: `key` is a string
   bool operator==(const record_ref&) const = default;
 };
-record_ref claim_record_ref(const keys& k, std::string_view user, std::string_view id);
+record_ref claim_record_ref(const keys& k, const bus_message& m);
 /// GET or HGET of the record.
 redis::command record_read(const record_ref& r);
 

@@ -5,7 +5,12 @@
 namespace pushonce::lua {
 
 replay_inputs replay_for(const keys& k, bool cluster, const replay_request& r) {
-  auto ref = claim_record_ref(k, r.user, r.id);
+  // The record's field binds the message's user and frame (record_field); the line names
+  // both. A line that does not parse names the bare id (no record is found under it).
+  auto m = parse_bus_message(r.message);
+  record_ref ref = r.record ? *r.record
+                            : record_ref{k.claim_bucket(r.user, r.id),
+                                         m ? record_field(r.user, r.id, m->tail) : r.id};
   // On a Redis Cluster the stream and the outbox are other slots: only the bucket is given.
   replay_inputs in{.bucket = std::move(ref.key),
                    .stream = cluster ? "" : k.plain("dead-letters"),

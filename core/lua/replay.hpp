@@ -3,10 +3,12 @@
 // re-drives a dead-lettered message at most once, decided by its claim record.
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/keys.hpp"
+#include "core/lua/claim.hpp"
 #include "core/lua/script_inputs.hpp"
 #include "core/redis/reply.hpp"
 
@@ -38,6 +40,9 @@ struct replay_request {
   std::string message;               // the bus message line to publish again
   std::vector<std::string> entries;  // the stream ids of every dead-letter entry of `id`
   std::chrono::milliseconds dedup_window{std::chrono::minutes(2)};
+  // Where the record is when no entry names the user and the message (found by the caller
+  // in the id's buckets); otherwise it is named from them.
+  std::optional<record_ref> record{};
 };
 
 /// A single Redis (`cluster` false): one call decides on the record, puts the message back

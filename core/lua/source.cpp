@@ -4,8 +4,10 @@
 
 namespace pushonce::lua {
 
-source_inputs source_for_queue(const keys& k, const std::string& queue) {
-  return source_inputs{.sources = k.plain("sources"), .name = "q:" + queue};
+source_inputs source_for_queue(const keys& k, const std::string& queue, long long held) {
+  return source_inputs{.sources = k.plain("sources"),
+                       .name = "q:" + queue,
+                       .held_arg = held > 0 ? std::to_string(held) : ""};
 }
 
 outcome<long long> source_reply_of(const redis::result& r) {

@@ -16,16 +16,20 @@ namespace pushonce::lua {
 /// lua/source.lua: its KEYS and ARGV, named and ordered as in the script's opening lines.
 struct source_inputs {
   static constexpr std::string_view script = "source";
-  std::string sources{};  // KEYS: NS:sources
-  std::string name{};     // ARGV: "q:<queue>"
+  std::string sources{};                           // KEYS: NS:sources
+  static constexpr std::size_t required_args = 1;  // held_arg left out when none
+  std::string name{}, held_arg{};                  // ARGV: "q:<queue>", the index in use
   static constexpr auto key_fields() {
     return std::array<script_input<source_inputs>, 1>{{{"sources", &source_inputs::sources}}};
   }
   static constexpr auto arg_fields() {
-    return std::array<script_input<source_inputs>, 1>{{{"name", &source_inputs::name}}};
+    return std::array<script_input<source_inputs>, 2>{
+        {{"name", &source_inputs::name}, {"held_arg", &source_inputs::held_arg}}};
   }
 };
-source_inputs source_for_queue(const keys& k, const std::string& queue);
+/// `held`: the index the caller uses for `queue` (0: none); it comes back if a failover lost
+/// it and no other queue took it since.
+source_inputs source_for_queue(const keys& k, const std::string& queue, long long held = 0);
 /// The index (16..4095).
 outcome<long long> source_reply_of(const redis::result& r);
 

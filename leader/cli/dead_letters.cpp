@@ -75,6 +75,21 @@ asio::awaitable<std::optional<long long>> redis_now_ms(redis::connection& conn) 
   co_return *secs * 1000 + *micros / 1000;
 }
 
+// A record of message `id` in its bucket of any shard (bounded: a bucket holds the records of
+// 128 ids), or std::nullopt.
+asio::awaitable<std::optional<lua::record_ref>> find_record(admin_context& ctx,
+                                                            const std::string& id) {
+  for (unsigned shard = 0; shard < ctx.k.shards(); ++shard) {
+    const auto bucket = ctx.k.claim_bucket_in(shard, id);
+    redis::command fields{"HKEYS", bucket};
+    auto r = co_await ctx.conn->exec(std::move(fields));
+    if (!r.ok()) continue;
+    for (const auto& f : r.value.elements)
+      if (f.str == id || f.str.starts_with(id + ".")) co_return lua::record_ref{bucket, f.str};
+  }
+  co_return std::nullopt;
+}
+
 // replay.lua decides on the claim record (docs/data-model.md): only a message still marked
 // dead, or whose mark has expired, is re-driven, and every listed entry of the id goes with
 // it; a delivered or already replayed one is refused (not_dead) and nothing is written.
@@ -111,6 +126,11 @@ asio::awaitable<int> replay(admin_context& ctx, std::string id) {
   } else if (cluster) {
     // Without an entry there is no user, so no record to look at on a cluster.
     co_return ctx.out.fail({errc::not_found, "no dead letter with id " + id});
+  } else {
+    // No entry names the user and the message, so neither names the record: the id's
+    // record is looked for in its bucket of each shard (a field "<id>.<digest>", or the
+    // bare id of an earlier layout), for replay.lua to say delivered, replayed or unknown.
+    req.record = co_await find_record(ctx, id);
   }
   auto in = lua::replay_for(ctx.k, cluster, req);
   auto replayed = co_await lua::run_script(*ctx.conn, std::move(in));

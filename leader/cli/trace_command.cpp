@@ -115,7 +115,7 @@ asio::awaitable<int> run_trace(admin_context& ctx) {
     co_return ctx.out.fail({errc::not_found, "no message " + id +
                                                  " in its outbox (unknown, or older than the "
                                                  "outbox retention)"});
-  auto record = lua::claim_record_ref(ctx.k, m->user, id);
+  auto record = lua::claim_record_ref(ctx.k, *m);
   std::vector<redis::command> cmds{
       lua::record_read(record), {"LRANGE", ctx.k.plain("trace:" + id), "0", "-1"}, {"TIME"}};
   auto rs = co_await ctx.conn->exec_all(std::move(cmds));

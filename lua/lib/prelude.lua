@@ -19,19 +19,23 @@ end
 -- but not the clock, so the ids made after it are new ones, not a repeat of ids that were
 -- already heard and delivered (the users' claim records live in other slots and keep
 -- theirs). 4 per ms outruns any sustained assignment rate of one queue; ids stay below
--- 2^53 (exact in Lua and in JavaScript) until 2043.
+-- 2^53 (exact in Lua and in JavaScript) until 2043. A burst (an opening assigns thousands
+-- at once) runs the sequence ahead of the clock for a while; the process that made those
+-- ids passes the highest sequence number it used ("least", core/id_floor.hpp), so a
+-- rollback in that while does not bring them back either.
 local function seq_floor(now)
   return (now - 1767225600000) * 4
 end
 
--- The base of the next ids in sequence key `seq_key` at time `now` (ms): max(stored, clock).
-local function seq_base(seq_key, now)
-  return math.max(tonumber(redis.call('GET', seq_key) or '0') or 0, seq_floor(now))
+-- The base of the next ids in sequence key `seq_key` at time `now` (ms): max(stored, clock,
+-- least), `least` the caller's highest sequence number used (nil: none).
+local function seq_base(seq_key, now, least)
+  return math.max(tonumber(redis.call('GET', seq_key) or '0') or 0, seq_floor(now), least or 0)
 end
 
 -- Takes n ids from `seq_key`: returns the base b (the ids are (b + 1..n) * 4096 + source).
-local function take_seq(seq_key, n, now)
-  local base = seq_base(seq_key, now)
+local function take_seq(seq_key, n, now, least)
+  local base = seq_base(seq_key, now, least)
   redis.call('SET', seq_key, string.format('%d', base + n))
   return base
 end

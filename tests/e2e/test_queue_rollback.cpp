@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/names.hpp"
+#include "core/redis/scripts.hpp"
 #include "tests/support/deployment.hpp"
 #include "tests/support/ws_client.hpp"
 
@@ -104,6 +105,40 @@ TEST_CASE("queue slot rollback: the next assignment gets a new id and reaches it
   CHECK(pushonce::compare_ids(lost_id, str_field(*second, "id")) < 0);
   CHECK(str_field(second->at("data").as_object(), "resource") == "seat-2");
   CHECK_FALSE(assignment_of(*ann, 300ms));
+}
+
+TEST_CASE("source index rollback: a queue whose index went to another queue gets a new one") {
+  deployment d("rollback", "source-index");
+  d.start_leader({"--lease-ms", "1000"});
+  d.start_worker();
+  auto port = d.port_of(d.start_gateway({"--dev-auth"}));
+  REQUIRE_MESSAGE(d.wait_ready(), d.ready_failure());
+  auto source_of_assignment = [&](const std::string& user, const std::string& seat) {
+    auto ws = session_of(port, user);
+    auto join = d.admin({"join", user});
+    REQUIRE_MESSAGE(join.code() == 0, join.describe());
+    auto add = d.admin({"resource", "add", seat});
+    REQUIRE_MESSAGE(add.code() == 0, add.describe());
+    auto a = assignment_of(*ws, 10s);
+    INFO(d.digest());
+    REQUIRE_MESSAGE(a, user << " got no assignment");
+    return std::stoull(str_field(*a, "id")) % 4096;
+  };
+  CHECK(source_of_assignment("ann", "seat-1") == 16);
+
+  // NS:sources loses every write (a failover), and another queue's allocation, made then,
+  // is given 16: the index queue default's leader still uses.
+  d.redis().cmd({"DEL", d.key("sources")});
+  const auto script = pushonce::redis::get_script("source");
+  d.redis().cmd({"EVAL", script.text, "1", d.key("sources"), "q:other"});
+  REQUIRE(d.redis().text({"HGET", d.key("sources"), "q:other"}) == "16");
+
+  // Within a lease, the leader learns it and moves to another index: the two queues' ids
+  // never share one from then on.
+  let_lapse(1500ms, "the leader checking its source index again");
+  CHECK(source_of_assignment("cat", "seat-2") == 17);
+  CHECK(d.redis().text({"HGET", d.key("sources"), "q:default"}) == "17");
+  CHECK(d.redis().text({"HGET", d.key("sources"), "q:other"}) == "16");
 }
 
 }  // namespace test_queue_rollback_e2e

@@ -60,10 +60,15 @@ inline lua::claim_settings claim_opts(std::string owner, long long lease_ms = 50
   return s;
 }
 
-/// Where claim.lua keeps the record of message `id` to `user` on the tests' single Redis:
-/// a field of its bucket (read it with lua::record_read).
-inline lua::record_ref record_at(const keys& k, std::string_view user, std::string_view id) {
-  return lua::claim_record_ref(k, user, id);
+/// Where claim.lua keeps the record of message `m` on the tests' single Redis: a field of its
+/// bucket bound to the user and the frame (read it with lua::record_read).
+inline lua::record_ref record_at(const keys& k, const bus_message& m) {
+  return lua::claim_record_ref(k, m);
+}
+
+/// The record of message `id` to `user` of bus_msg's default shape (kind "message", data 1).
+inline lua::record_ref record_at(const keys& k, const std::string& user, const std::string& id) {
+  return record_at(k, bus_msg(id, user));
 }
 
 /// DEL or HDEL of a claim record (a failover that lost it).

@@ -92,6 +92,18 @@ check "source: first queue gets 16" "(integer) 16" "$(ev source 1 $NS:sources q:
 check "source: same name, same index" "(integer) 16" "$(ev source 1 $NS:sources q:default)"
 check "source: next queue gets 17" "(integer) 17" "$(ev source 1 $NS:sources q:other)"
 check "source: empty name" "(error) bad_request source name is empty" "$(ev source 1 $NS:sources '')"
+check "source: the index names its queue" "q:other" "$(rc HGET $NS:sources i:17)"
+check "source: a held index is kept" "(integer) 17" "$(ev source 1 $NS:sources q:other 17)"
+check_match "source: a bad held index" "^\(error\) bad_request held index" "$(ev source 1 $NS:sources q:other 3)"
+# A failover lost q:other's allocation (its two fields and next): its leader still uses 17.
+rc HDEL $NS:sources q:other i:17 >/dev/null; rc HSET $NS:sources next 16 >/dev/null
+check "source: a lost index comes back to its user" "(integer) 17" "$(ev source 1 $NS:sources q:other 17)"
+check "source: and next moves past it" "(integer) 18" "$(ev source 1 $NS:sources q:third)"
+# Lost again, and another queue took 17 before the leader came back: a new index, not 17.
+rc HDEL $NS:sources q:other i:17 >/dev/null; rc HSET $NS:sources next 16 >/dev/null
+check "source: the index went to another queue" "(integer) 17" "$(ev source 1 $NS:sources q:fourth)"
+check "source: the first user gets a new one, past those in use" "(integer) 19" "$(ev source 1 $NS:sources q:other 17)"
+check "source: which names it" "q:other" "$(rc HGET $NS:sources i:19)"
 rc HSET $NS:sources next 4094 >/dev/null
 check "source: 4095 is the last" "(integer) 4095" "$(ev source 1 $NS:sources q:last)"
 check_match "source: exhausted past 4095" "^\(error\) exhausted " "$(ev source 1 $NS:sources q:more)"

@@ -70,14 +70,14 @@ TEST_CASE("claim: delivered, then done (also for the winner); the record; bad re
     CHECK(outcome_of(w1b) == "done 1");
 
     // The record is the string "<offset>", kept for the dedup window.
-    auto get = record_read(record_at(fx.k, "alice", "4096"));
+    auto get = record_read(record_at(fx.k, m));
     CO_LET(auto g, fx.conn->exec(std::move(get)));
     CHECK(g.value.str == "1");
     auto rec = record_of(g);
     CHECK(rec.state == kind::delivered);
     CHECK(rec.offset == 1);
     CHECK(rec.attempts == 1);
-    auto pttl = cmd({"PTTL", record_at(fx.k, "alice", "4096").key});
+    auto pttl = cmd({"PTTL", record_at(fx.k, m).key});
     CO_LET(auto t, fx.conn->exec(std::move(pttl)));
     CHECK(t.value.integer > 55000);
     CHECK(t.value.integer <= 60000);
@@ -94,7 +94,7 @@ TEST_CASE("claim: delivered, then done (also for the winner); the record; bad re
     noepoch_opts.epoch.clear();
     CO_LET(auto noepoch, claim_one(*fx.conn, fx.k, noepoch_opts, other));
     CHECK(noepoch.value.error_code() == "bad_request");
-    auto exists = cmd({"HEXISTS", record_at(fx.k, "alice", "8192").key, "8192"});
+    auto exists = cmd({"HEXISTS", record_at(fx.k, other).key, record_at(fx.k, other).field});
     CO_LET(auto ex, fx.conn->exec(std::move(exists)));
     CHECK(ex.value.integer == 0);
   });
@@ -267,7 +267,7 @@ TEST_CASE("claim: a failed inbox write is 'failed', rolls the offset back, keeps
     auto off = cmd({"HGET", fx.k.user(user, "meta"), "offset"});
     CO_LET(auto o1, fx.conn->exec(off));
     CHECK(o1.value.str == "0");  // rolled back: offsets stay gap-free
-    auto get = record_read(record_at(fx.k, user, "4096"));
+    auto get = record_read(record_at(fx.k, m));
     CO_LET(auto g1, fx.conn->exec(get));
     auto rec = record_of(g1);
     CHECK(rec.state == kind::leased);
@@ -338,7 +338,7 @@ TEST_CASE("claim: leases, max attempts -> won, then dead_letter.lua marks it dea
     CHECK(outcome_of(l3) == "won 3");
     CO_LET(auto e2, fx.conn->exec(exists));
     CHECK(e2.value.integer == 0);
-    auto get = record_read(record_at(fx.k, user, "4096"));
+    auto get = record_read(record_at(fx.k, m));
     CO_LET(auto g, fx.conn->exec(get));
     auto rec = record_of(g);
     CHECK(rec.state == kind::leased);
@@ -375,7 +375,7 @@ TEST_CASE("claim: an expired lease cannot be marked dead by its former holder") 
     CHECK(pushonce::test::marked_of(late) == 0);
     CO_LET(auto d, claim_one(*fx.conn, fx.k, claim_opts("w2"), m));
     CHECK(outcome_of(d) == "delivered 1");
-    auto get = record_read(record_at(fx.k, "jack", "4096"));
+    auto get = record_read(record_at(fx.k, m));
     CO_LET(auto g, fx.conn->exec(std::move(get)));
     CHECK(g.value.str == "1:2");
   });
@@ -394,13 +394,13 @@ TEST_CASE("release.lua: a released lease is claimable at once; only its holder r
     CHECK(outcome_of(w2) == "taken 0");
     CO_LET(auto r1, pushonce::test::release(*fx.conn, fx.k, m, "w1"));
     CHECK(r1.value.integer == 1);
-    auto get = record_read(record_at(fx.k, user, "8192"));
+    auto get = record_read(record_at(fx.k, m));
     CO_LET(auto g, fx.conn->exec(get));
     CHECK(g.value.str == "r:1");
     auto rec = record_of(g);
     CHECK(rec.state == kind::released);
     CHECK(rec.attempts == 1);
-    auto pttl = cmd({"PTTL", record_at(fx.k, user, "8192").key});
+    auto pttl = cmd({"PTTL", record_at(fx.k, m).key});
     CO_LET(auto t, fx.conn->exec(std::move(pttl)));
     CHECK(t.value.integer > 0);  // KEEPTTL: still forgotten after the window
     // Without waiting for the 60 s lease; it is attempt 2.
@@ -420,7 +420,7 @@ TEST_CASE("claim: a one-digit offset with attempts ('5:2') is read as done") {
   redis_fixture fx;
   const auto m = bus_msg("4096", "kim");
   fx.run([&]() -> asio::awaitable<void> {
-    const auto at = record_at(fx.k, "kim", "4096");
+    const auto at = record_at(fx.k, m);
     auto set = cmd({"HSET", at.key, at.field, "5:2"});
     CO_LET(auto s, fx.conn->exec(std::move(set)));
     REQUIRE(s.ok());
@@ -489,6 +489,55 @@ TEST_CASE("claim: a call that fails half-way keeps the records of what it delive
     auto xlen = cmd({"XLEN", fx.k.user("amy", "inbox")});
     CO_LET(auto len, fx.conn->exec(std::move(xlen)));
     CHECK(len.value.integer == 1);
+  });
+}
+
+TEST_CASE("claim: a record binds its id to one user and frame; an id reused is a new message") {
+  redis_fixture fx;
+  // A failover that rolled back a queue's sequence makes the next assignments reuse ids the
+  // users' shards have records of. Same shard (one bus shard), same id, same bucket:
+  const auto to_alice = bus_msg("4096", "alice", R"({"resource":"r1"})");
+  const auto to_bob = bus_msg("4096", "bob", R"({"resource":"r1"})");
+  const auto alice_again = bus_msg("4096", "alice", R"({"resource":"r2"})");
+  fx.run([&]() -> asio::awaitable<void> {
+    CO_LET(auto a, claim_one(*fx.conn, fx.k, claim_opts("w1"), to_alice));
+    CHECK(outcome_of(a) == "delivered 1");
+    // bob's message under alice's id is delivered, not answered with alice's record.
+    CO_LET(auto b, claim_one(*fx.conn, fx.k, claim_opts("w1"), to_bob));
+    CHECK(outcome_of(b) == "delivered 1");
+    // alice's other frame under the same id too; each message once.
+    CO_LET(auto a2, claim_one(*fx.conn, fx.k, claim_opts("w2"), alice_again));
+    CHECK(outcome_of(a2) == "delivered 2");
+    for (const auto& m : {to_alice, to_bob, alice_again}) {
+      CO_LET(auto again, claim_one(*fx.conn, fx.k, claim_opts("w2"), m));
+      CHECK(outcome_of(again) == (m.user == "bob"              ? "done 1"
+                                  : m.tail == alice_again.tail ? "done 2"
+                                                               : "done 1"));
+    }
+    // The same message published again later (another "ts", a replay) is the same record.
+    auto later = to_bob;
+    later.tail = to_bob.tail.substr(0, to_bob.tail.rfind(",\"ts\":")) + R"(,"ts":1})";
+    later.ts = 1;
+    CO_LET(auto l, claim_one(*fx.conn, fx.k, claim_opts("w3"), later));
+    CHECK(outcome_of(l) == "done 1");
+    auto xlen = cmd({"XLEN", fx.k.user("alice", "inbox")});
+    CO_LET(auto len, fx.conn->exec(std::move(xlen)));
+    CHECK(len.value.integer == 2);
+  });
+}
+
+TEST_CASE("claim: a record under the bare id (a worker before bound records) is still read") {
+  redis_fixture fx;
+  const auto m = bus_msg("8192", "carl");
+  fx.run([&]() -> asio::awaitable<void> {
+    // What a worker of the earlier layout wrote: field "8192", delivered at offset 3.
+    auto old = cmd({"HSET", record_at(fx.k, m).key, "8192", "3"});
+    CO_DO(fx.conn->exec(std::move(old)));
+    CO_LET(auto r, claim_one(*fx.conn, fx.k, claim_opts("w1"), m));
+    CHECK(outcome_of(r) == "done 3");
+    auto xlen = cmd({"XLEN", fx.k.user("carl", "inbox")});
+    CO_LET(auto len, fx.conn->exec(std::move(xlen)));
+    CHECK(len.value.integer == 0);
   });
 }
 

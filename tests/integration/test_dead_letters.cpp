@@ -276,7 +276,7 @@ TEST_CASE("replay.lua: no entry is not_found; an entry whose mark expired is re-
 TEST_CASE("replay.lua, a cluster's call: only the record; a second is refused") {
   redis_fixture fx;
   const auto m = bus_msg("4096", "gus");
-  const auto at = pushonce::lua::claim_record_ref(fx.k, "gus", "4096");
+  const auto at = pushonce::lua::claim_record_ref(fx.k, m);
   fx.run([&]() -> asio::awaitable<void> {
     auto set = cmd({"HSET", at.key, at.field, "x:5:poison"});
     CO_LET(auto s, fx.conn->exec(std::move(set)));
@@ -316,7 +316,7 @@ TEST_CASE("dead letters on a cluster: the mark first, the entry only after it; r
   o.dedup_window = 60s;
   pushonce::worker::claim_client claims(fx.conn, fx.k, o);
   const auto stream = fx.k.plain("dead-letters");
-  const auto record = pushonce::lua::claim_record_ref(fx.k, "ivy", "4096");
+  const auto record = pushonce::lua::claim_record_ref(fx.k, m);
   auto lease = [&](std::string owner, long long lease_ms) {
     auto s = claim_opts(std::move(owner), lease_ms);
     std::vector<bus_message> batch{m};

@@ -378,6 +378,38 @@ TEST_CASE("queue: assign_one is FIFO, one resource per user, publishes the bus m
   }
 }
 
+TEST_CASE("queue: a source index a failover lost goes back to its queue, never to two") {
+  redis_fixture fx;
+  queue_api api(fx.conn, fx.k);
+  const auto sources = fx.k.plain("sources");
+  // The hash loses what was written since it held only `next` 15 (a failover's rollback).
+  auto roll_back = [&]() -> asio::awaitable<void> {
+    auto del = cmd({"DEL", sources});
+    CO_DO(fx.conn->exec(std::move(del)));
+  };
+  fx.run([&]() -> asio::awaitable<void> {
+    CO_LET(auto a, api.source_index("a"));
+    CHECK(a.value() == 16);
+    CO_DO(roll_back());
+    // a's leader comes first: 16 is a's again, and the next queue gets 17.
+    CO_LET(auto a_again, api.source_index("a", 16));
+    CHECK(a_again.value() == 16);
+    CO_LET(auto b, api.source_index("b"));
+    CHECK(b.value() == 17);
+    CO_DO(roll_back());
+    // Another queue comes first and takes 16: a's leader gets a new index, not a shared one.
+    CO_LET(auto c, api.source_index("c"));
+    CHECK(c.value() == 16);
+    CO_LET(auto a_moved, api.source_index("a", 16));
+    CHECK(a_moved.value() == 17);
+    CO_LET(auto c_again, api.source_index("c"));
+    CHECK(c_again.value() == 16);
+    // A bad index is refused, nothing written.
+    CO_LET(auto bad, api.source_index("d", 3));
+    CHECK_FALSE(bad.has_value());
+  });
+}
+
 TEST_CASE("queue: ids grow as numbers, never below the clock, never again after a rollback") {
   redis_fixture fx;
   queue_api api(fx.conn, fx.k);
@@ -418,8 +450,14 @@ TEST_CASE("queue: ids grow as numbers, never below the clock, never again after 
     CO_LET(auto s2, fx.conn->exec(std::move(set_big)));
     CHECK(s2.ok());
     CO_DO(assign_n(1));  // seq 2^40: exactly 2^52 + 16
+    // The slot loses that last write while the sequence is ahead of the clock (a burst):
+    // the clock does not cover it, the ids this process made do (core/id_floor.hpp).
+    auto lose_last = cmd({"SET", fx.k.queue(q, "seq"), "1099511627775"});
+    CO_LET(auto s3, fx.conn->exec(std::move(lose_last)));
+    CHECK(s3.ok());
+    CO_DO(assign_n(1));
   });
-  REQUIRE(ids.size() == 4);
+  REQUIRE(ids.size() == 5);
   // (ms since 2026-01-01) x 4 at the time of this test, at least.
   const long long floor_seq = (std::chrono::duration_cast<std::chrono::milliseconds>(
                                    std::chrono::system_clock::now().time_since_epoch())
@@ -434,6 +472,7 @@ TEST_CASE("queue: ids grow as numbers, never below the clock, never again after 
     if (i > 0) CHECK(pushonce::compare_ids(ids[i - 1], ids[i]) < 0);
   }
   CHECK(ids[3] == "4503599627370512");
+  CHECK(ids[4] == "4503599627374608");  // seq 2^40 + 1, not 2^40 again
   // Where string order would be wrong (15 digits against 16), the numeric order is right.
   CHECK(ids[2] > ids[3]);
   CHECK(pushonce::compare_ids(ids[2], ids[3]) < 0);

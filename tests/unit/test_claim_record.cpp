@@ -159,13 +159,32 @@ TEST_CASE("claim_record_ref: a field of the id's bucket, in the user's shard") {
   CHECK(k.claim_bucket("alice", "9007199254740991") ==
         "ns:{bus:0}:c:4095:17179869183");  // 2^53 - 1
   CHECK(k.claim_bucket("alice", "x1") == "ns:{bus:0}:c:0:0");
-  auto b = lua::claim_record_ref(k, "alice", "69633");
-  CHECK(b == lua::record_ref{"ns:{bus:0}:c:1:0", "69633"});
-  CHECK(lua::record_read(b) == redis::command{"HGET", "ns:{bus:0}:c:1:0", "69633"});
+  auto m = parse_bus_message(
+      R"({"id":"69633","user":"alice","src":"bus:1","kind":"message","data":1,"ts":17})");
+  REQUIRE(m);
+  auto b = lua::claim_record_ref(k, *m);
+  CHECK(b == lua::record_ref{"ns:{bus:0}:c:1:0", "69633.9cd66c45cbfd"});
+  CHECK(lua::record_read(b) == redis::command{"HGET", "ns:{bus:0}:c:1:0", "69633.9cd66c45cbfd"});
   keys sharded("ns", 16);
   auto tag = sharded.bus_tag(keys::shard_of("alice", 16));
-  CHECK(lua::claim_record_ref(sharded, "alice", "69633") ==
-        lua::record_ref{"ns:{" + tag + "}:c:1:0", "69633"});
+  CHECK(lua::claim_record_ref(sharded, *m) ==
+        lua::record_ref{"ns:{" + tag + "}:c:1:0", "69633.9cd66c45cbfd"});
+}
+
+TEST_CASE("record_field: the id and a digest of the user and the frame, not of its time") {
+  const std::string tail = R"(,"kind":"message","data":1)";
+  // SHA-256 of "alice\n" + tail, its first 12 hex digits.
+  CHECK(lua::record_field("alice", "69633", tail + R"(,"ts":17})") == "69633.9cd66c45cbfd");
+  // The publish time is not part of it: a replay, published again later, names the same.
+  CHECK(lua::record_field("alice", "69633", tail + R"(,"ts":1796222912149})") ==
+        "69633.9cd66c45cbfd");
+  // Another user, another frame: another record (an id reused after a rollback).
+  CHECK(lua::record_field("bob", "69633", tail + R"(,"ts":17})") == "69633.dc6bc6405fde");
+  CHECK(lua::record_field("alice", "69633", R"(,"kind":"message","data":2,"ts":17})") ==
+        "69633.ef0f2754beec");
+  // A tail whose end is not a publish time is taken whole.
+  CHECK(lua::record_field("alice", "1", tail + R"(,"ts":"x"})") !=
+        lua::record_field("alice", "1", tail + R"(,"ts":17})"));
 }
 
 TEST_CASE("claim_record_reads: one HMGET per run of one bucket, MGET for the string keys") {
@@ -301,7 +320,7 @@ TEST_CASE("published_for: a claim key, an id and a frame per message; p or s") {
   CHECK(c[2] == "1");
   CHECK(c[3] == k.claim("bo", "8192"));
   CHECK(c[4] == "p");
-  CHECK(c[5] == "8192");
+  CHECK(c[5] == lua::record_field("bo", "8192", batch[1].tail));
   CHECK(c[6] == pushonce::render_frame(batch[1], 7));
   CHECK(lua::script_command(lua::published_for(k, true, batch, which, offsets))[4] == "s");
 }
@@ -332,11 +351,11 @@ TEST_CASE("claim_for: the KEYS/ARGV layout of claim.lua's header") {
                                         "1000",
                                         "604800000",
                                         "E7",
-                                        "1700000000001",  // the oldest publish time
-                                        "p",              // publish mode: PUBLISH
-                                        "4096",
+                                        "1700000000001",      // the oldest publish time
+                                        "p",                  // publish mode: PUBLISH
+                                        "4096.9cd66c45cbfd",  // the record's field
                                         R"(,"kind":"message","data":1,"ts":1700000000002})",
-                                        "8192",
+                                        lua::record_field("bob", "8192", batch[1].tail),
                                         R"(,"kind":"message","data":2,"ts":1700000000001})"};
   CHECK(cmd == expect);
   // ARGV has 9 + 2 per key, as the script checks.
@@ -367,20 +386,20 @@ TEST_CASE("release, dead_letter, session, ack: the KEYS/ARGV layout of each scri
   auto m = msg("4096", "alice", R"(,"kind":"message","data":1,"ts":1})");
   CHECK(lua::script_command(lua::release_for(k, m, "w1-3")) ==
         std::vector<std::string>{"EVALSHA", redis::get_script("release").sha1, "1",
-                                 "ns:{bus:0}:c:0:0", "w1-3", "4096"});
+                                 "ns:{bus:0}:c:0:0", "w1-3", "4096.9cd66c45cbfd"});
   // A cluster: the dead-letter stream is in another slot; the caller adds the entry (the
   // entry's arguments go empty: dead_letter.lua reads them only with the stream).
   CHECK(lua::script_command(lua::dead_letter_for(k, true, m, "w1-3", "poison",
                                                  std::chrono::milliseconds(120000))) ==
         std::vector<std::string>{"EVALSHA", redis::get_script("dead_letter").sha1, "1",
-                                 "ns:{bus:0}:c:0:0", "w1-3", "poison", "120000", "4096", "", "", "",
-                                 "", "", ""});
+                                 "ns:{bus:0}:c:0:0", "w1-3", "poison", "120000",
+                                 "4096.9cd66c45cbfd", "", "", "", "", "", ""});
   // A single Redis: the dead-letter stream and the entry's fields come too.
   CHECK(lua::script_command(lua::dead_letter_for(k, false, m, "w1-3", "poison",
                                                  std::chrono::milliseconds(120000), 5)) ==
         std::vector<std::string>{"EVALSHA", redis::get_script("dead_letter").sha1, "2",
                                  "ns:{bus:0}:c:0:0", "ns:dead-letters", "w1-3", "poison", "120000",
-                                 "4096", "10000", "4096", "alice", m.src, "5", m.raw});
+                                 "4096.9cd66c45cbfd", "10000", "4096", "alice", m.src, "5", m.raw});
   CHECK(lua::script_command(lua::session_for(k, "alice", "E1", std::nullopt)) ==
         std::vector<std::string>{"EVALSHA", redis::get_script("session").sha1, "1",
                                  "ns:{bus:0}:u:alice:meta", "E1"});

@@ -60,6 +60,12 @@ TEST_CASE("lua assign: without a plan, nine arguments; every key in the queue's 
   CHECK(one_slot(ks));
   CHECK(lua::script_args(in) == std::vector<std::string>{"q1", "7", "3", "30000", "60000", "ns:bus",
                                                          "ns:leader:wake", "50", "660000"});
+  // The leader's highest sequence number used: an empty plan count, then the least base.
+  auto s = assign_test_settings;
+  s.least_seq = 77;
+  CHECK(lua::script_args(lua::assign_for(k, "q1", s)) ==
+        std::vector<std::string>{"q1", "7", "3", "30000", "60000", "ns:bus", "ns:leader:wake", "50",
+                                 "660000", "", "77"});
 }
 
 TEST_CASE("lua assign: with a plan, its count, seq and a user, resource, token per pair") {
@@ -103,6 +109,9 @@ TEST_CASE("lua assign: assignments, stale and plan replies") {
   CHECK(lua::script_keys(plan_in).size() == 7);
   CHECK(one_slot(lua::script_keys(plan_in)));
   CHECK(lua::script_args(plan_in) == std::vector<std::string>{"20"});
+  // The least base of the ids (the leader's highest sequence number used) when it has one.
+  CHECK(lua::script_args(lua::assign_plan_for(keys("ns"), "q1", 20, 77)) ==
+        std::vector<std::string>{"20", "77"});
 }
 
 TEST_CASE("lua expire: its call and its four-item reply") {
@@ -113,6 +122,10 @@ TEST_CASE("lua expire: its call and its four-item reply") {
   CHECK(one_slot(lua::script_keys(in)));
   CHECK(lua::script_args(in) ==
         std::vector<std::string>{"q1", "7", "0", "60000", "ns:bus", "ns:leader:wake", "100"});
+  auto least = lua::expire_for(
+      k, "q1",
+      {.source = 7, .fencing_token = 0, .outbox_retention = 60000ms, .max = 100, .least_seq = 77});
+  CHECK(lua::script_args(least).back() == "77");
   auto r = assign_test_array({assign_test_string("m1"), assign_test_string("ada"),
                               assign_test_string("r1"), assign_test_string("4103")});
   auto e = lua::assignments_of(r, 4);
