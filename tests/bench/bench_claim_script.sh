@@ -8,10 +8,12 @@
 # the Socket.IO peer's load/bench.sh measure that: docs/benchmarks.md).
 #   tests/bench/bench_claim_script.sh [SCRIPT]     (default lua/claim.lua)
 # Settings by environment [default]: CALLS [2000] BATCH [100] RUNS [3: fresh Redis each]
+#   BOUND [1: each message's record field "<id>.<digest>" as the workers send it; 0: the bare
+#   id, for a claim.lua from before bound records]
 set -euo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 script="${1:-$here/lua/claim.lua}"
-CALLS=${CALLS:-2000} BATCH=${BATCH:-100} RUNS=${RUNS:-3}
+CALLS=${CALLS:-2000} BATCH=${BATCH:-100} RUNS=${RUNS:-3} BOUND=${BOUND:-1}
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 dir="$(mktemp -d /tmp/pushonce-claimbench-XXXXXX)"
 port=""
@@ -33,9 +35,9 @@ for run in $(seq 1 "$RUNS"); do
   # claim.lua's arguments: owner, lease, window, max attempts, inbox maxlen, idle ttl (7 days),
   # epoch, oldest publish time (0), publish mode; then an id and a frame tail per message.
   # The users share bus shard 0, as the users of one custom publish share a shard.
-  python3 - "$sha" "$CALLS" "$BATCH" >"$dir/calls.resp" <<'PY'
-import sys
-sha, calls, batch = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+  python3 - "$sha" "$CALLS" "$BATCH" "$BOUND" >"$dir/calls.resp" <<'PY'
+import hashlib, sys
+sha, calls, batch, bound = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4] == "1"
 out = sys.stdout.buffer
 def command(args):
     parts = [b"*%d\r\n" % len(args)]
@@ -50,8 +52,13 @@ for _ in range(calls):
         seq += 1
         mid = str(seq * 4096)
         keys.append(f"pushonce:{{bus:0}}:u:bench-user-{u}:c:{mid}")
-        per_message += [mid, ',"kind":"message","data":{"run":"bench","seq":%d,"t":1732200000000000},'
-                        '"ts":1732200000000}' % seq]
+        body = ',"kind":"message","data":{"run":"bench","seq":%d,"t":1732200000000000}' % seq
+        # The record's field as the workers send it (core/lua/claim.cpp record_field), or
+        # the bare id with BOUND=0 (a claim.lua from before bound records).
+        user = "bench-user-%d" % u
+        field = mid + "." + hashlib.sha256((user + "\n" + body).encode()).hexdigest()[:12] \
+            if bound else mid
+        per_message += [field, body + ',"ts":1732200000000}']
     command(["EVALSHA", sha, str(batch)] + keys +
             ["w1:1", "5000", "120000", "5", "1000", "604800000", "E1", "0", "p"] +
             per_message)
