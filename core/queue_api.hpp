@@ -12,6 +12,7 @@
 
 #include "core/admission_plan.hpp"
 #include "core/id_floor.hpp"
+#include "core/lua/accept.hpp"
 #include "core/keys.hpp"
 #include "core/lua/assign.hpp"
 #include "core/lua/capacity.hpp"
@@ -111,11 +112,10 @@ class queue_api {
   boost::asio::awaitable<outcome<std::pair<long long, long long>>> resource_counts(
       std::string queue);
 
-  /// The user takes its assignment (id "" = whichever it holds): {id, resource};
-  /// failure not_found when it holds none (or it expired).
-  boost::asio::awaitable<outcome<std::pair<std::string, std::string>>> accept(std::string queue,
-                                                                              std::string user,
-                                                                              std::string id);
+  /// The user takes its assignment (id "" = whichever it holds): its id, resource and lease
+  /// end; failure not_found when it holds none (or it expired).
+  boost::asio::awaitable<outcome<lua::accept_reply>> accept(std::string queue, std::string user,
+                                                            std::string id);
   /// Expires up to `max` assignments past their accept deadline (none when none is due).
   /// Each assignment's `user` gets an `expired` message with the new message `id`.
   boost::asio::awaitable<outcome<std::vector<assignment>>> expire_batch(std::string queue,

@@ -104,16 +104,13 @@ asio::awaitable<outcome<std::optional<assignment>>> queue_api::assign_one(
   co_return std::optional<assignment>{std::move(r.value().front())};
 }
 
-asio::awaitable<outcome<std::pair<std::string, std::string>>> queue_api::accept(std::string queue,
-                                                                                std::string user,
-                                                                                std::string id) {
+asio::awaitable<outcome<lua::accept_reply>> queue_api::accept(std::string queue,
+                                                              std::string user, std::string id) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!valid_name(user)) co_return bad_name("user", user);
   auto in = lua::accept_for(keys_, queue, user, std::move(id));
   auto r = co_await lua::run_script(*conn_, std::move(in));
-  auto taken = lua::accept_reply_of(r);
-  if (!taken) co_return taken.error();
-  co_return std::pair{std::move(taken.value().id), std::move(taken.value().resource)};
+  co_return lua::accept_reply_of(r);
 }
 
 asio::awaitable<outcome<std::vector<assignment>>> queue_api::expire_batch(std::string queue,

@@ -1,8 +1,9 @@
 -- accept.lua: the user takes the resource of its assignment before the deadline. Runs
 -- in the queue's slot, as expire.lua does, so between accept and expiry exactly one wins.
 -- An accept renews the admission's lease (settings session_s, unless session_renewal is
--- off). Returns {id, resource}; accepting twice answers the same. Error: not_found when the user
--- holds no such assignment (never had one, released, or expired).
+-- off). Returns {id, resource, lease end ms ("" without a lease)}; accepting twice answers
+-- the same. Error: not_found when the user holds no such assignment (never had one,
+-- released, or expired).
 local pending = KEYS[1]      -- zset user -> accept_by
 local pending_ids = KEYS[2]  -- hash user -> id
 local assigned = KEYS[3]     -- hash user -> resource
@@ -19,6 +20,7 @@ if not id or not resource or (want ~= '' and want ~= id) then
 end
 redis.call('ZREM', pending, user)
 admission_state(admissions, id, 'accepted')
+local ends = ''
 if leases and settings then
   local now = now_ms()
   local lease_end, renews = lease_terms(settings, now)
@@ -26,6 +28,8 @@ if leases and settings then
   if lease_end and renews and current and current > now and lease_end > current then
     redis.call('ZADD', leases, string.format('%d', lease_end), user)
     keep_record(admissions_t, id, lease_end)
+    current = lease_end
   end
+  if current then ends = string.format('%d', current) end
 end
-return {id, resource}
+return {id, resource, ends}

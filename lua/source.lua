@@ -4,8 +4,9 @@
 -- puts it back when no other source holds it, so two queues never keep one index.
 -- Returns the index (integer, 16..4095). Indexes 0..15 are the bus shards.
 -- Errors: bad_request (empty name, bad index), exhausted (no index left below 4096).
-local sources = KEYS[1]  -- NS:sources (hash: "q:NAME" -> index, "i:INDEX" -> name, "next" ->
-                         -- the last index handed out; readers take the "q:" fields)
+-- NS:sources: a hash "q:NAME" -> index, "i:INDEX" -> name, "next" -> the last index handed
+-- out (readers take the "q:" fields).
+local sources = KEYS[1]
 local name = ARGV[1]     -- e.g. "q:default"
 local held_arg = ARGV[2] -- the index the caller uses for the name ("" or absent: none)
 if name == nil or name == '' then

@@ -19,7 +19,10 @@ accept_inputs accept_for(const keys& k, const std::string& queue, std::string us
 
 outcome<accept_reply> accept_reply_of(const redis::result& r) {
   if (!r.ok()) return failure_of(r);
-  return accept_reply{r.value.at(0).str, r.value.at(1).str};
+  accept_reply out{r.value.at(0).str, r.value.at(1).str, std::nullopt};
+  if (r.value.elements.size() > 2)
+    if (auto end = r.value.at(2).as_int(); end && *end > 0) out.expires_at = *end;
+  return out;
 }
 
 }  // namespace pushonce::lua

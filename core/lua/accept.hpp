@@ -3,6 +3,7 @@
 // user takes the resource of its assignment before the deadline.
 
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -39,6 +40,7 @@ accept_inputs accept_for(const keys& k, const std::string& queue, std::string us
 struct accept_reply {
   std::string id;
   std::string resource;
+  std::optional<long long> expires_at;  // the lease's end after the accept (ms), if any
 };
 outcome<accept_reply> accept_reply_of(const redis::result& r);
 

@@ -251,10 +251,11 @@ std::string render_position_prequeue(std::string_view queue, std::optional<long 
   return render_prequeue_place("position", queue, false, opens_at);
 }
 
-std::string render_accepted(std::string_view id) {
+std::string render_accepted(std::string_view id, std::optional<long long> expires_at) {
   json::object o;
   o["type"] = "accepted";
   o["id"] = id;
+  if (expires_at) o["expires_at"] = *expires_at;
   return json::serialize(o);
 }
 

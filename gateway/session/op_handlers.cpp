@@ -69,9 +69,9 @@ std::string reply_standing(std::string_view queue, const std::string& user,
                        "position");
 }
 
-std::string reply_accept(const outcome<std::pair<std::string, std::string>>& r) {
+std::string reply_accept(const outcome<lua::accept_reply>& r) {
   if (!r) return reply_failure(r.error(), "accept");
-  return render_accepted(r.value().first);
+  return render_accepted(r.value().id, r.value().expires_at);
 }
 
 std::optional<std::string> reply_ack(const outcome<none>& r) {

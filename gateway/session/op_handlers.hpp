@@ -58,7 +58,7 @@ std::string reply_position(std::string_view queue, const outcome<long long>& r);
 std::string reply_standing(std::string_view queue, const std::string& user,
                            const outcome<queue_standing>& r,
                            std::optional<long long> eta_s = std::nullopt);
-std::string reply_accept(const outcome<std::pair<std::string, std::string>>& r);
+std::string reply_accept(const outcome<lua::accept_reply>& r);
 /// An ack is not answered unless it failed.
 std::optional<std::string> reply_ack(const outcome<none>& r);
 

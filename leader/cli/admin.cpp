@@ -105,11 +105,12 @@ asio::awaitable<int> accept(admin_context& ctx, queue_api& q) {
   if (!r) co_return report_failure(ctx, r.error());
   json::object o{{"user", user},
                  {"queue", ctx.queue},
-                 {"id", r.value().first},
-                 {"resource", r.value().second},
+                 {"id", r.value().id},
+                 {"resource", r.value().resource},
                  {"accepted", true}};
+  if (r.value().expires_at) o["expires_at"] = *r.value().expires_at;
   co_return ctx.out.ok(
-      o, user + " accepted " + r.value().second + " (assignment " + r.value().first + ")");
+      o, user + " accepted " + r.value().resource + " (assignment " + r.value().id + ")");
 }
 
 asio::awaitable<int> list_queue(admin_context& ctx, queue_api& q) {

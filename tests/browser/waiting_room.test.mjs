@@ -360,6 +360,9 @@ describe('waiting room in a browser', { skip: skipReason ?? false }, () => {
       const offeredAt = await carol.page.evaluate(() => window.__cardShownAt);
       assert.equal(await carol.page.textContent('#card-resource'), 'room-2');
       assert.equal(await carol.page.textContent('#card-status'), 'assigned');
+      // The offer's countdown shows in the card.
+      assert.equal(await carol.page.isVisible('#card-countdown'), true);
+      assert.match(await carol.page.textContent('#card-countdown'), /^0:0[0-2]$/);
       await shot(carol.page, 'assigned-carol');
       await waitText(dave.page, '#position', 'You are #1 in line');
       // The estimated wait next to the position: "about N min", or nothing when the
@@ -600,6 +603,35 @@ describe('waiting room in a browser', { skip: skipReason ?? false }, () => {
         await shot(cara.page, 'checkout-cara');
       } finally {
         checkout.close();
+      }
+    }));
+
+  test('capacity: a pass admits at once; the page counts the session down, the accept renews it',
+    { timeout: 30000 }, scenario('capacity', async () => {
+      const set = await leader(['settings', '--rate', '600', '--session', '300', '--json']);
+      assert.equal(set.rate_per_min, 600);
+      assert.equal(set.session_s, 300);
+      try {
+        const pia = await openPage('pia', base);
+        await connectAs(pia.page, { name: 'pia' });
+        await pia.page.waitForSelector('#join:not([disabled])');
+        await pia.page.click('#join');
+        // No stock: a pass at the next due instant (one every 100 ms).
+        await pia.page.waitForSelector('#card:not([hidden])', { timeout: 10000 });
+        const frame = pia.ws.received.find((r) => r.frame.type === 'message' && r.frame.kind === 'assignment');
+        assert.equal(frame.frame.data.kind, 'pass');
+        assert.equal(typeof frame.frame.data.expires_at, 'number');
+        assert.equal(await pia.page.textContent('#card-resource'), "You're in");
+        await pia.page.click('#accept');
+        await waitText(pia.page, '#card-status', 'accepted');
+        const accepted = pia.ws.received.find((r) => r.frame.type === 'accepted');
+        assert.ok(accepted.frame.expires_at >= frame.frame.data.expires_at, 'the accept renews the lease');
+        await waitText(pia.page, '#countdown-label', 'Your session ends in');
+        assert.equal(await pia.page.isVisible('#card-countdown'), true);
+        assert.match(await pia.page.textContent('#card-countdown'), /^(5:00|4:[45]\d)$/);
+        await shot(pia.page, 'capacity-pia');
+      } finally {
+        await leader(['settings', '--rate', '0', '--session', '0', '--json']);
       }
     }));
 });

@@ -206,6 +206,7 @@ TEST_CASE("capacity: max_active caps live admissions across batches; an ending f
     CHECK(plan.value().pairs.empty());
     CO_LET(auto acc, api.accept(q, "a", ""));
     REQUIRE(acc.has_value());
+    CHECK_FALSE(acc.value().expires_at);  // no --session: no lease
     CO_LET(auto still, api.assign_batch(q, source, 0, 0, 10));
     CHECK(still.value().empty());  // accepted is live too
     CO_LET(auto rel, api.release_resource(q, "r1"));
@@ -247,6 +248,8 @@ TEST_CASE("capacity: a lease ends as `lease`, gives the resource back, and a pas
     REQUIRE(acc.has_value());
     CO_LET(auto renewed, fx.conn->exec(cmd({"ZSCORE", fx.k.queue(q, "leases"), "a"})));
     CHECK(std::stoll(renewed.value.str) >= now + 600000);
+    // The accept answers the renewed end (the accepted frame's expires_at).
+    CHECK(acc.value().expires_at == std::stoll(renewed.value.str));
 
     // a's and b's leases run out.
     for (const char* u : {"a", "b"}) {

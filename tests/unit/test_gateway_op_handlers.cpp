@@ -45,12 +45,16 @@ TEST_CASE("op replies: leave, position, accept") {
   CHECK(p.at("position") == 7);
   CHECK(json(reply_position("q", outcome<long long>(failure{errc::not_queued, "x"}))).at("op") ==
         "position");
-  auto a = json(reply_accept(outcome<std::pair<std::string, std::string>>(
-      std::pair<std::string, std::string>{"123", "r1"})));
+  auto a = json(reply_accept(outcome<lua::accept_reply>(lua::accept_reply{"123", "r1", {}})));
   CHECK(a.at("type") == "accepted");
   CHECK(a.at("id") == "123");
-  auto an = json(reply_accept(
-      outcome<std::pair<std::string, std::string>>(failure{errc::not_found, "no assignment"})));
+  CHECK_FALSE(a.contains("expires_at"));
+  // With a lease: its end after the accept, for a page's countdown.
+  auto leased = json(reply_accept(
+      outcome<lua::accept_reply>(lua::accept_reply{"123", "r1", 1796148600000LL})));
+  CHECK(leased.at("expires_at") == 1796148600000LL);
+  auto an =
+      json(reply_accept(outcome<lua::accept_reply>(failure{errc::not_found, "no assignment"})));
   CHECK(an.at("code") == "not_found");
   CHECK(an.at("op") == "accept");
 }

@@ -152,6 +152,8 @@ TEST_CASE("gateway protocol: rendered frames") {
       render_joined_prequeue("q", std::nullopt) ==
       R"({"type":"joined","queue":"q","position":null,"ticket":null,"eta_s":null,"opens_at":null})");
   CHECK(render_accepted("12") == R"({"type":"accepted","id":"12"})");
+  CHECK(render_accepted("12", 1796148600000LL) ==
+        R"({"type":"accepted","id":"12","expires_at":1796148600000})");
   CHECK(render_pong() == R"({"type":"pong"})");
 }
 
