@@ -77,6 +77,16 @@ rand() { head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n'; }
 export PUSHONCE_JWT_SECRET=${PUSHONCE_JWT_SECRET:-$(rand)}
 export PUSHONCE_API_KEY=${PUSHONCE_API_KEY:-$(rand)}
 export PUSHONCE_ADMIN_TOKEN=${PUSHONCE_ADMIN_TOKEN:-$(rand)}
+# Admission tokens signed with a demo ES256 key made once in the state folder: the leader
+# signs with it, the gateways verify with it (the gate of nginx's /checkout/, the JWKS the
+# checkout examples read). A caller's own key or secret is kept.
+if [ -z "${PUSHONCE_ADMISSION_KEY:-}" ] && [ -z "${PUSHONCE_ADMISSION_SECRET:-}" ]; then
+  if [ ! -s "$state/admission.pem" ]; then
+    (umask 077 && openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 \
+      -out "$state/admission.pem" 2>/dev/null)
+  fi
+  export PUSHONCE_ADMISSION_KEY=$PWD/$state/admission.pem
+fi
 
 bin=build/bin
 "$bin/pushonce-leader" run >"$state/logs/leader.log" 2>&1 &
@@ -105,6 +115,11 @@ if [ -n "$nginx_port" ] && ((${#urls[@]})); then
   for u in "${urls[@]}"; do nginx_args+=(--gateway "${u#http://}"); done
   bash deploy/nginx/private-nginx.sh "${nginx_args[@]}" >"$state/logs/nginx.log" 2>&1 &
   pids+=($!)
+  # A stand-in for the checkout behind the gate's /checkout/, unless one listens already.
+  if port_free 8090 && command -v python3 >/dev/null; then
+    python3 deploy/nginx/demo-checkout.py 8090 >"$state/logs/checkout.log" 2>&1 &
+    pids+=($!)
+  fi
   for _ in $(seq 50); do port_free "$nginx_port" || break; sleep 0.1; done
 fi
 
@@ -115,6 +130,7 @@ pushonce is running (namespace $ns, logs in $state/logs/):
 MSG
 if [ -n "$nginx_port" ]; then
   echo "  nginx:   http://127.0.0.1:$nginx_port/ (demo page through nginx)   https://127.0.0.1:$tls_port/ (TLS, self-signed)"
+  echo "  checkout behind the gate: http://127.0.0.1:$nginx_port/checkout/ (the waiting room first, then back, admitted)"
 fi
 for u in "${urls[@]}"; do echo "  gateway: $u/ (demo page)   $u/admin (dashboard)   WebSocket: ${u/http/ws}/ws"; done
 cat <<MSG

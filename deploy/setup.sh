@@ -46,7 +46,7 @@ else
     cmake g++ make pkg-config git ca-certificates
     libhiredis-dev libfmt-dev doctest-dev libssl-dev
     libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev libboost-program-options1.81-dev
-    libjwt-dev redis-server redis-tools
+    libjwt-dev redis-server redis-tools openssl
   )
   if ((test)); then
     packages+=(
