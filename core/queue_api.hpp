@@ -12,8 +12,8 @@
 
 #include "core/admission_plan.hpp"
 #include "core/id_floor.hpp"
-#include "core/lua/accept.hpp"
 #include "core/keys.hpp"
+#include "core/lua/accept.hpp"
 #include "core/lua/assign.hpp"
 #include "core/lua/capacity.hpp"
 #include "core/lua/positions.hpp"

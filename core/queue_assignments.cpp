@@ -104,8 +104,8 @@ asio::awaitable<outcome<std::optional<assignment>>> queue_api::assign_one(
   co_return std::optional<assignment>{std::move(r.value().front())};
 }
 
-asio::awaitable<outcome<lua::accept_reply>> queue_api::accept(std::string queue,
-                                                              std::string user, std::string id) {
+asio::awaitable<outcome<lua::accept_reply>> queue_api::accept(std::string queue, std::string user,
+                                                              std::string id) {
   if (!valid_name(queue)) co_return bad_name("queue", queue);
   if (!valid_name(user)) co_return bad_name("user", user);
   auto in = lua::accept_for(keys_, queue, user, std::move(id));

@@ -91,7 +91,8 @@ std::string render_position(std::string_view queue, long long position,
 std::string render_joined_prequeue(std::string_view queue, std::optional<long long> opens_at);
 std::string render_position_prequeue(std::string_view queue, std::optional<long long> opens_at);
 /// With a lease, its end after the accept (ms since the epoch) as "expires_at".
-std::string render_accepted(std::string_view id, std::optional<long long> expires_at = std::nullopt);
+std::string render_accepted(std::string_view id,
+                            std::optional<long long> expires_at = std::nullopt);
 std::string render_pong();
 /// {"type":"refreshed","exp":MS}: a refresh was accepted; the token's exp in ms.
 std::string render_refreshed(long long exp_ms);

@@ -50,8 +50,8 @@ TEST_CASE("op replies: leave, position, accept") {
   CHECK(a.at("id") == "123");
   CHECK_FALSE(a.contains("expires_at"));
   // With a lease: its end after the accept, for a page's countdown.
-  auto leased = json(reply_accept(
-      outcome<lua::accept_reply>(lua::accept_reply{"123", "r1", 1796148600000LL})));
+  auto leased = json(
+      reply_accept(outcome<lua::accept_reply>(lua::accept_reply{"123", "r1", 1796148600000LL})));
   CHECK(leased.at("expires_at") == 1796148600000LL);
   auto an =
       json(reply_accept(outcome<lua::accept_reply>(failure{errc::not_found, "no assignment"})));
