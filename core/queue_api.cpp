@@ -278,8 +278,10 @@ asio::awaitable<outcome<long long>> queue_api::source_index(std::string queue, l
   auto in = lua::source_for_queue(keys_, queue, held);
   auto r = co_await lua::run_script(*conn_, std::move(in));
   auto idx = lua::source_reply_of(r);
-  if (!idx || wait_replicas_ == 0) co_return idx;
-  // An allocation a failover could lose is not used: two queues would share its ids.
+  // The index the caller holds, confirmed or put back, was replicated when it was first
+  // handed out (and a loss is caught by the next check).
+  if (!idx || wait_replicas_ == 0 || (held != 0 && idx.value() == held)) co_return idx;
+  // A new allocation a failover could lose is not used: two queues would share its ids.
   std::vector<std::string> route{keys_.plain("sources")};
   std::vector<redis::command> wait;
   wait.push_back({"WAIT", std::to_string(wait_replicas_), std::to_string(wait_timeout_.count())});

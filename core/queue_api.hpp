@@ -125,7 +125,8 @@ class queue_api {
 
   /// The queue's source index for message ids (allocated once per queue name). `held`: the
   /// index the caller uses (0: none), put back if a failover lost it and no other queue took
-  /// it. With --wait-replicas the answer is on that many replicas first (else unavailable).
+  /// it. With --wait-replicas a newly handed out index is on that many replicas first (else
+  /// redis_unavailable).
   boost::asio::awaitable<outcome<long long>> source_index(std::string queue, long long held = 0);
   /// A batch of one: the one assignment, or std::nullopt when nobody waits or nothing is free.
   boost::asio::awaitable<outcome<std::optional<assignment>>> assign_one(

@@ -46,6 +46,12 @@ asio::awaitable<bool> assigner::ensure_source(const std::string& queue) {
     co_return true;
   const long long held = known != sources_.end() ? known->second : 0;
   auto idx = co_await queues_.source_index(queue, held);
+  if (!idx && held != 0) {
+    // The check failed (Redis busy, a failover): the known index goes on until the next.
+    log::debug("queue {}: source index {} not checked: {}", queue, held, idx.error().message);
+    sources_checked_[queue] = now;
+    co_return true;
+  }
   if (!idx) {
     log::warn("queue {}: no source index: {}", queue, idx.error().message);
     co_return false;
