@@ -68,6 +68,7 @@
 
 #include "core/keys.hpp"
 #include "core/use_tuple.hpp"
+#include "tests/support/cluster_reads.hpp"
 #include "tests/support/deployment.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/redis_cluster.hpp"
@@ -380,24 +381,6 @@ bool is_synced_replica(std::uint16_t port) {
          info.find("master_link_status:up") != std::string::npos;
 }
 
-bool outbox_swept(t::redis_cluster& cluster, const std::string& outbox, const std::string& sweep) {
-  t::sync_redis r(cluster.master_of(cluster.slot_of(outbox)));
-  auto last = r.cmd({"XREVRANGE", outbox, "+", "-", "COUNT", "1"});
-  if (last->type != REDIS_REPLY_ARRAY || last->elements == 0) return true;
-  auto* id = last->element[0]->element[0];
-  return r.text({"GET", sweep}) == std::string(id->str, id->len);
-}
-
-std::map<std::string, std::string> hash_of(t::redis_cluster& cluster, const std::string& key) {
-  t::sync_redis r(cluster.master_of(cluster.slot_of(key)));
-  auto h = r.cmd({"HGETALL", key});
-  std::map<std::string, std::string> out;
-  for (std::size_t i = 0; h && h->type == REDIS_REPLY_ARRAY && i + 1 < h->elements; i += 2)
-    out[std::string(h->element[i]->str, h->element[i]->len)] =
-        std::string(h->element[i + 1]->str, h->element[i + 1]->len);
-  return out;
-}
-
 std::string json_list(const std::vector<long long>& v) {
   std::string out = "[";
   for (std::size_t i = 0; i < v.size(); ++i) {
@@ -577,16 +560,7 @@ int main(int argc, char** argv) {
 
   // Settle: the sweepers re-drive what was held back; every outbox swept.
   std::this_thread::sleep_for(std::chrono::seconds(o.settle_s));
-  auto swept = [&] {
-    try {
-      if (!outbox_swept(cluster, k.queue(queue, "outbox"), k.queue(queue, "sweep"))) return false;
-      for (unsigned n = 0; n < k.shards(); ++n)
-        if (!outbox_swept(cluster, k.bus(n, "outbox"), k.bus(n, "sweep"))) return false;
-      return true;
-    } catch (const std::exception&) {
-      return false;
-    }
-  };
+  auto swept = [&] { return t::outboxes_swept(cluster, k, queue); };
   const bool quiet = t::wait_until(swept, 90s, 200ms);
   say(fmt::format("settled (outboxes swept: {}); closing the sessions", quiet));
   asio::post(l.io, [&] { l.close_all(); });
@@ -607,8 +581,8 @@ int main(int argc, char** argv) {
 
   // --- the checks ----------------------------------------------------------------------------
   cluster.wait_ok(30s);
-  const auto holders = hash_of(cluster, k.queue(queue, "res:holder"));  // resource -> user
-  const auto assigned = hash_of(cluster, k.queue(queue, "assigned"));   // user -> resource
+  const auto holders = t::hash_of(cluster, k.queue(queue, "res:holder"));  // resource -> user
+  const auto assigned = t::hash_of(cluster, k.queue(queue, "assigned"));   // user -> resource
   std::vector<std::string> problems;
   auto note = [&](std::string p) {
     if (problems.size() < 20) problems.push_back(std::move(p));

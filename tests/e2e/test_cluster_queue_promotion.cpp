@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "core/keys.hpp"
+#include "tests/support/cluster_reads.hpp"
 #include "tests/support/deployment.hpp"
 #include "tests/support/process.hpp"
 #include "tests/support/redis_cluster.hpp"
@@ -167,26 +168,6 @@ bool replicas_synced(redis_cluster& cluster) {
   return true;
 }
 
-// The sweep cursor of an outbox is at its last entry (or the outbox is empty).
-bool outbox_swept(redis_cluster& cluster, const std::string& outbox, const std::string& sweep) {
-  sync_redis r(cluster.master_of(cluster.slot_of(outbox)));
-  auto last = r.cmd({"XREVRANGE", outbox, "+", "-", "COUNT", "1"});
-  if (last->type != REDIS_REPLY_ARRAY || last->elements == 0) return true;
-  auto* id = last->element[0]->element[0];
-  return r.text({"GET", sweep}) == std::string(id->str, id->len);
-}
-
-// A hash of the queue's slot as field -> value, read from the master serving it now.
-std::map<std::string, std::string> hash_of(redis_cluster& cluster, const std::string& key) {
-  sync_redis r(cluster.master_of(cluster.slot_of(key)));
-  auto h = r.cmd({"HGETALL", key});
-  std::map<std::string, std::string> out;
-  for (std::size_t i = 0; h && h->type == REDIS_REPLY_ARRAY && i + 1 < h->elements; i += 2)
-    out[std::string(h->element[i]->str, h->element[i]->len)] =
-        std::string(h->element[i + 1]->str, h->element[i + 1]->len);
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE(
@@ -312,16 +293,7 @@ TEST_CASE(
 
   // Quiet: the sweepers have passed every outbox entry (the queue's and the bus shards'),
   // so nothing is left to be re-driven after the checks.
-  auto swept = [&] {
-    try {
-      if (!outbox_swept(cluster, k.queue(queue, "outbox"), k.queue(queue, "sweep"))) return false;
-      for (unsigned n = 0; n < k.shards(); ++n)
-        if (!outbox_swept(cluster, k.bus(n, "outbox"), k.bus(n, "sweep"))) return false;
-      return true;
-    } catch (const std::exception&) {
-      return false;  // a node of the old layout, gone
-    }
-  };
+  auto swept = [&] { return outboxes_swept(cluster, k, queue); };
   CHECK_MESSAGE(wait_until(swept, 60s, 200ms), logs());
   for (auto& s : sessions) s->stop();
 
