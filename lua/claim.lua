@@ -178,7 +178,7 @@ for i = 1, #KEYS do
   f[#f + 1] = i
 end
 -- One HMGET per bucket: the bound fields, then the bare ids of the bound ones (records
--- from before bound records), read only where the bound field has none.
+-- from before bound records), whose value counts only where the bound field has none.
 for _, b in ipairs(buckets) do
   local names, bare = {}, {}
   for j, i in ipairs(fields[b]) do
